@@ -1,0 +1,75 @@
+import type { CallStatus, EndReason, ToolResult } from '../env/types.js';
+
+/**
+ * The rollout record: everything needed to score, train on, and show one episode.
+ * Token fields are empty for message-level agents (chat APIs) and scripted agents.
+ * The training sequence of a token-level episode is the concatenation, turn by turn, of
+ * `insertedTokens` (mask 0) then `sampledTokens` (mask 1): never re-tokenize text.
+ */
+export interface CallRecord {
+  name: string;
+  arguments: unknown;
+  /** Parse status (ok, off_form but accepted, unparseable). */
+  status: CallStatus;
+  /** The raw text of the call as the model wrote it (kept for off-form and unparseable calls). */
+  raw?: string;
+  /** [start, end) into this turn's sampledTokens. */
+  tokenSpan?: [number, number];
+  result: ToolResult;
+}
+
+export interface TurnRecord {
+  index: number;
+  /** Template/tool-result tokens inserted before this turn's sampling (turn 0: the whole prompt). */
+  insertedTokens: number[];
+  sampledTokens: number[];
+  /** Sampler logprob of each sampled token. */
+  sampledLogprobs: number[];
+  /** The model's text for this turn (decoded, or the chat API's message content). */
+  text: string;
+  calls: CallRecord[];
+  /** The curated set after this turn. */
+  curated: string[];
+  sampleMs: number;
+  envMs: number;
+  /** Token counts as billed (prompt = context fed this turn, completion = sampled). */
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface RewardBreakdown {
+  total: number;
+  /** Every part, even those at weight 0. */
+  parts: Record<string, number>;
+  weights: Record<string, number>;
+}
+
+export interface Rollout {
+  version: 1;
+  id: string;
+  taskId: string;
+  /** Agent spec, e.g. `baseline`, `local:runs/x/ckpt-4`, `openai:gpt-4o-mini`. */
+  agent: string;
+  env: string;
+  /** Index of this sample among the N for its task. */
+  sample: number;
+  query: string;
+  turns: TurnRecord[];
+  curated: string[];
+  /** Every chunk id that appeared in any tool result, in order of first appearance. */
+  trajectory: string[];
+  read: string[];
+  /** Final answer text for QA-style environments. */
+  answer?: string;
+  endReason: EndReason;
+  error?: string;
+  promptTokens: number;
+  completionTokens: number;
+  wallMs: number;
+  startedAt: string;
+  reward?: RewardBreakdown;
+  /** Training only. */
+  step?: number;
+  group?: number;
+  advantage?: number;
+}

@@ -1,0 +1,82 @@
+/**
+ * The training backend has Tinker's shape (../shared/docs/reference/TINKER_API.md), so the trainer
+ * drives the local CPU model and a remote Tinker (or SkyRL) server through one interface.
+ * The backend knows nothing about rewards; the trainer knows nothing about the backend.
+ */
+
+/**
+ * One training sequence, next-token convention: inputTokens = tokens[:-1], targetTokens = tokens[1:];
+ * every per-token array has the length of inputTokens. Masked (inserted) positions have weight 0,
+ * advantage 0 and logprob 0.
+ */
+export interface Datum {
+  inputTokens: number[];
+  targetTokens: number[];
+  /** cross_entropy per-token weights; for RL losses, 1 on model-written tokens and 0 elsewhere. */
+  weights: number[];
+  /** Sampler logprobs of targetTokens (RL losses). */
+  logprobs?: number[];
+  /** Per-token advantages (RL losses). */
+  advantages?: number[];
+}
+
+export type LossFn = 'cross_entropy' | 'importance_sampling' | 'ppo' | 'cispo';
+
+export interface LossConfig {
+  /** ppo defaults 0.8 / 1.2; cispo defaults 0.0 / 4.0. */
+  clipLowThreshold?: number;
+  clipHighThreshold?: number;
+}
+
+export interface ForwardBackwardResult {
+  /** Summed loss over all tokens of all datums (Tinker's reduction). */
+  loss: number;
+  /** Learner logprobs of each datum's targetTokens. */
+  logprobs: number[][];
+  metrics: Record<string, number>;
+}
+
+export interface AdamParams {
+  learningRate: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** 0 = off. */
+  gradClipNorm: number;
+}
+
+export interface SamplingParams {
+  maxTokens: number;
+  temperature: number;
+  topP?: number;
+  topK?: number;
+  /** Stop on any of these token ids (the stop token is included in the output). */
+  stop?: number[];
+  seed?: number;
+}
+
+export interface SampledSequence {
+  tokens: number[];
+  logprobs: number[];
+  stopReason: 'stop' | 'length';
+}
+
+export interface Sampler {
+  /** Model name or path the weights came from, for the rollout record. */
+  readonly modelPath: string;
+  sample(prompt: number[], params: SamplingParams, numSamples?: number): Promise<SampledSequence[]>;
+  /** Logprob of each token given its prefix (first entry null), for checking train/infer parity. */
+  computeLogprobs(tokens: number[]): Promise<(number | null)[]>;
+}
+
+export interface TrainingBackend {
+  readonly kind: 'local' | 'tinker';
+  readonly baseModel: string;
+  forwardBackward(datums: Datum[], lossFn: LossFn, config?: LossConfig): Promise<ForwardBackwardResult>;
+  optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }>;
+  saveWeightsForSampler(name: string): Promise<Sampler>;
+  /** Weights and optimiser state; returns the path (or tinker:// URI) it was saved to. */
+  saveState(name: string): Promise<string>;
+  loadState(path: string): Promise<void>;
+}
