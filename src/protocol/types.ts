@@ -12,6 +12,8 @@ export interface ParsedCall {
   tokenSpan?: [number, number];
   /** Why the strict (or lenient) parser rejected it. */
   problem?: string;
+  /** Chat APIs give calls ids (message-level protocols); token-level renderers leave it empty. */
+  id?: string;
 }
 
 export interface ParsedTurn {
@@ -20,6 +22,22 @@ export interface ParsedTurn {
   calls: ParsedCall[];
   /** The model ended its turn with a final message instead of calls (or an answer for QA). */
   final: boolean;
+  /** Reasoning the model wrote (Harmony analysis channel, Qwen3 <think> block), if any. */
+  reasoning?: string;
+  /** Turn-level form problems that belong to no single call (e.g. text after <|return|>). */
+  problems?: string[];
+}
+
+/** How the sampler stopped: at a stop token, or at the per-turn token limit. */
+export type StopReason = 'stop' | 'length';
+
+export interface ParseOptions {
+  /**
+   * Decides unterminated calls (FORMATS.md §1.10 row 13): 'length' makes them unparseable, 'stop'
+   * means the sampler ended on a stop token it left out of the returned tokens. Unknown (absent):
+   * the lenient parser accepts an unterminated call and the strict one does not (off_form).
+   */
+  stopReason?: StopReason;
 }
 
 /**
@@ -33,12 +51,17 @@ export interface Renderer {
   prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[];
   /** Token ids that end an assistant turn (e.g. Harmony <|call|> and <|return|>, Qwen3 <|im_end|>). */
   readonly stopTokens: number[];
-  parse(sampled: number[]): ParsedTurn;
+  parse(sampled: number[], options?: ParseOptions): ParsedTurn;
   /**
    * Tokens inserted after an assistant turn: what closes it if the stop token did not, the tool
    * results, and the header that opens the next assistant turn.
    */
   toolResults(sampled: number[], results: { call: ParsedCall; result: ToolResult }[]): number[];
+  /**
+   * Tokens inserted after an assistant turn that made no call: what closes it, a user message
+   * (e.g. a nudge, or a QA observation), and the header that opens the next assistant turn.
+   */
+  userTurn?(sampled: number[], text: string): number[];
   decode(tokens: number[]): string;
   encode(text: string): number[];
 }

@@ -1,0 +1,126 @@
+/**
+ * The statistics of evaluation: seeded bootstrap intervals (over tasks, the unit that was sampled),
+ * paired differences between runs, unbiased pass@k, best-of-N.
+ */
+
+/** mulberry32: a small, fast, seeded PRNG, so that every interval is reproducible. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function mean(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  let s = 0;
+  for (const v of values) s += v;
+  return s / values.length;
+}
+
+export interface Interval {
+  mean: number;
+  /** Lower and upper bounds of the percentile bootstrap interval. */
+  lo: number;
+  hi: number;
+  /** Number of units (tasks) resampled. */
+  n: number;
+}
+
+export interface BootstrapOptions {
+  /** Resamples (default 2,000; at least 1,000 for a 95% interval worth printing). */
+  resamples?: number;
+  /** Confidence level (default 0.95). */
+  level?: number;
+  seed?: number;
+}
+
+function quantile(sorted: Float64Array, q: number): number {
+  // Linear interpolation between order statistics (numpy's default).
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+/**
+ * Percentile bootstrap interval of the mean. With fewer than two values there is nothing to
+ * resample: the interval collapses to the mean (and NaN for no values).
+ */
+export function bootstrapMean(values: readonly number[], options: BootstrapOptions = {}): Interval {
+  const { resamples = 2000, level = 0.95, seed = 0 } = options;
+  const n = values.length;
+  const m = mean(values);
+  if (n < 2) return { mean: m, lo: m, hi: m, n };
+  const rand = seededRandom(seed);
+  const means = new Float64Array(resamples);
+  for (let r = 0; r < resamples; r++) {
+    let s = 0;
+    for (let i = 0; i < n; i++) s += values[Math.floor(rand() * n)]!;
+    means[r] = s / n;
+  }
+  means.sort();
+  const tail = (1 - level) / 2;
+  return { mean: m, lo: quantile(means, tail), hi: quantile(means, 1 - tail), n };
+}
+
+/**
+ * Paired bootstrap of mean(b - a) over shared units: both runs' values for a unit move together,
+ * so task difficulty cancels. `a` and `b` must be aligned (same unit at the same index).
+ */
+export function pairedBootstrap(a: readonly number[], b: readonly number[], options: BootstrapOptions = {}): Interval & { shown: boolean } {
+  if (a.length !== b.length) throw new Error(`paired bootstrap needs aligned samples, got ${a.length} and ${b.length}`);
+  const diffs = a.map((x, i) => b[i]! - x);
+  const ci = bootstrapMean(diffs, options);
+  // A difference is shown only when its interval excludes 0; a degenerate interval (n < 2) shows nothing.
+  const shown = ci.n >= 2 && (ci.lo > 0 || ci.hi < 0);
+  return { ...ci, shown };
+}
+
+/**
+ * Unbiased pass@k from n samples of which c succeeded: the chance that at least one of k samples
+ * drawn without replacement succeeds. The product form avoids huge binomials.
+ */
+export function passAtK(n: number, c: number, k: number): number {
+  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k) || n < 1 || c < 0 || c > n || k < 1 || k > n) {
+    throw new Error(`pass@k needs whole numbers with 0 <= c <= n and 1 <= k <= n, got n=${n} c=${c} k=${k}`);
+  }
+  // Chen et al. (2021): 1 - C(n-c, k) / C(n, k), computed as a running product.
+  if (n - c < k) return 1;
+  let fail = 1;
+  for (let i = n - c + 1; i <= n; i++) fail *= 1 - k / i;
+  return 1 - fail;
+}
+
+/** Group values by key, keeping insertion order of keys. */
+export function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const it of items) {
+    const k = key(it);
+    const list = out.get(k);
+    if (list) list.push(it);
+    else out.set(k, [it]);
+  }
+  return out;
+}
+
+/**
+ * Best-of-N and best-of-1 per task: the highest score among its samples, and the mean score
+ * (the expected value of a single try, which uses every sample rather than just the first).
+ */
+export function bestOf(scoresByTask: ReadonlyMap<string, readonly number[]>): { tasks: string[]; best: number[]; single: number[] } {
+  const tasks: string[] = [];
+  const best: number[] = [];
+  const single: number[] = [];
+  for (const [task, scores] of scoresByTask) {
+    if (scores.length === 0) continue;
+    tasks.push(task);
+    best.push(Math.max(...scores));
+    single.push(mean(scores));
+  }
+  return { tasks, best, single };
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { fBeta, scoreSet, factRecall, searchParts } from '../../src/reward/search.js';
+import { scoreRollout, DEFAULT_RUBRIC, resolveRubric, parseRubric, RUBRICS } from '../../src/reward/rubric.js';
+import { betaAt } from '../../src/reward/schedule.js';
+import { InputError } from '../../src/errors.js';
+import { rollout, task } from './helpers.js';
+
+describe('F-beta', () => {
+  it('pins the seeds: R 1.0 and P 0.25 give F4 0.85 and F1 0.40', () => {
+    expect(fBeta(0.25, 1, 4)).toBeCloseTo(0.85, 2);
+    expect(fBeta(0.25, 1, 1)).toBeCloseTo(0.4, 10);
+  });
+  it('is 0 when precision and recall are both 0, and rejects a non-positive beta', () => {
+    expect(fBeta(0, 0, 4)).toBe(0);
+    expect(() => fBeta(0.5, 0.5, 0)).toThrow(InputError);
+  });
+});
+
+describe('recall and precision of a curated set', () => {
+  it('covers a fact through any of its chunks, and counts relevant curated chunks', () => {
+    // all 4 facts covered (c through c2), 4 relevant of 16 curated -> P 0.25
+    const curated = ['a1', 'b1', 'c2', 'd1', ...Array.from({ length: 12 }, (_, i) => `x${i}`)];
+    const s = scoreSet(task, curated);
+    expect(s).toEqual({ recall: 1, precision: 0.25, size: 16, covered: 4 });
+    const r = scoreRollout(task, rollout({ curated }), DEFAULT_RUBRIC);
+    expect(r.parts['fbeta']).toBeCloseTo(0.85, 2);
+    expect(r.parts['f1']).toBeCloseTo(0.4, 10);
+    expect(r.total).toBeCloseTo(r.parts['fbeta']!, 12);
+  });
+  it('counts duplicates in the curated set once', () => {
+    expect(scoreSet(task, ['a1', 'a1', 'a1', 'x'])).toEqual({ recall: 0.25, precision: 0.5, size: 2, covered: 1 });
+  });
+  it('counts two chunks of one fact as two relevant chunks but one covered fact', () => {
+    expect(scoreSet(task, ['c1', 'c2'])).toEqual({ recall: 0.25, precision: 1, size: 2, covered: 1 });
+  });
+  it('treats ids outside the corpus (or any fact) as irrelevant, without failing', () => {
+    expect(scoreSet(task, ['no-such-chunk', 'b1'])).toEqual({ recall: 0.25, precision: 0.5, size: 2, covered: 1 });
+  });
+  it('refuses a task with no facts, naming it', () => {
+    expect(() => scoreSet({ ...task, facts: [] }, ['a1'])).toThrow(/task 't1' has no facts/);
+  });
+});
+
+describe('the rubric', () => {
+  it('gives the empty set a flat -0.2 and logs every part at weight 0 too', () => {
+    const r = scoreRollout(task, rollout({ curated: [] }), DEFAULT_RUBRIC);
+    expect(r.total).toBeCloseTo(-0.2, 12);
+    expect(r.parts).toMatchObject({ recall: 0, precision: 0, f1: 0, fbeta: 0, empty: 1, trajectory_recall: 0, offform: 0 });
+    expect(Object.keys(r.weights).sort()).toEqual(Object.keys(r.parts).sort());
+    expect(r.weights['trajectory_recall']).toBe(0);
+  });
+  it('adds 0.2 x trajectory recall, counting support seen anywhere, curated or not', () => {
+    const ro = rollout({ curated: ['a1'], trajectory: ['b1', 'zz', 'c2'] });
+    expect(factRecall(task, ro.trajectory)).toBe(0.5);
+    const plain = scoreRollout(task, ro, resolveRubric('f4'));
+    const shaped = scoreRollout(task, ro, resolveRubric('f4-traj'));
+    expect(shaped.parts['trajectory_recall']).toBe(0.75);
+    expect(shaped.total - plain.total).toBeCloseTo(0.2 * 0.75, 12);
+  });
+  it('subtracts 0.1 once when any call of the episode is off-form', () => {
+    const clean = rollout({ curated: ['a1'], calls: ['ok', 'ok'] });
+    const drift = rollout({ curated: ['a1'], calls: ['ok', 'off_form', 'off_form'] });
+    const rubric = resolveRubric('f4-format');
+    expect(scoreRollout(task, clean, rubric).parts['offform']).toBe(0);
+    expect(scoreRollout(task, clean, rubric).total - scoreRollout(task, drift, rubric).total).toBeCloseTo(0.1, 12);
+    // unparseable calls are not off-form: they were never accepted
+    expect(searchParts(task, rollout({ calls: ['unparseable'] }), 4)['offform']).toBe(0);
+  });
+  it('uses beta from the schedule at the rollout step', () => {
+    const rubric = parseRubric({ name: 'anneal', kind: 'search', weights: { fbeta: 1 }, beta: { kind: 'linear', from: 4, to: 1, steps: 10 } }, 'test');
+    const curated = ['a1', 'b1', 'c1', 'd1', ...Array.from({ length: 12 }, (_, i) => `x${i}`)];
+    expect(scoreRollout(task, rollout({ curated, step: 0 }), rubric).total).toBeCloseTo(0.85, 2);
+    expect(scoreRollout(task, rollout({ curated, step: 10 }), rubric).total).toBeCloseTo(0.4, 10);
+    expect(scoreRollout(task, rollout({ curated, step: 3 }), rubric, 99).total).toBeCloseTo(0.4, 10);
+  });
+  it('rejects unknown rubric names and weights of parts that do not exist', () => {
+    expect(() => resolveRubric('nope')).toThrow(/unknown rubric 'nope'/);
+    expect(() => scoreRollout(task, rollout(), { ...RUBRICS['f4']!, weights: { recal: 1 } })).toThrow(/weighs 'recal'/);
+    expect(() => parseRubric({ name: 'x', kind: 'search', weights: { fbeta: 'one' } }, 'configs/x.json')).toThrow(/configs\/x.json: rubric.weights.fbeta/);
+  });
+});
+
+describe('beta schedule', () => {
+  it('is constant, linear or cosine between its ends, and holds the end after', () => {
+    expect(betaAt({ kind: 'constant', beta: 4 }, 100)).toBe(4);
+    expect(betaAt({ kind: 'linear', from: 4, to: 2, steps: 10 }, 5)).toBeCloseTo(3, 12);
+    expect(betaAt({ kind: 'linear', from: 4, to: 2, steps: 10 }, 50)).toBe(2);
+    expect(betaAt({ kind: 'cosine', from: 4, to: 2, steps: 10 }, 0)).toBe(4);
+    expect(betaAt({ kind: 'cosine', from: 4, to: 2, steps: 10 }, 5)).toBeCloseTo(3, 12);
+    expect(betaAt({ kind: 'cosine', from: 4, to: 2, steps: 10 }, 2)).toBeGreaterThan(betaAt({ kind: 'linear', from: 4, to: 2, steps: 10 }, 2));
+    expect(betaAt({ kind: 'cosine', from: 4, to: 2, steps: 10 }, 10)).toBeCloseTo(2, 12);
+  });
+});
