@@ -1,0 +1,63 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import type { z } from 'zod';
+import { InputError } from '../errors.js';
+
+/** One raw record of a dataset file, with where it came from so that errors can name it. */
+export interface SourceRecord {
+  value: unknown;
+  /** "train.jsonl line 7" or "train.json record 7": what an error message calls this record. */
+  where: string;
+}
+
+/** Read a file as text; `.gz` files are decompressed. A missing file or a directory is an input error naming it. */
+export function readTextFile(path: string): string {
+  if (!existsSync(path)) throw new InputError(`${path}: no such file`);
+  if (statSync(path).isDirectory()) throw new InputError(`${path}: is a directory, expected a file`);
+  const bytes = readFileSync(path);
+  return (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+}
+
+/**
+ * The records of a dataset file, whichever of the two layouts the datasets ship in: one JSON array
+ * (HotpotQA's original files, the HippoRAG samples) or one JSON object per line (IRCoT, MuSiQue,
+ * our own). A line that does not parse is an error naming the file and the line.
+ */
+export function readRecords(path: string): SourceRecord[] {
+  const text = readTextFile(path);
+  const name = path;
+  if (text.trimStart().startsWith('[')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw new InputError(`${path}: not valid JSON (${(err as Error).message})`);
+    }
+    return (parsed as unknown[]).map((value, i) => ({ value, where: `${name} record ${i + 1}` }));
+  }
+  const records: SourceRecord[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    try {
+      records.push({ value: JSON.parse(line), where: `${name} line ${i + 1}` });
+    } catch (err) {
+      throw new InputError(`${path} line ${i + 1}: not valid JSON (${(err as Error).message})`);
+    }
+  });
+  return records;
+}
+
+/** Say what is wrong with a value in one line: "facts.0.chunkIds: Too small: ...; query: ...". */
+export function describeZodError(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(record)'}: ${issue.message}`)
+    .join('; ');
+}
+
+/** Validate one record against a schema, or throw an InputError naming the record and the field. */
+export function parseRecord<T>(schema: z.ZodType<T>, record: SourceRecord): T {
+  const result = schema.safeParse(record.value);
+  if (!result.success) throw new InputError(`${record.where}: malformed record (${describeZodError(result.error)})`);
+  return result.data;
+}

@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto';
+import type { Task } from './task.js';
+
+/** A task with the split it belongs to, as task-set files store it (one per line). */
+export type SplitTask = Task & { split: string };
+
+/**
+ * A task in one fixed key order (meta keys sorted), so that the same task always serialises to the
+ * same bytes: the split hashes below depend on it.
+ */
+export function canonicalTask(task: Task): Task {
+  const out: Task = { id: task.id, query: task.query, facts: task.facts.map((f) => canonicalFact(f)) };
+  if (task.answers !== undefined) out.answers = [...task.answers];
+  if (task.meta !== undefined) out.meta = sortKeys(task.meta) as Record<string, unknown>;
+  return out;
+}
+
+function canonicalFact(fact: Task['facts'][number]): Task['facts'][number] {
+  const out: Task['facts'][number] = { text: fact.text, chunkIds: [...fact.chunkIds] };
+  if (fact.isFinalAnswer !== undefined) out.isFinalAnswer = fact.isFinalAnswer;
+  return out;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  }
+  return value;
+}
+
+/** The canonical JSONL of a list of tasks: one canonical task per line, in the given order. */
+export function canonicalJsonl(tasks: Task[]): string {
+  return tasks.map((t) => JSON.stringify(canonicalTask(t)) + '\n').join('');
+}
+
+/** sha256 (hex) of the canonical JSONL of a split: any change to which tasks it holds, or to a task, changes it. */
+export function splitSha256(tasks: Task[]): string {
+  return createHash('sha256').update(canonicalJsonl(tasks)).digest('hex');
+}
+
+/** A deterministic pseudo-random key for a task id under a seed: the same on every machine. */
+export function seededKey(seed: string | number, id: string): string {
+  return createHash('sha256').update(`${seed}\u0000${id}`).digest('hex');
+}
+
+/** The source a task is stratified by: `meta.source` when a loader set it, else one shared stratum. */
+export function taskSource(task: Task): string {
+  const source = task.meta?.['source'];
+  return typeof source === 'string' ? source : '';
+}
+
+export interface SplitOptions {
+  /** Share of each source held out for eval (default 0.2). */
+  evalFraction?: number;
+  /** Seed of the hash that orders tasks within a source (default 'sleuth-split-v1'). */
+  seed?: string | number;
+}
+
+/**
+ * Split tasks into `train` and `eval`, stratified by source: within each source, tasks are ordered
+ * by a seeded hash of their id and the first round(n * evalFraction) go to eval. A task's split
+ * depends only on its id, its source's size and the seed, never on file order, so adding a task to
+ * one source leaves the other sources' splits alone. Tasks keep their input order in the output.
+ */
+export function splitTasks(tasks: Task[], options: SplitOptions = {}): SplitTask[] {
+  const fraction = options.evalFraction ?? 0.2;
+  const seed = options.seed ?? 'sleuth-split-v1';
+  const bySource = new Map<string, Task[]>();
+  for (const task of tasks) {
+    const group = bySource.get(taskSource(task)) ?? [];
+    group.push(task);
+    bySource.set(taskSource(task), group);
+  }
+  const evalIds = new Set<string>();
+  for (const group of bySource.values()) {
+    const ordered = [...group].sort((a, b) => cmp(seededKey(seed, a.id), seededKey(seed, b.id)));
+    for (const task of ordered.slice(0, Math.round(group.length * fraction))) evalIds.add(task.id);
+  }
+  return tasks.map((task) => ({ split: evalIds.has(task.id) ? 'eval' : 'train', ...canonicalTask(task) }));
+}
+
+/** Choose n tasks at random but reproducibly: the n smallest seeded hashes of their ids, in input order. */
+export function sampleTasks(tasks: Task[], n: number, seed: string | number): Task[] {
+  const chosen = new Set([...tasks].sort((a, b) => cmp(seededKey(seed, a.id), seededKey(seed, b.id))).slice(0, n).map((t) => t.id));
+  return tasks.filter((t) => chosen.has(t.id));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
