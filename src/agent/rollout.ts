@@ -1,4 +1,4 @@
-import type { CallStatus, EndReason, ToolResult } from '../env/types.js';
+import type { Budgets, CallStatus, EndReason, ToolResult } from '../env/types.js';
 
 /**
  * The rollout record: everything needed to score, train on, and show one episode.
@@ -68,6 +68,8 @@ export interface Rollout {
   wallMs: number;
   startedAt: string;
   reward?: RewardBreakdown;
+  /** The budgets the episode ran under (optional: older records lack it). */
+  budgets?: Budgets;
   /** Training only. */
   step?: number;
   group?: number;

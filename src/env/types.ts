@@ -1,3 +1,5 @@
+import type { Task } from '../tasks/task.js';
+
 /** The environment speaks tool calls, not tokens: renderers translate between the two. */
 
 /** A JSON Schema object, as declared to models. */
@@ -35,3 +37,62 @@ export interface ToolResult {
 }
 
 export type EndReason = 'finish' | 'answer' | 'turns' | 'tokens' | 'context' | 'error';
+
+// ---------------------------------------------------------------------------------------------
+// Episodes. An Environment is a definition (tools, prompts); start(task) opens one episode whose
+// state (seen ids, curated set, trajectory, call log) lives in the EnvEpisode, never in the agent.
+// ---------------------------------------------------------------------------------------------
+
+/** Limits of one episode; running out of any ends it, and what was curated is still graded. */
+export interface Budgets {
+  maxTurns: number;
+  /** New tokens the model may write in one turn. */
+  maxTokensPerTurn: number;
+  /** Prompt plus everything written and inserted so far, in tokens. */
+  contextTokens: number;
+}
+
+/** The seeds' budgets: 40 turns, 2,048 new tokens per turn, a 30,720-token context. */
+export const DEFAULT_BUDGETS: Budgets = { maxTurns: 40, maxTokensPerTurn: 2048, contextTokens: 30720 };
+
+/** One handled call, in the environment's log. */
+export interface ToolLogEntry {
+  turn: number;
+  name: string;
+  arguments: unknown;
+  /** How the call was written (from the parser); the environment never sees unparseable calls as ok. */
+  status: CallStatus;
+  outcome: ToolOutcome;
+  errorKind?: string;
+  ms: number;
+}
+
+export interface EnvEpisode {
+  /** Handle one call. Never throws for anything the model wrote: a bad call is an error result. */
+  call(call: ToolCall, status?: CallStatus, turn?: number): Promise<ToolResult>;
+  /** Close a turn: records the curated set after it (its history per turn). */
+  endTurn(): void;
+  /** Set once the episode is over by the model's own action (finish, answer). */
+  readonly ended: EndReason | undefined;
+  /** The model ended a turn with a final message and no calls: how this environment treats it. */
+  finalMessage(text: string): EndReason;
+  readonly curated: readonly string[];
+  readonly curatedHistory: readonly string[][];
+  readonly trajectory: readonly string[];
+  readonly seen: ReadonlySet<string>;
+  readonly read: readonly string[];
+  readonly log: readonly ToolLogEntry[];
+  /** Final answer, for QA environments. */
+  readonly answer: string | undefined;
+}
+
+export interface Environment {
+  /** e.g. `search`, `qa`. Recorded in every rollout. */
+  readonly name: string;
+  readonly tools: ToolSpec[];
+  /** Budgets this environment suggests when the caller gives none. */
+  readonly defaultBudgets: Budgets;
+  systemPrompt(): string;
+  userPrompt(task: Task): string;
+  start(task: Task): EnvEpisode;
+}

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { isInputError } from '../../errors.js';
+import type { Task } from '../../tasks/task.js';
+import { parseArguments } from '../args.js';
+import { EpisodeBase, errorResult } from '../episode-base.js';
+import type { SearchBackend } from '../search/env.js';
+import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../types.js';
+
+/**
+ * The QA variant (HotpotQA, MuSiQue), after the seeds' tutorial and Search-R1: a search tool that
+ * returns the top 3 paragraphs, a budget of 5 searches, then an answer. The answer comes either
+ * from the `answer` tool or from a final message holding `<answer>…</answer>` or `<<…>>`.
+ */
+export interface QaEnvOptions {
+  /** Paragraphs per search (default 3). */
+  topK?: number;
+  /** Searches per episode (default 5). */
+  maxSearches?: number;
+  /** Longest paragraph text shown, in characters (default 800). */
+  textChars?: number;
+  budgets?: Budgets;
+}
+
+const ARGS = {
+  search: z.object({ query: z.string().trim().min(1, 'query must not be empty') }),
+  answer: z.object({ answer: z.string() }),
+};
+
+const TOOLS: ToolSpec[] = [
+  {
+    name: 'search',
+    description: 'Search Wikipedia paragraphs by keywords; returns the top few paragraphs with their titles.',
+    parameters: { type: 'object', properties: { query: { type: 'string', description: 'A short keyword query.' } }, required: ['query'], additionalProperties: false },
+  },
+  {
+    name: 'answer',
+    description: 'Give the final answer (a name, date, number, or yes/no) and end the episode.',
+    parameters: { type: 'object', properties: { answer: { type: 'string', description: 'Only the answer.' } }, required: ['answer'], additionalProperties: false },
+  },
+];
+
+/** The first `<answer>…</answer>`, else the first `<<…>>`, trimmed; undefined when neither is there. */
+export function extractAnswer(text: string): string | undefined {
+  const tagged = /<answer>([\s\S]*?)<\/answer>/u.exec(text) ?? /<<([\s\S]*?)>>/u.exec(text);
+  return tagged ? tagged[1]!.trim() : undefined;
+}
+
+export class QaEnvironment implements Environment {
+  readonly name = 'qa';
+  readonly tools = TOOLS;
+  readonly defaultBudgets: Budgets;
+  readonly options: Required<Omit<QaEnvOptions, 'budgets'>>;
+
+  constructor(
+    readonly backend: SearchBackend,
+    options: QaEnvOptions = {},
+  ) {
+    const { budgets, ...rest } = options;
+    this.options = { topK: 3, maxSearches: 5, textChars: 800, ...rest };
+    // One turn per search plus one to answer, with room for a few mistakes.
+    this.defaultBudgets = budgets ?? { maxTurns: this.options.maxSearches + 3, maxTokensPerTurn: 512, contextTokens: 16384 };
+  }
+
+  systemPrompt(): string {
+    return [
+      'You are a research agent. You answer questions by searching Wikipedia.',
+      '',
+      `Each reply holds exactly one action: search with a short keyword query (you have ${this.options.maxSearches} searches, each returns ${this.options.topK} paragraphs), or, when you know it, give only the answer: a name, date, number, or yes/no, inside <answer></answer> (or with the answer tool).`,
+      '',
+      'Most questions need two facts: find the first, then search for the second. Never answer before you have searched.',
+    ].join('\n');
+  }
+
+  userPrompt(task: Task): string {
+    return `Question: ${task.query}`;
+  }
+
+  start(_task: Task): QaEpisode {
+    return new QaEpisode(this);
+  }
+}
+
+export class QaEpisode extends EpisodeBase {
+  searches: string[] = [];
+
+  constructor(private readonly env: QaEnvironment) {
+    super();
+  }
+
+  finalMessage(text: string): EndReason {
+    const answer = extractAnswer(text);
+    if (answer !== undefined) this.answer = answer;
+    this.ended = answer !== undefined ? 'answer' : 'finish';
+    return this.ended;
+  }
+
+  protected async handle(call: ToolCall): Promise<ToolResult> {
+    if (call.name === 'answer') {
+      const args = parseArguments('answer', ARGS.answer, call.arguments);
+      if (!args.ok) return errorResult('bad_arguments', args.error);
+      this.answer = args.value.answer.trim();
+      this.ended = 'answer';
+      return { outcome: 'ok', content: 'Answer recorded.', chunkIds: [] };
+    }
+    if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: search, answer`);
+    const args = parseArguments('search', ARGS.search, call.arguments);
+    if (!args.ok) return errorResult('bad_arguments', args.error);
+    const { maxSearches, topK, textChars } = this.env.options;
+    if (this.searches.length >= maxSearches) return errorResult('search_budget', `all ${maxSearches} searches are used; answer now inside <answer></answer>`);
+    const query = args.value.query;
+    let hits;
+    try {
+      hits = await this.env.backend.search(query, topK);
+    } catch (err) {
+      if (isInputError(err)) return errorResult('bad_query', err.message);
+      throw err;
+    }
+    this.searches.push(query);
+    const docs = hits.map((hit, i) => {
+      const text = this.env.backend.read(hit.id)?.text ?? hit.snippet;
+      return `Doc ${i + 1}(Title: ${hit.title}) ${text.length > textChars ? text.slice(0, textChars - 1) + '…' : text}`;
+    });
+    let content = docs.length ? docs.join('\n') : 'No results. Try other keywords.';
+    if (this.searches.length === maxSearches) content += '\nThat was your last search. Answer now inside <answer></answer>.';
+    return { outcome: 'ok', content, chunkIds: hits.map((h) => h.id) };
+  }
+}
