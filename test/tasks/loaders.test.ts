@@ -5,11 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { contentChunkId } from '../../src/corpus/chunk.js';
 import { InputError } from '../../src/errors.js';
 import { coverageReport, requireCoverage } from '../../src/tasks/check.js';
-import { harness1ChunkIds, harness1Chunks, harness1CorpusFiles, loadHarness1 } from '../../src/tasks/loaders/harness1.js';
+import { harness1CorpusFiles, loadHarness1 } from '../../src/tasks/loaders/harness1.js';
 import { loadHotpotQA } from '../../src/tasks/loaders/hotpotqa.js';
 import { loadJsonlTasks } from '../../src/tasks/loaders/jsonl.js';
 import { loadMusique } from '../../src/tasks/loaders/musique.js';
-import { DEFAULT_ROWS, SEC_CHUNKS, writeHarness1Download } from './harness1-fixture.js';
+import { DEFAULT_ROWS, writeHarness1Download } from './harness1-fixture.js';
 
 const FIX = 'test/fixtures/tasks';
 const tmp = () => mkdtempSync(join(tmpdir(), 'sleuth-tasks-'));
@@ -212,21 +212,8 @@ describe('Harness-1 download (Parquet)', () => {
     const sft = await loadHarness1(dir, { stage: 'sft' });
     expect(sft.tasks.map((t) => t.id)).toEqual(['sec_sft_0001']);
     expect(sft.tasks[0]!.answers).toBeUndefined();
-  });
-
-  it('reads the SEC corpora: ids, text, a title from the header', async () => {
-    const dir = writeHarness1Download(tmp());
-    const files = harness1CorpusFiles(dir);
-    expect(files).toEqual([join(dir, 'corpora', 'sec', 'part-00000.parquet')]);
-    expect([...(await harness1ChunkIds(files))]).toEqual(SEC_CHUNKS.map((c) => c.id));
-    const chunks = [];
-    for await (const c of harness1Chunks(files)) chunks.push(c);
-    expect(chunks[0]).toMatchObject({ id: '0000320193-23-000106_0', title: 'Apple Inc. 10-K 2023-11-03 Item 7' });
-    expect(chunks[0]!.text).toContain('Total net sales decreased 3%');
-    expect(chunks[0]!.meta).toMatchObject({ company: 'Apple Inc.', form: '10-K' });
-    const { tasks } = await loadHarness1(dir);
-    const ids = await harness1ChunkIds(files);
-    expect(coverageReport(tasks, (id) => ids.has(id)).uncoverableFacts).toBe(0);
+    expect(harness1CorpusFiles(dir)).toEqual([join(dir, 'corpora', 'sec', 'part-00000.parquet')]);
+    expect(harness1CorpusFiles(dir, 'patents')).toEqual([]);
   });
 
   it('names file and row of malformed document_ids_json, empty queries, duplicate ids', async () => {

@@ -2,7 +2,6 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { z } from 'zod';
-import type { Chunk } from '../../corpus/chunk.js';
 import { InputError } from '../../errors.js';
 import { finishTasks, type DraftTask } from '../check.js';
 import { describeZodError } from '../records.js';
@@ -76,7 +75,8 @@ async function readColumns(file: string, wanted: readonly string[], required: re
 
 /**
  * Load the Harness-1 training queries from a local download: the rows of the chosen stage become
- * tasks, each `document_ids_json` entry a fact. Chunks stay in the corpora (see harness1Chunks).
+ * tasks, each `document_ids_json` entry a fact. The chunks stay in the corpora (harness1CorpusFiles),
+ * which src/corpus reads.
  */
 export async function loadHarness1(path: string, options: Harness1Options = {}): Promise<LoadedTasks> {
   const stage = options.stage ?? 'rl';
@@ -128,65 +128,4 @@ function taskFromRow(row: Record<string, unknown>, where: string): DraftTask['ta
     ...(typeof answer === 'string' && answer.trim() !== '' ? { answers: [answer] } : {}),
     meta,
   };
-}
-
-/** Column names the corpora use for a chunk's id and text, in order of preference. */
-const ID_COLUMNS = ['chunk_id', 'id', 'doc_id', '_id'];
-const TEXT_COLUMNS = ['text', 'chunk_text', 'document', 'content', 'chunk'];
-
-/**
- * The chunks of Harness-1 corpus parquet files. SEC chunks start with a header of
- * `Company: ...`, `Filing Date: ...`, `Form: ...`, `Item: ...` lines; the title is built from it.
- */
-export async function* harness1Chunks(files: string[]): AsyncGenerator<Chunk> {
-  for (const file of files) {
-    const buffer = await asyncBufferFromFile(file);
-    const metadata = await parquetMetadataAsync(buffer);
-    const names = parquetSchema(metadata).children.map((c) => c.element.name);
-    const idColumn = ID_COLUMNS.find((c) => names.includes(c));
-    const textColumn = TEXT_COLUMNS.find((c) => names.includes(c));
-    if (!idColumn || !textColumn) {
-      throw new InputError(`${file}: expected a chunk id column (${ID_COLUMNS.join('/')}) and a text column (${TEXT_COLUMNS.join('/')}), has: ${names.join(', ')}`);
-    }
-    const rows = await parquetReadObjects({ file: buffer, metadata, rowFormat: 'object' });
-    for (const row of rows) {
-      const text = String(row[textColumn] ?? '');
-      const meta: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(row)) if (k !== idColumn && k !== textColumn) meta[k] = typeof v === 'bigint' ? Number(v) : v;
-      yield { id: String(row[idColumn]), title: typeof row['title'] === 'string' ? row['title'] : secTitle(text), text, meta };
-    }
-  }
-}
-
-/** The ids of the chunks in Harness-1 corpus parquet files, reading only the id column. */
-export async function harness1ChunkIds(files: string[]): Promise<Set<string>> {
-  const ids = new Set<string>();
-  for (const file of files) {
-    const buffer = await asyncBufferFromFile(file);
-    const metadata = await parquetMetadataAsync(buffer);
-    const names = parquetSchema(metadata).children.map((c) => c.element.name);
-    const idColumn = ID_COLUMNS.find((c) => names.includes(c));
-    if (!idColumn) throw new InputError(`${file}: no chunk id column (expected one of ${ID_COLUMNS.join(', ')}), has: ${names.join(', ')}`);
-    const rows = await parquetReadObjects({ file: buffer, metadata, columns: [idColumn], rowFormat: 'object' });
-    for (const row of rows) ids.add(String(row[idColumn]));
-  }
-  return ids;
-}
-
-/** "Apple Inc. 10-K 2023-11-03 Item 7" from a SEC chunk's header, or the first line when it has none. */
-export function secTitle(text: string): string {
-  const header = new Map<string, string>();
-  for (const line of text.split('\n').slice(0, 8)) {
-    const m = /^\s*(Company|Filing Date|Form|Item)\s*:\s*(.+?)\s*$/u.exec(line);
-    if (m) header.set(m[1] as string, m[2] as string);
-  }
-  if (header.size === 0) return (text.split('\n')[0] ?? '').slice(0, 80);
-  return [header.get('Company'), header.get('Form'), header.get('Filing Date'), itemLabel(header.get('Item'))]
-    .filter((s) => s !== undefined)
-    .join(' ');
-}
-
-function itemLabel(item: string | undefined): string | undefined {
-  if (item === undefined) return undefined;
-  return /^item\b/iu.test(item) ? item : `Item ${item}`;
 }

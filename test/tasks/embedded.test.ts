@@ -1,0 +1,57 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildEmbeddedTasks } from '../../scripts/build-embedded-tasks.js';
+import { splitSha256, taskSource } from '../../src/tasks/split.js';
+import { embeddedTasksPath, readSplitTasks } from '../../src/tasks/store.js';
+
+/** The shared source data exists on the development machine, not in CI. */
+const SHARED = '/work/shared/data';
+const tasks = readSplitTasks(embeddedTasksPath());
+const of = (split: string) => tasks.filter((t) => t.split === split).map(({ split: _s, ...t }) => t);
+
+describe('the embedded default task set', () => {
+  it('holds the HotpotQA dev-500 and MuSiQue-100 questions, each with facts and answers', () => {
+    expect(tasks).toHaveLength(600);
+    expect(tasks.filter((t) => taskSource(t) === 'hotpotqa')).toHaveLength(500);
+    expect(tasks.filter((t) => taskSource(t) === 'musique')).toHaveLength(100);
+    for (const t of tasks) {
+      expect(t.facts.length).toBeGreaterThanOrEqual(2);
+      expect(t.answers?.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('has train and eval splits that never overlap, at least 100 eval questions, stratified by source', () => {
+    const train = new Set(of('train').map((t) => t.id));
+    const evalIds = of('eval').map((t) => t.id);
+    expect(new Set(tasks.map((t) => t.split))).toEqual(new Set(['train', 'eval']));
+    expect(evalIds.length).toBeGreaterThanOrEqual(100);
+    expect(evalIds.filter((id) => train.has(id))).toEqual([]);
+    expect(train.size + evalIds.length).toBe(tasks.length);
+    for (const source of ['hotpotqa', 'musique']) {
+      const all = tasks.filter((t) => taskSource(t) === source).length;
+      const held = of('eval').filter((t) => taskSource(t) === source).length;
+      expect(held).toBe(Math.round(all * 0.2));
+    }
+  });
+
+  it('matches the split hashes published in data/embedded/SPLITS.md', () => {
+    const md = readFileSync(join('data', 'embedded', 'SPLITS.md'), 'utf8');
+    for (const split of ['train', 'eval']) {
+      const row = md.split('\n').find((l) => l.startsWith(`| ${split} |`));
+      expect(row, `SPLITS.md has a row for ${split}`).toBeDefined();
+      const published = /`([0-9a-f]{64})`/.exec(row!)?.[1];
+      expect(published).toBe(splitSha256(of(split)));
+      expect(row).toContain(`| ${of(split).length} |`);
+    }
+  });
+
+  // Rebuilding from the shared source data must reproduce the shipped file byte for byte.
+  it.skipIf(!existsSync(SHARED))('is reproduced exactly by scripts/build-embedded-tasks.ts', () => {
+    const out = mkdtempSync(join(tmpdir(), 'sleuth-embedded-'));
+    buildEmbeddedTasks(SHARED, out);
+    expect(readFileSync(join(out, 'SPLITS.md'), 'utf8')).toBe(readFileSync(join('data', 'embedded', 'SPLITS.md'), 'utf8'));
+    expect(readFileSync(join(out, 'tasks.jsonl.gz'))).toEqual(readFileSync(embeddedTasksPath()));
+  });
+});
