@@ -48,7 +48,8 @@ function idsIn(results: ToolExchange[]): string[] {
 
 function titlesIn(results: ToolExchange[]): string[] {
   const titles: string[] = [];
-  for (const r of results) for (const m of r.result.content.matchAll(/\(Title: ([^)]*)\)/gu)) titles.push(m[1]!);
+  // QA results are lines `Doc N(Title: T) text`; the lazy match stops at the first `) ` so titles may hold parentheses.
+  for (const r of results) for (const m of r.result.content.matchAll(/^Doc \d+\(Title: (.*?)\) /gmu)) titles.push(m[1]!);
   return titles;
 }
 

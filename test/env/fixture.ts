@@ -26,6 +26,7 @@ export class MemorySearcher implements Searcher {
   private readonly byId = new Map<string, Chunk>();
   private readonly df = new Map<string, number>();
   private readonly bags: { chunk: Chunk; tf: Map<string, number> }[] = [];
+  private readonly postings = new Map<string, number[]>();
 
   constructor(chunks: Chunk[]) {
     for (const chunk of chunks) {
@@ -33,7 +34,11 @@ export class MemorySearcher implements Searcher {
       this.byId.set(chunk.id, chunk);
       const tf = new Map<string, number>();
       for (const t of terms(`${chunk.title} ${chunk.text}`)) tf.set(t, (tf.get(t) ?? 0) + 1);
-      for (const t of tf.keys()) this.df.set(t, (this.df.get(t) ?? 0) + 1);
+      for (const t of tf.keys()) {
+        this.df.set(t, (this.df.get(t) ?? 0) + 1);
+        if (!this.postings.has(t)) this.postings.set(t, []);
+        this.postings.get(t)!.push(this.bags.length);
+      }
       this.bags.push({ chunk, tf });
     }
   }
@@ -46,9 +51,10 @@ export class MemorySearcher implements Searcher {
     const q = [...new Set(terms(query))];
     if (q.length === 0) throw new InputError(`query '${query}' has no searchable terms (empty or only stopwords)`);
     const n = this.bags.length;
-    const scored = this.bags
+    const candidates = new Set(q.flatMap((t) => this.postings.get(t) ?? []));
+    const scored = [...candidates]
+      .map((doc) => this.bags[doc]!)
       .map(({ chunk, tf }) => ({ chunk, score: q.reduce((s, t) => s + (tf.has(t) ? Math.log(1 + n / this.df.get(t)!) * (1 + Math.log(tf.get(t)!)) : 0), 0) }))
-      .filter((h) => h.score > 0)
       .sort((a, b) => b.score - a.score || (a.chunk.id < b.chunk.id ? -1 : 1))
       .slice(0, k);
     return scored.map(({ chunk, score }) => ({ id: chunk.id, title: chunk.title, score, snippet: chunk.text.slice(0, 300) }));
