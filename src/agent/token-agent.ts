@@ -69,7 +69,7 @@ class TokenSession implements AgentSession {
     if (seq.logprobs.length !== seq.tokens.length) throw new Error(`sampler ${sampler.modelPath} returned ${seq.tokens.length} tokens but ${seq.logprobs.length} logprobs`);
     for (const t of seq.tokens) this.context.push(t);
     this.lastSampled = seq.tokens;
-    const parsed = renderer.parse(seq.tokens);
+    const parsed = renderer.parse(seq.tokens, { stopReason: seq.stopReason });
     const turn: AgentTurn = {
       text: parsed.text,
       calls: parsed.calls,
