@@ -1,0 +1,336 @@
+// The hot kernels of the local transformer, in AssemblyScript compiled to WebAssembly SIMD
+// (scripts/build-wasm.mjs: asc --enable simd -O3). Every pointer is a byte offset into the one
+// imported memory; the TypeScript side (../kernels.ts) owns allocation. src/backend/local/jskernels.ts
+// holds the same maths in plain TypeScript; the tests check the two agree.
+//
+// Reproducibility rule: each output element is computed in the same order whatever the number of
+// rows in the call, so the sampler (one row at a time, KV cache) and the learner (whole sequence)
+// get bit-identical logits for the same weights.
+
+// Dimensions passed here are multiples of 4 (the model config enforces it).
+
+/** Sum of the four lanes, always in the same order. */
+@inline function hsum(v: v128): f32 {
+  return (f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
+}
+
+/** out[t,o] = b[o] + sum_c inp[t,c] * w[o,c]   (inp: T x C, w: OC x C, out: T x OC; b may be 0). */
+export function matmul_forward(out: usize, inp: usize, w: usize, b: usize, T: i32, C: i32, OC: i32): void {
+  const rowIn = <usize>C << 2;
+  const rowOut = <usize>OC << 2;
+  let t = 0;
+  // Four rows at a time share each load of a weight row; each element's sum is the same as below.
+  for (; t + 4 <= T; t += 4) {
+    const i0 = inp + <usize>t * rowIn;
+    const i1 = i0 + rowIn;
+    const i2 = i1 + rowIn;
+    const i3 = i2 + rowIn;
+    const o0 = out + <usize>t * rowOut;
+    for (let o = 0; o < OC; o++) {
+      const wr = w + <usize>o * rowIn;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      for (let c: usize = 0; c < rowIn; c += 16) {
+        const wv = v128.load(wr + c);
+        a0 = f32x4.add(a0, f32x4.mul(v128.load(i0 + c), wv));
+        a1 = f32x4.add(a1, f32x4.mul(v128.load(i1 + c), wv));
+        a2 = f32x4.add(a2, f32x4.mul(v128.load(i2 + c), wv));
+        a3 = f32x4.add(a3, f32x4.mul(v128.load(i3 + c), wv));
+      }
+      const bias: f32 = b ? load<f32>(b + (<usize>o << 2)) : 0;
+      const oo = o0 + (<usize>o << 2);
+      store<f32>(oo, hsum(a0) + bias);
+      store<f32>(oo + rowOut, hsum(a1) + bias);
+      store<f32>(oo + 2 * rowOut, hsum(a2) + bias);
+      store<f32>(oo + 3 * rowOut, hsum(a3) + bias);
+    }
+  }
+  for (; t < T; t++) {
+    const i0 = inp + <usize>t * rowIn;
+    const o0 = out + <usize>t * rowOut;
+    for (let o = 0; o < OC; o++) {
+      const wr = w + <usize>o * rowIn;
+      let a0 = f32x4.splat(0);
+      for (let c: usize = 0; c < rowIn; c += 16) a0 = f32x4.add(a0, f32x4.mul(v128.load(i0 + c), v128.load(wr + c)));
+      const bias: f32 = b ? load<f32>(b + (<usize>o << 2)) : 0;
+      store<f32>(o0 + (<usize>o << 2), hsum(a0) + bias);
+    }
+  }
+}
+
+/**
+ * Gradients of matmul_forward, accumulated (+=):
+ *   dinp[t,c] += sum_o dout[t,o] w[o,c];  dw[o,c] += sum_t dout[t,o] inp[t,c];  db[o] += sum_t dout[t,o].
+ * dinp and db may be 0 (not wanted).
+ */
+export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, inp: usize, w: usize, T: i32, C: i32, OC: i32): void {
+  const rowIn = <usize>C << 2;
+  const rowOut = <usize>OC << 2;
+  if (dinp) {
+    for (let t = 0; t < T; t++) {
+      const d = dout + <usize>t * rowOut;
+      const di = dinp + <usize>t * rowIn;
+      let o = 0;
+      for (; o + 4 <= OC; o += 4) {
+        const s0 = f32x4.splat(load<f32>(d + (<usize>o << 2)));
+        const s1 = f32x4.splat(load<f32>(d + (<usize>o << 2) + 4));
+        const s2 = f32x4.splat(load<f32>(d + (<usize>o << 2) + 8));
+        const s3 = f32x4.splat(load<f32>(d + (<usize>o << 2) + 12));
+        const w0 = w + <usize>o * rowIn;
+        for (let c: usize = 0; c < rowIn; c += 16) {
+          let acc = v128.load(di + c);
+          acc = f32x4.add(acc, f32x4.mul(s0, v128.load(w0 + c)));
+          acc = f32x4.add(acc, f32x4.mul(s1, v128.load(w0 + rowIn + c)));
+          acc = f32x4.add(acc, f32x4.mul(s2, v128.load(w0 + 2 * rowIn + c)));
+          acc = f32x4.add(acc, f32x4.mul(s3, v128.load(w0 + 3 * rowIn + c)));
+          v128.store(di + c, acc);
+        }
+      }
+      for (; o < OC; o++) {
+        const s0 = f32x4.splat(load<f32>(d + (<usize>o << 2)));
+        const w0 = w + <usize>o * rowIn;
+        for (let c: usize = 0; c < rowIn; c += 16) v128.store(di + c, f32x4.add(v128.load(di + c), f32x4.mul(s0, v128.load(w0 + c))));
+      }
+    }
+  }
+  for (let o = 0; o < OC; o++) {
+    const dwr = dw + <usize>o * rowIn;
+    const oo = <usize>o << 2;
+    let bsum: f32 = 0;
+    let t = 0;
+    for (; t + 4 <= T; t += 4) {
+      const g0 = load<f32>(dout + <usize>t * rowOut + oo);
+      const g1 = load<f32>(dout + <usize>(t + 1) * rowOut + oo);
+      const g2 = load<f32>(dout + <usize>(t + 2) * rowOut + oo);
+      const g3 = load<f32>(dout + <usize>(t + 3) * rowOut + oo);
+      bsum += (g0 + g1) + (g2 + g3);
+      // Rows whose gradient is zero (masked tokens) add nothing: skip the work.
+      if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0) continue;
+      const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
+      const i0 = inp + <usize>t * rowIn;
+      for (let c: usize = 0; c < rowIn; c += 16) {
+        let acc = v128.load(dwr + c);
+        acc = f32x4.add(acc, f32x4.mul(s0, v128.load(i0 + c)));
+        acc = f32x4.add(acc, f32x4.mul(s1, v128.load(i0 + rowIn + c)));
+        acc = f32x4.add(acc, f32x4.mul(s2, v128.load(i0 + 2 * rowIn + c)));
+        acc = f32x4.add(acc, f32x4.mul(s3, v128.load(i0 + 3 * rowIn + c)));
+        v128.store(dwr + c, acc);
+      }
+    }
+    for (; t < T; t++) {
+      const g0 = load<f32>(dout + <usize>t * rowOut + oo);
+      bsum += g0;
+      if (g0 == 0) continue;
+      const s0 = f32x4.splat(g0);
+      const i0 = inp + <usize>t * rowIn;
+      for (let c: usize = 0; c < rowIn; c += 16) v128.store(dwr + c, f32x4.add(v128.load(dwr + c), f32x4.mul(s0, v128.load(i0 + c))));
+    }
+    if (db) store<f32>(db + oo, load<f32>(db + oo) + bsum);
+  }
+}
+
+/** Layer norm over the last dimension; keeps mean and 1/std per row for the backward pass. */
+export function layernorm_forward(out: usize, mean: usize, rstd: usize, inp: usize, w: usize, b: usize, T: i32, C: i32): void {
+  for (let t = 0; t < T; t++) {
+    const x = inp + (<usize>t * C << 2);
+    let m: f32 = 0;
+    for (let i = 0; i < C; i++) m += load<f32>(x + (<usize>i << 2));
+    m /= <f32>C;
+    let v: f32 = 0;
+    for (let i = 0; i < C; i++) {
+      const d = load<f32>(x + (<usize>i << 2)) - m;
+      v += d * d;
+    }
+    v /= <f32>C;
+    const s: f32 = 1 / Mathf.sqrt(v + 1e-5);
+    const o = out + (<usize>t * C << 2);
+    for (let i = 0; i < C; i++) {
+      const n = (load<f32>(x + (<usize>i << 2)) - m) * s;
+      store<f32>(o + (<usize>i << 2), n * load<f32>(w + (<usize>i << 2)) + load<f32>(b + (<usize>i << 2)));
+    }
+    store<f32>(mean + (<usize>t << 2), m);
+    store<f32>(rstd + (<usize>t << 2), s);
+  }
+}
+
+/** Gradients of layernorm_forward, accumulated into dinp, dw, db. */
+export function layernorm_backward(dinp: usize, dw: usize, db: usize, dout: usize, inp: usize, w: usize, mean: usize, rstd: usize, T: i32, C: i32): void {
+  for (let t = 0; t < T; t++) {
+    const row = <usize>t * C << 2;
+    const m = load<f32>(mean + (<usize>t << 2));
+    const s = load<f32>(rstd + (<usize>t << 2));
+    let dnormMean: f32 = 0, dnormNormMean: f32 = 0;
+    for (let i = 0; i < C; i++) {
+      const k = <usize>i << 2;
+      const n = (load<f32>(inp + row + k) - m) * s;
+      const dn = load<f32>(w + k) * load<f32>(dout + row + k);
+      dnormMean += dn;
+      dnormNormMean += dn * n;
+    }
+    dnormMean /= <f32>C;
+    dnormNormMean /= <f32>C;
+    for (let i = 0; i < C; i++) {
+      const k = <usize>i << 2;
+      const n = (load<f32>(inp + row + k) - m) * s;
+      const g = load<f32>(dout + row + k);
+      store<f32>(db + k, load<f32>(db + k) + g);
+      store<f32>(dw + k, load<f32>(dw + k) + n * g);
+      const dn = load<f32>(w + k) * g;
+      store<f32>(dinp + row + k, load<f32>(dinp + row + k) + (dn - dnormMean - n * dnormNormMean) * s);
+    }
+  }
+}
+
+/**
+ * Causal multi-head attention for rows t0..T-1 (rows before t0 are the KV cache).
+ * qkv: T x 3C (q | k | v, heads side by side); out: T x C; att: NH x S x S probabilities (S = stride).
+ */
+export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32): void {
+  const hs = C / NH;
+  const hsb = <usize>hs << 2;
+  const row3 = <usize>(3 * C) << 2;
+  const scale: f32 = 1 / Mathf.sqrt(<f32>hs);
+  for (let t = t0; t < T; t++) {
+    for (let h = 0; h < NH; h++) {
+      const q = qkv + <usize>t * row3 + <usize>h * hsb;
+      const a = att + ((<usize>h * S + t) * S << 2);
+      let maxv: f32 = -Infinity;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const k = qkv + <usize>t2 * row3 + (<usize>C << 2) + <usize>h * hsb;
+        let acc = f32x4.splat(0);
+        for (let i: usize = 0; i < hsb; i += 16) acc = f32x4.add(acc, f32x4.mul(v128.load(q + i), v128.load(k + i)));
+        const s = hsum(acc) * scale;
+        store<f32>(a + (<usize>t2 << 2), s);
+        if (s > maxv) maxv = s;
+      }
+      let sum: f32 = 0;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const e = Mathf.exp(load<f32>(a + (<usize>t2 << 2)) - maxv);
+        store<f32>(a + (<usize>t2 << 2), e);
+        sum += e;
+      }
+      const inv: f32 = 1 / sum;
+      for (let t2 = 0; t2 <= t; t2++) store<f32>(a + (<usize>t2 << 2), load<f32>(a + (<usize>t2 << 2)) * inv);
+      const o = out + (<usize>t * C << 2) + <usize>h * hsb;
+      for (let i: usize = 0; i < hsb; i += 16) v128.store(o + i, f32x4.splat(0));
+      for (let t2 = 0; t2 <= t; t2++) {
+        const v = qkv + <usize>t2 * row3 + (<usize>(2 * C) << 2) + <usize>h * hsb;
+        const p = f32x4.splat(load<f32>(a + (<usize>t2 << 2)));
+        for (let i: usize = 0; i < hsb; i += 16) v128.store(o + i, f32x4.add(v128.load(o + i), f32x4.mul(p, v128.load(v + i))));
+      }
+    }
+  }
+}
+
+/** Gradient of attention_forward (all rows), accumulated into dqkv; scratch holds S floats. */
+export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, T: i32, C: i32, NH: i32, S: i32): void {
+  const hs = C / NH;
+  const hsb = <usize>hs << 2;
+  const row3 = <usize>(3 * C) << 2;
+  const kOff = <usize>C << 2;
+  const vOff = <usize>(2 * C) << 2;
+  const scale: f32 = 1 / Mathf.sqrt(<f32>hs);
+  for (let t = 0; t < T; t++) {
+    for (let h = 0; h < NH; h++) {
+      const a = att + ((<usize>h * S + t) * S << 2);
+      const dO = dout + (<usize>t * C << 2) + <usize>h * hsb;
+      const hb = <usize>h * hsb;
+      // d(probability) = dout . v, and v's gradient.
+      let dot: f32 = 0;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const vr = <usize>t2 * row3 + vOff + hb;
+        let acc = f32x4.splat(0);
+        for (let i: usize = 0; i < hsb; i += 16) acc = f32x4.add(acc, f32x4.mul(v128.load(dO + i), v128.load(qkv + vr + i)));
+        const dp = hsum(acc);
+        const p = load<f32>(a + (<usize>t2 << 2));
+        store<f32>(scratch + (<usize>t2 << 2), dp);
+        dot += p * dp;
+        const ps = f32x4.splat(p);
+        for (let i: usize = 0; i < hsb; i += 16) v128.store(dqkv + vr + i, f32x4.add(v128.load(dqkv + vr + i), f32x4.mul(ps, v128.load(dO + i))));
+      }
+      // Softmax backward, then the score's gradient into q and k.
+      const q = <usize>t * row3 + hb;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const p = load<f32>(a + (<usize>t2 << 2));
+        const ds = p * (load<f32>(scratch + (<usize>t2 << 2)) - dot) * scale;
+        if (ds == 0) continue;
+        const dsv = f32x4.splat(ds);
+        const k = <usize>t2 * row3 + kOff + hb;
+        for (let i: usize = 0; i < hsb; i += 16) {
+          v128.store(dqkv + q + i, f32x4.add(v128.load(dqkv + q + i), f32x4.mul(dsv, v128.load(qkv + k + i))));
+          v128.store(dqkv + k + i, f32x4.add(v128.load(dqkv + k + i), f32x4.mul(dsv, v128.load(qkv + q + i))));
+        }
+      }
+    }
+  }
+}
+
+// GELU, tanh approximation (GPT-2).
+const GELU_K: f32 = 0.7978845608028654; // sqrt(2/pi)
+
+export function gelu_forward(out: usize, inp: usize, N: i32): void {
+  for (let i = 0; i < N; i++) {
+    const k = <usize>i << 2;
+    const x = load<f32>(inp + k);
+    const u: f32 = GELU_K * (x + <f32>0.044715 * x * x * x);
+    store<f32>(out + k, <f32>0.5 * x * (<f32>1 + Mathf.tanh(u)));
+  }
+}
+
+/** dinp += gelu'(inp) * dout. */
+export function gelu_backward(dinp: usize, inp: usize, dout: usize, N: i32): void {
+  for (let i = 0; i < N; i++) {
+    const k = <usize>i << 2;
+    const x = load<f32>(inp + k);
+    const u: f32 = GELU_K * (x + <f32>0.044715 * x * x * x);
+    const th: f32 = Mathf.tanh(u);
+    const sech2: f32 = <f32>1 - th * th;
+    const g: f32 = <f32>0.5 * (<f32>1 + th) + <f32>0.5 * x * sech2 * GELU_K * (<f32>1 + <f32>(3 * 0.044715) * x * x);
+    store<f32>(dinp + k, load<f32>(dinp + k) + g * load<f32>(dout + k));
+  }
+}
+
+/**
+ * Row-wise log-softmax of logits (T x V), in place into probabilities; writes the logprob of each
+ * row's target (targets: i32, < 0 = none) and each row's entropy in nats.
+ */
+export function softmax_rows(logits: usize, targets: usize, lp: usize, entropy: usize, T: i32, V: i32): void {
+  for (let t = 0; t < T; t++) {
+    const r = logits + (<usize>t * V << 2);
+    let maxv: f32 = -Infinity;
+    for (let v = 0; v < V; v++) {
+      const x = load<f32>(r + (<usize>v << 2));
+      if (x > maxv) maxv = x;
+    }
+    let sum: f32 = 0;
+    for (let v = 0; v < V; v++) sum += Mathf.exp(load<f32>(r + (<usize>v << 2)) - maxv);
+    const lse = maxv + Mathf.log(sum);
+    const tgt = load<i32>(targets + (<usize>t << 2));
+    store<f32>(lp + (<usize>t << 2), tgt >= 0 ? load<f32>(r + (<usize>tgt << 2)) - lse : 0);
+    let px: f32 = 0;
+    for (let v = 0; v < V; v++) {
+      const x = load<f32>(r + (<usize>v << 2));
+      const p = Mathf.exp(x - lse);
+      px += p * x;
+      store<f32>(r + (<usize>v << 2), p);
+    }
+    store<f32>(entropy + (<usize>t << 2), lse - px);
+  }
+}
+
+/** Turn probabilities into dL/dlogits in place, given g[t] = dL/dlp[t] for each row's target logprob. */
+export function softmax_backward(probs: usize, targets: usize, g: usize, T: i32, V: i32): void {
+  for (let t = 0; t < T; t++) {
+    const r = probs + (<usize>t * V << 2);
+    const gt = load<f32>(g + (<usize>t << 2));
+    if (gt == 0) {
+      memory.fill(r, 0, <usize>V << 2);
+      continue;
+    }
+    // L depends on the logits only through lp = logit[target] - lse, so dL/dlogit = g * (onehot - p).
+    const ng = f32x4.splat(-gt);
+    for (let v: usize = 0; v < (<usize>V << 2); v += 16) v128.store(r + v, f32x4.mul(v128.load(r + v), ng));
+    const tgt = load<i32>(targets + (<usize>t << 2));
+    const k = r + (<usize>tgt << 2);
+    store<f32>(k, load<f32>(k) + gt);
+  }
+}

@@ -1,0 +1,242 @@
+import { join, resolve } from 'node:path';
+import { InputError } from '../../errors.js';
+import { BpeTokenizer } from '../../protocol/compact/bpe.js';
+import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, TrainingBackend } from '../types.js';
+import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpoint.js';
+import { clipRange, tokenLoss } from './losses.js';
+import { Model, ModelConfigSchema, paramShapes, type ModelConfig } from './model.js';
+import { LocalSampler } from './sampler.js';
+
+/**
+ * The local training backend: Tinker's interface (TINKER_API.md §9–11) over the small CPU model.
+ *  - forwardBackward sums per-token losses over tokens and datums (no averaging) and adds the
+ *    gradient to the accumulated one; gradients accumulate across calls until optimStep.
+ *  - optimStep: Adam with bias correction, decoupled weight decay (AdamW) on weight matrices
+ *    only (not on biases, norms), and optional clipping of the global gradient norm first.
+ *  - saveWeightsForSampler writes a weights-only checkpoint and returns a sampler on a frozen copy.
+ *  - saveState / loadState: weights, Adam moments and step. Gradients accumulated but not yet
+ *    applied are not saved (call optimStep first).
+ */
+
+/** The default size: small enough for the demo's SFT + GRPO to run in minutes on two cores. */
+export const DEFAULT_MODEL: Omit<ModelConfig, 'vocabSize'> = { context: 1024, dModel: 128, nLayers: 3, nHeads: 4 };
+
+export interface LocalBackendOptions {
+  /** A checkpoint to start from (weights, tokenizer, and Adam state if it is a 'state' checkpoint). */
+  checkpoint?: string;
+  /** With no checkpoint: the tokenizer (it fixes vocabSize) and the model size. */
+  tokenizer?: BpeTokenizer;
+  config?: Partial<Omit<ModelConfig, 'vocabSize'>>;
+  /** Seed of the weight initialisation (no checkpoint). */
+  seed?: number;
+  /** Where saveState and saveWeightsForSampler write (default .sleuth/checkpoints). */
+  dir?: string;
+  kernels?: 'auto' | 'wasm-simd' | 'js';
+}
+
+const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+
+export class LocalBackend implements TrainingBackend {
+  readonly kind = 'local' as const;
+  readonly baseModel: string;
+  readonly model: Model;
+  readonly tokenizer: BpeTokenizer;
+  readonly dir: string;
+  /** Optimiser steps taken. */
+  step = 0;
+  private readonly adamM: Float32Array;
+  private readonly adamV: Float32Array;
+  /** Which parameters get weight decay (1) or not (0). */
+  private readonly decayMask: Uint8Array;
+  private pendingDatums = 0;
+
+  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string } = {}) {
+    if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
+    this.model = new Model(config, { training: true, kernels: opts.kernels });
+    this.tokenizer = tokenizer;
+    this.dir = resolve(opts.dir ?? '.sleuth/checkpoints');
+    this.baseModel = opts.baseModel ?? `local:d${config.dModel}-l${config.nLayers}-h${config.nHeads}-v${config.vocabSize}`;
+    this.adamM = new Float32Array(this.model.nParams);
+    this.adamV = new Float32Array(this.model.nParams);
+    this.decayMask = new Uint8Array(this.model.nParams);
+    let off = 0;
+    for (const s of paramShapes(config)) {
+      if (s.matrix) this.decayMask.fill(1, off, off + s.size);
+      off += s.size;
+    }
+    this.kernelsKind = opts.kernels ?? 'auto';
+  }
+
+  private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
+
+  get config(): ModelConfig {
+    return this.model.config;
+  }
+
+  async forwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): Promise<ForwardBackwardResult> {
+    return this.forwardBackwardSync(datums, lossFn, config);
+  }
+
+  forwardBackwardSync(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): ForwardBackwardResult {
+    if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`loss function '${lossFn}' is not one of cross_entropy, importance_sampling, ppo, cispo`);
+    datums.forEach((d, i) => this.checkDatum(d, i, lossFn));
+    const [lo, hi] = clipRange(lossFn, config);
+    const m = this.model;
+    let loss = 0, tokens = 0, entropy = 0, clipped = 0, ratioSum = 0, kl = 0;
+    const logprobs: number[][] = [];
+    for (const d of datums) {
+      const n = d.inputTokens.length;
+      m.forward(d.inputTokens, 0);
+      m.logprobs(d.targetTokens);
+      const lp = m.lp.a, g = m.g_lp.a;
+      for (let t = 0; t < n; t++) {
+        const q = d.logprobs?.[t] ?? 0;
+        const r = tokenLoss(lossFn, { lp: lp[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
+        loss += r.loss;
+        g[t] = r.grad;
+        if (d.weights[t] !== 0) {
+          tokens += 1;
+          entropy += m.entropy.a[t]!;
+          if (r.clipped) clipped += 1;
+          if (lossFn !== 'cross_entropy') {
+            ratioSum += Math.exp(lp[t]! - q);
+            kl += q - lp[t]!;
+          }
+        }
+      }
+      logprobs.push(Array.from(lp.subarray(0, n)));
+      m.backward(n);
+    }
+    this.pendingDatums += datums.length;
+    const metrics: Record<string, number> = { 'loss:sum': loss, 'tokens:sum': tokens, 'entropy:mean': tokens ? entropy / tokens : 0 };
+    if (lossFn !== 'cross_entropy') {
+      metrics['ratio:mean'] = tokens ? ratioSum / tokens : 1;
+      // Mean of (sampler - learner) logprob over trained tokens: a KL(sampler || learner) estimate.
+      metrics['kl_sampler_learner:mean'] = tokens ? kl / tokens : 0;
+    }
+    if (lossFn === 'ppo' || lossFn === 'cispo') metrics['clip_fraction:mean'] = tokens ? clipped / tokens : 0;
+    return { loss, logprobs, metrics };
+  }
+
+  async optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }> {
+    return { metrics: this.optimStepSync(adam) };
+  }
+
+  optimStepSync(adam: AdamParams): Record<string, number> {
+    for (const [k, v] of Object.entries(adam)) if (!Number.isFinite(v)) throw new InputError(`optimStep: ${k} must be a finite number, got ${v}`);
+    const { learningRate: lr, beta1, beta2, eps, weightDecay, gradClipNorm } = adam;
+    const p = this.model.params.a, g = this.model.grads!.a, M = this.adamM, Vv = this.adamV;
+    let sq = 0;
+    for (let i = 0; i < g.length; i++) sq += g[i]! * g[i]!;
+    const norm = Math.sqrt(sq);
+    const scale = gradClipNorm > 0 && norm > gradClipNorm ? gradClipNorm / norm : 1;
+    this.step += 1;
+    const bc1 = 1 - beta1 ** this.step, bc2 = 1 - beta2 ** this.step;
+    for (let i = 0; i < p.length; i++) {
+      const gi = g[i]! * scale;
+      M[i] = beta1 * M[i]! + (1 - beta1) * gi;
+      Vv[i] = beta2 * Vv[i]! + (1 - beta2) * gi * gi;
+      const update = M[i]! / bc1 / (Math.sqrt(Vv[i]! / bc2) + eps);
+      p[i] = p[i]! - lr * (update + (this.decayMask[i] ? weightDecay * p[i]! : 0));
+    }
+    this.model.zeroGrads();
+    const metrics = { step: this.step, grad_norm: norm, grad_clipped: scale < 1 ? 1 : 0, learning_rate: lr, datums: this.pendingDatums };
+    this.pendingDatums = 0;
+    return metrics;
+  }
+
+  async saveWeightsForSampler(name: string): Promise<LocalSampler> {
+    const path = this.pathFor(name, 'sampler');
+    this.write(path, name, 'sampler');
+    return new LocalSampler(path, this.config, this.model.params.a, this.tokenizer, this.kernelsKind);
+  }
+
+  /** A sampler on the current weights without writing a file (for evaluation inside a process). */
+  samplerInMemory(name = 'memory'): LocalSampler {
+    return new LocalSampler(`${this.baseModel}@${name}`, this.config, this.model.params.a, this.tokenizer, this.kernelsKind);
+  }
+
+  async saveState(name: string): Promise<string> {
+    const path = this.pathFor(name, 'state');
+    this.write(path, name, 'state');
+    return path;
+  }
+
+  async loadState(path: string): Promise<void> {
+    this.loadStateSync(path);
+  }
+
+  loadStateSync(path: string): void {
+    const { header, tensors } = readCheckpoint(path);
+    if (JSON.stringify(header.config) !== JSON.stringify(this.config)) throw new InputError(`checkpoint ${path}: model config ${JSON.stringify(header.config)} differs from this backend's ${JSON.stringify(this.config)}`);
+    if (JSON.stringify(header.tokenizer) !== JSON.stringify(this.tokenizer.data)) throw new InputError(`checkpoint ${path}: its tokenizer differs from this backend's`);
+    this.model.params.a.set(tensors.params!);
+    this.adamM.set(tensors.adamM ?? new Float32Array(this.adamM.length));
+    this.adamV.set(tensors.adamV ?? new Float32Array(this.adamV.length));
+    this.step = header.step;
+    this.model.zeroGrads();
+    this.pendingDatums = 0;
+  }
+
+  private pathFor(name: string, kind: 'sampler' | 'state'): string {
+    if (!NAME.test(name)) throw new InputError(`checkpoint name '${name}' must be 1-200 letters, digits, '.', '_' or '-'`);
+    return join(this.dir, `${name}.${kind}.ckpt`);
+  }
+
+  private write(path: string, name: string, kind: 'sampler' | 'state'): void {
+    const n = this.model.nParams;
+    const header: CheckpointHeader = {
+      format: 'sleuth-local-lm',
+      version: 1,
+      kind,
+      name,
+      config: this.config,
+      tokenizer: this.tokenizer.data,
+      step: this.step,
+      tensors: kind === 'state' ? [{ name: 'params', length: n }, { name: 'adamM', length: n }, { name: 'adamV', length: n }] : [{ name: 'params', length: n }],
+    };
+    writeCheckpoint(path, header, { params: this.model.params.a, adamM: this.adamM, adamV: this.adamV });
+  }
+
+  private checkDatum(d: Datum, i: number, lossFn: LossFn): void {
+    const n = d.inputTokens.length;
+    const bad = (msg: string) => new InputError(`forwardBackward: datum ${i}: ${msg}`);
+    if (n === 0) throw bad('inputTokens is empty');
+    if (n > this.config.context) throw bad(`${n} tokens exceed the model context of ${this.config.context}`);
+    for (const [key, arr] of [['targetTokens', d.targetTokens], ['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
+      if (arr !== undefined && arr.length !== n) throw bad(`${key} has ${arr.length} entries, inputTokens ${n}`);
+    }
+    if (lossFn !== 'cross_entropy' && (!d.logprobs || !d.advantages)) throw bad(`${lossFn} needs logprobs and advantages`);
+    const V = this.config.vocabSize;
+    for (const [key, arr] of [['inputTokens', d.inputTokens], ['targetTokens', d.targetTokens]] as const) {
+      for (let t = 0; t < n; t++) if (!Number.isInteger(arr[t]) || arr[t]! < 0 || arr[t]! >= V) throw bad(`${key}[${t}] = ${arr[t]} is not a token id (vocabulary ${V})`);
+    }
+    for (const [key, arr] of [['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
+      if (arr) for (let t = 0; t < n; t++) if (!Number.isFinite(arr[t])) throw bad(`${key}[${t}] is not a finite number`);
+    }
+  }
+}
+
+/** A backend from a checkpoint, or a freshly initialised model for a tokenizer and size. */
+export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
+  if (opts.checkpoint) {
+    const { header, tensors } = readCheckpoint(opts.checkpoint);
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels });
+    b.model.params.a.set(tensors.params!);
+    if (header.kind === 'state') b.loadStateSync(opts.checkpoint);
+    else b.step = header.step;
+    return b;
+  }
+  if (!opts.tokenizer) throw new InputError('createLocalBackend: give a checkpoint, or a tokenizer (and optionally a config) for a new model');
+  const parsed = ModelConfigSchema.safeParse({ ...DEFAULT_MODEL, ...opts.config, vocabSize: opts.tokenizer.vocabSize });
+  if (!parsed.success) throw new InputError(`local model config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`);
+  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels });
+  b.model.init(opts.seed ?? 0);
+  return b;
+}
+
+/** A sampler straight from a checkpoint file (for `local:PATH` agents and `sleuth serve`). */
+export function loadSampler(path: string, kernels: 'auto' | 'wasm-simd' | 'js' = 'auto'): LocalSampler {
+  const { header, tensors } = readCheckpoint(path);
+  return new LocalSampler(path, header.config, tensors.params!, new BpeTokenizer(header.tokenizer), kernels);
+}

@@ -1,0 +1,319 @@
+import { z } from 'zod';
+import { createKernels, rows, type IntTensor, type Kernels, type Tensor } from './kernels.js';
+
+/**
+ * A small GPT-2-style decoder (in the spirit of llm.c): token + learned position embeddings,
+ * pre-norm blocks of multi-head causal attention and a GELU MLP, a final layer norm, and logits
+ * through the tied token embedding. Forward and backward are written out below, one step per line;
+ * the heavy loops live in the kernels (WebAssembly SIMD, see ./assembly/kernels.ts).
+ *
+ * One model instance processes one sequence at a time over buffers sized for its context; the
+ * per-layer q|k|v rows double as the KV cache when sampling (rows before `from` are reused).
+ */
+
+export const ModelConfigSchema = z
+  .object({
+    vocabSize: z.number().int().min(260).max(65536),
+    context: z.number().int().min(8).max(2048),
+    dModel: z.number().int().min(8).max(1024).multipleOf(4),
+    nLayers: z.number().int().min(1).max(16),
+    nHeads: z.number().int().min(1).max(64),
+  })
+  .strict()
+  .refine((c) => c.dModel % c.nHeads === 0 && (c.dModel / c.nHeads) % 4 === 0, { message: 'dModel / nHeads must be a whole multiple of 4' });
+
+export type ModelConfig = z.infer<typeof ModelConfigSchema>;
+
+interface LayerParams {
+  ln1w: Tensor; ln1b: Tensor;
+  qkvw: Tensor; qkvb: Tensor;
+  attprojw: Tensor; attprojb: Tensor;
+  ln2w: Tensor; ln2b: Tensor;
+  fcw: Tensor; fcb: Tensor;
+  fcprojw: Tensor; fcprojb: Tensor;
+}
+
+export interface ParamViews {
+  wte: Tensor;
+  wpe: Tensor;
+  layers: LayerParams[];
+  lnfw: Tensor;
+  lnfb: Tensor;
+}
+
+/** Name, size and role of every parameter tensor, in storage order. */
+export function paramShapes(c: ModelConfig): { name: string; size: number; matrix: boolean }[] {
+  const d = c.dModel;
+  const out = [
+    { name: 'wte', size: c.vocabSize * d, matrix: true },
+    { name: 'wpe', size: c.context * d, matrix: true },
+  ];
+  for (let l = 0; l < c.nLayers; l++) {
+    out.push(
+      { name: `h${l}.ln1w`, size: d, matrix: false }, { name: `h${l}.ln1b`, size: d, matrix: false },
+      { name: `h${l}.qkvw`, size: 3 * d * d, matrix: true }, { name: `h${l}.qkvb`, size: 3 * d, matrix: false },
+      { name: `h${l}.attprojw`, size: d * d, matrix: true }, { name: `h${l}.attprojb`, size: d, matrix: false },
+      { name: `h${l}.ln2w`, size: d, matrix: false }, { name: `h${l}.ln2b`, size: d, matrix: false },
+      { name: `h${l}.fcw`, size: 4 * d * d, matrix: true }, { name: `h${l}.fcb`, size: 4 * d, matrix: false },
+      { name: `h${l}.fcprojw`, size: 4 * d * d, matrix: true }, { name: `h${l}.fcprojb`, size: d, matrix: false },
+    );
+  }
+  out.push({ name: 'lnfw', size: d, matrix: false }, { name: 'lnfb', size: d, matrix: false });
+  return out;
+}
+
+export function paramCount(c: ModelConfig): number {
+  return paramShapes(c).reduce((s, p) => s + p.size, 0);
+}
+
+function viewParams(flat: Tensor, c: ModelConfig): ParamViews {
+  const named = new Map<string, Tensor>();
+  let off = 0;
+  for (const s of paramShapes(c)) {
+    named.set(s.name, { a: flat.a.subarray(off, off + s.size), p: flat.p + off * 4 });
+    off += s.size;
+  }
+  const get = (n: string) => named.get(n)!;
+  const layers: LayerParams[] = [];
+  for (let l = 0; l < c.nLayers; l++) {
+    const k = (n: string) => get(`h${l}.${n}`);
+    layers.push({
+      ln1w: k('ln1w'), ln1b: k('ln1b'), qkvw: k('qkvw'), qkvb: k('qkvb'), attprojw: k('attprojw'), attprojb: k('attprojb'),
+      ln2w: k('ln2w'), ln2b: k('ln2b'), fcw: k('fcw'), fcb: k('fcb'), fcprojw: k('fcprojw'), fcprojb: k('fcprojb'),
+    });
+  }
+  return { wte: get('wte'), wpe: get('wpe'), layers, lnfw: get('lnfw'), lnfb: get('lnfb') };
+}
+
+interface LayerActs {
+  ln1: Tensor; ln1Mean: Tensor; ln1Rstd: Tensor;
+  qkv: Tensor; atty: Tensor; att: Tensor; attproj: Tensor; res2: Tensor;
+  ln2: Tensor; ln2Mean: Tensor; ln2Rstd: Tensor;
+  fch: Tensor; fchGelu: Tensor; fcproj: Tensor; res3: Tensor;
+}
+
+/** Gradient scratch, reused by every layer (the backward pass visits one layer at a time). */
+interface GradScratch {
+  dres: Tensor; dln: Tensor; datty: Tensor; dqkv: Tensor; dfch: Tensor; dfchGelu: Tensor; scratch: Tensor;
+}
+
+/** Deterministic N(0, std) initialisation from a seed (xorshift + Box-Muller). */
+function gaussianFill(a: Float32Array, std: number, rng: () => number): void {
+  for (let i = 0; i < a.length; i += 2) {
+    const u = Math.max(rng(), 1e-12), v = rng();
+    const r = Math.sqrt(-2 * Math.log(u)) * std;
+    a[i] = r * Math.cos(2 * Math.PI * v);
+    if (i + 1 < a.length) a[i + 1] = r * Math.sin(2 * Math.PI * v);
+  }
+}
+
+export function seededRandom(seed: number): () => number {
+  // mulberry32: small, fast, and the same sequence on every platform.
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface ModelOptions {
+  /** Allocate gradients and backward scratch. */
+  training: boolean;
+  kernels?: 'auto' | 'wasm-simd' | 'js';
+}
+
+export class Model {
+  readonly k: Kernels;
+  readonly nParams: number;
+  readonly params: Tensor;
+  readonly grads: Tensor | null;
+  readonly p: ParamViews;
+  readonly g: ParamViews | null;
+  private readonly encoded: Tensor;
+  private readonly acts: LayerActs[];
+  private readonly lnf: Tensor;
+  private readonly lnfMean: Tensor;
+  private readonly lnfRstd: Tensor;
+  /** Logits of the last forward pass, then (in place) probabilities, then dL/dlogits. */
+  readonly logits: Tensor;
+  readonly targets: IntTensor;
+  readonly lp: Tensor;
+  readonly entropy: Tensor;
+  /** dL/dlp per row, set by the loss before backward(). */
+  readonly g_lp: Tensor;
+  /** One row of vocabulary-sized scratch, for the sampler. */
+  readonly rowScratch: Tensor;
+  private readonly d: GradScratch | null;
+  private tokens: Int32Array;
+
+  constructor(
+    readonly config: ModelConfig,
+    opts: ModelOptions,
+  ) {
+    const c = config;
+    const S = c.context, D = c.dModel, V = c.vocabSize, L = c.nLayers, H = c.nHeads;
+    this.nParams = paramCount(c);
+    const perLayer = S * (D * 3 + 3 * D + D + D + D + D + 4 * D * 2 + D + D) + 4 * S;
+    // Sampling needs one attention buffer in all; training keeps each layer's for the backward pass.
+    const attFloats = H * S * S * (opts.training ? L : 1);
+    const gradFloats = opts.training ? this.nParams + S * (D * 3 + 3 * D + 8 * D) + S : 0;
+    const floats = this.nParams + gradFloats + S * D + L * perLayer + attFloats + S * D + 2 * S + S * V + 4 * S + V;
+    const tensorsCount = 40 + 20 * L;
+    this.k = createKernels((floats + tensorsCount * 4) * 4 + 65536 * 2, opts.kernels ?? 'auto');
+    const h = this.k.heap;
+    this.params = h.f32(this.nParams);
+    this.p = viewParams(this.params, c);
+    this.grads = opts.training ? h.f32(this.nParams) : null;
+    this.g = this.grads ? viewParams(this.grads, c) : null;
+    this.encoded = h.f32(S * D);
+    const sharedAtt = opts.training ? null : h.f32(H * S * S);
+    this.acts = [];
+    for (let l = 0; l < L; l++) {
+      this.acts.push({
+        ln1: h.f32(S * D), ln1Mean: h.f32(S), ln1Rstd: h.f32(S),
+        qkv: h.f32(S * 3 * D), atty: h.f32(S * D), att: sharedAtt ?? h.f32(H * S * S), attproj: h.f32(S * D), res2: h.f32(S * D),
+        ln2: h.f32(S * D), ln2Mean: h.f32(S), ln2Rstd: h.f32(S),
+        fch: h.f32(S * 4 * D), fchGelu: h.f32(S * 4 * D), fcproj: h.f32(S * D), res3: h.f32(S * D),
+      });
+    }
+    this.lnf = h.f32(S * D);
+    this.lnfMean = h.f32(S);
+    this.lnfRstd = h.f32(S);
+    this.logits = h.f32(S * V);
+    this.targets = h.i32(S);
+    this.lp = h.f32(S);
+    this.entropy = h.f32(S);
+    this.g_lp = h.f32(S);
+    this.rowScratch = h.f32(V);
+    this.d = opts.training
+      ? { dres: h.f32(S * D), dln: h.f32(S * D), datty: h.f32(S * D), dqkv: h.f32(S * 3 * D), dfch: h.f32(S * 4 * D), dfchGelu: h.f32(S * 4 * D), scratch: h.f32(S) }
+      : null;
+    this.tokens = new Int32Array(S);
+  }
+
+  /** GPT-2 initialisation: N(0, 0.02), residual projections scaled by 1/sqrt(2 L), norms at 1. */
+  init(seed: number): void {
+    const rng = seededRandom(seed);
+    const resStd = 0.02 / Math.sqrt(2 * this.config.nLayers);
+    gaussianFill(this.p.wte.a, 0.02, rng);
+    gaussianFill(this.p.wpe.a, 0.01, rng);
+    for (const l of this.p.layers) {
+      l.ln1w.a.fill(1); l.ln1b.a.fill(0); l.ln2w.a.fill(1); l.ln2b.a.fill(0);
+      gaussianFill(l.qkvw.a, 0.02, rng); l.qkvb.a.fill(0);
+      gaussianFill(l.attprojw.a, resStd, rng); l.attprojb.a.fill(0);
+      gaussianFill(l.fcw.a, 0.02, rng); l.fcb.a.fill(0);
+      gaussianFill(l.fcprojw.a, resStd, rng); l.fcprojb.a.fill(0);
+    }
+    this.p.lnfw.a.fill(1);
+    this.p.lnfb.a.fill(0);
+  }
+
+  /**
+   * Run rows [from, n) of `tokens` (rows before `from` must hold the same tokens from an earlier
+   * call: the KV cache), and the logits of rows [logitsFrom, n).
+   */
+  forward(tokens: ArrayLike<number>, from = 0, logitsFrom = from): void {
+    const c = this.config, k = this.k, n = tokens.length, D = c.dModel, S = c.context;
+    if (n > S) throw new Error(`sequence of ${n} tokens exceeds the model context of ${S}`);
+    const T = n - from;
+    if (T <= 0) return;
+    for (let t = from; t < n; t++) {
+      const tok = tokens[t]!;
+      if (!Number.isInteger(tok) || tok < 0 || tok >= c.vocabSize) throw new Error(`token ${tok} at position ${t} is outside the vocabulary of ${c.vocabSize}`);
+      this.tokens[t] = tok;
+      const e = this.encoded.a, wte = this.p.wte.a, wpe = this.p.wpe.a;
+      for (let i = 0; i < D; i++) e[t * D + i] = wte[tok * D + i]! + wpe[t * D + i]!;
+    }
+    const R = (x: Tensor, w: number) => rows(x, from, T, w);
+    let input = this.encoded;
+    for (let l = 0; l < c.nLayers; l++) {
+      const p = this.p.layers[l]!, a = this.acts[l]!;
+      k.layernormForward(R(a.ln1, D), R(a.ln1Mean, 1), R(a.ln1Rstd, 1), R(input, D), p.ln1w, p.ln1b, T, D);
+      k.matmulForward(R(a.qkv, 3 * D), R(a.ln1, D), p.qkvw, p.qkvb, T, D, 3 * D);
+      k.attentionForward(a.atty, a.att, a.qkv, from, n, D, c.nHeads, S);
+      k.matmulForward(R(a.attproj, D), R(a.atty, D), p.attprojw, p.attprojb, T, D, D);
+      addInto(R(a.res2, D).a, R(input, D).a, R(a.attproj, D).a);
+      k.layernormForward(R(a.ln2, D), R(a.ln2Mean, 1), R(a.ln2Rstd, 1), R(a.res2, D), p.ln2w, p.ln2b, T, D);
+      k.matmulForward(R(a.fch, 4 * D), R(a.ln2, D), p.fcw, p.fcb, T, D, 4 * D);
+      k.geluForward(R(a.fchGelu, 4 * D), R(a.fch, 4 * D), T * 4 * D);
+      k.matmulForward(R(a.fcproj, D), R(a.fchGelu, 4 * D), p.fcprojw, p.fcprojb, T, 4 * D, D);
+      addInto(R(a.res3, D).a, R(a.res2, D).a, R(a.fcproj, D).a);
+      input = a.res3;
+    }
+    k.layernormForward(R(this.lnf, D), R(this.lnfMean, 1), R(this.lnfRstd, 1), R(input, D), this.p.lnfw, this.p.lnfb, T, D);
+    const TL = n - logitsFrom;
+    if (TL > 0) k.matmulForward(rows(this.logits, logitsFrom, TL, c.vocabSize), rows(this.lnf, logitsFrom, TL, D), this.p.wte, null, TL, D, c.vocabSize);
+  }
+
+  /**
+   * After forward(tokens) over the whole sequence: log-softmax every row, the logprob of each
+   * row's target into `lp`, each row's entropy into `entropy`; logits become probabilities.
+   */
+  logprobs(targets: ArrayLike<number>): void {
+    const n = targets.length;
+    for (let t = 0; t < n; t++) {
+      const tgt = targets[t]!;
+      if (!Number.isInteger(tgt) || tgt < 0 || tgt >= this.config.vocabSize) throw new Error(`target token ${tgt} at position ${t} is outside the vocabulary of ${this.config.vocabSize}`);
+      this.targets.a[t] = tgt;
+    }
+    this.k.softmaxRows(this.logits, this.targets, this.lp, this.entropy, n, this.config.vocabSize);
+  }
+
+  /**
+   * Accumulate into `grads` the gradient of a loss that depends on the logits only through
+   * lp[t] (the row's target logprob), given g_lp[t] = dL/dlp[t]. Call after logprobs().
+   */
+  backward(n: number): void {
+    if (!this.g || !this.d) throw new Error('model was created without gradients (training: false)');
+    const c = this.config, k = this.k, D = c.dModel, V = c.vocabSize, S = c.context, g = this.g, d = this.d;
+    const R = (x: Tensor, w: number) => rows(x, 0, n, w);
+    const zero = (x: Tensor, w: number) => R(x, w).a.fill(0);
+    // Logits = lnf · wteᵀ (tied embedding).
+    k.softmaxBackward(R(this.logits, V), this.targets, this.g_lp, n, V);
+    zero(d.dln, D);
+    k.matmulBackward(R(d.dln, D), g.wte, null, R(this.logits, V), R(this.lnf, D), this.p.wte, n, D, V);
+    zero(d.dres, D);
+    const last = c.nLayers > 0 ? this.acts[c.nLayers - 1]!.res3 : this.encoded;
+    k.layernormBackward(R(d.dres, D), g.lnfw, g.lnfb, R(d.dln, D), R(last, D), this.p.lnfw, R(this.lnfMean, 1), R(this.lnfRstd, 1), n, D);
+    for (let l = c.nLayers - 1; l >= 0; l--) {
+      const p = this.p.layers[l]!, gl = g.layers[l]!, a = this.acts[l]!;
+      const input = l === 0 ? this.encoded : this.acts[l - 1]!.res3;
+      // res3 = res2 + fcproj: dres flows to both.
+      zero(d.dfchGelu, 4 * D);
+      k.matmulBackward(R(d.dfchGelu, 4 * D), gl.fcprojw, gl.fcprojb, R(d.dres, D), R(a.fchGelu, 4 * D), p.fcprojw, n, 4 * D, D);
+      zero(d.dfch, 4 * D);
+      k.geluBackward(R(d.dfch, 4 * D), R(a.fch, 4 * D), R(d.dfchGelu, 4 * D), n * 4 * D);
+      zero(d.dln, D);
+      k.matmulBackward(R(d.dln, D), gl.fcw, gl.fcb, R(d.dfch, 4 * D), R(a.ln2, D), p.fcw, n, D, 4 * D);
+      k.layernormBackward(R(d.dres, D), gl.ln2w, gl.ln2b, R(d.dln, D), R(a.res2, D), p.ln2w, R(a.ln2Mean, 1), R(a.ln2Rstd, 1), n, D);
+      // res2 = input + attproj: dres flows to both.
+      zero(d.datty, D);
+      k.matmulBackward(R(d.datty, D), gl.attprojw, gl.attprojb, R(d.dres, D), R(a.atty, D), p.attprojw, n, D, D);
+      zero(d.dqkv, 3 * D);
+      k.attentionBackward(R(d.dqkv, 3 * D), d.scratch, R(d.datty, D), a.qkv, a.att, n, D, c.nHeads, S);
+      zero(d.dln, D);
+      k.matmulBackward(R(d.dln, D), gl.qkvw, gl.qkvb, R(d.dqkv, 3 * D), R(a.ln1, D), p.qkvw, n, D, 3 * D);
+      k.layernormBackward(R(d.dres, D), gl.ln1w, gl.ln1b, R(d.dln, D), R(input, D), p.ln1w, R(a.ln1Mean, 1), R(a.ln1Rstd, 1), n, D);
+    }
+    // Embeddings: encoded = wte[token] + wpe[position].
+    const dres = d.dres.a, gwte = g.wte.a, gwpe = g.wpe.a;
+    for (let t = 0; t < n; t++) {
+      const tok = this.tokens[t]!;
+      for (let i = 0; i < D; i++) {
+        gwte[tok * D + i]! += dres[t * D + i]!;
+        gwpe[t * D + i]! += dres[t * D + i]!;
+      }
+    }
+  }
+
+  zeroGrads(): void {
+    this.grads?.a.fill(0);
+  }
+}
+
+function addInto(out: Float32Array, a: Float32Array, b: Float32Array): void {
+  for (let i = 0; i < out.length; i++) out[i] = a[i]! + b[i]!;
+}

@@ -1,0 +1,144 @@
+import { randomInt } from 'node:crypto';
+import { InputError } from '../../errors.js';
+import type { BpeTokenizer } from '../../protocol/compact/bpe.js';
+import type { SampledSequence, Sampler, SamplingParams } from '../types.js';
+import { Model, seededRandom, type ModelConfig } from './model.js';
+
+/**
+ * Samples from a frozen copy of the local model's weights, with a KV cache (the model's per-layer
+ * q|k|v rows: the prompt is run once, then one row per new token).
+ *
+ * Logprobs: each sampled token's logprob is log softmax(logits / temperature) at that token, taken
+ * before top-k / top-p truncation. At temperature 1 this is bit-for-bit the learner's logprob for the
+ * same weights (same kernels, and every row is computed the same way whether alone or in a batch),
+ * so importance ratios start at exactly 1. At temperature 0 (greedy) it is the temperature-1 logprob.
+ */
+export class LocalSampler implements Sampler {
+  private readonly model: Model;
+
+  constructor(
+    readonly modelPath: string,
+    readonly config: ModelConfig,
+    params: Float32Array,
+    readonly tokenizer: BpeTokenizer,
+    kernels: 'auto' | 'wasm-simd' | 'js' = 'auto',
+  ) {
+    this.model = new Model(config, { training: false, kernels });
+    this.model.params.a.set(params);
+  }
+
+  async sample(prompt: number[], params: SamplingParams, numSamples = 1): Promise<SampledSequence[]> {
+    return this.sampleSync(prompt, params, numSamples);
+  }
+
+  sampleSync(prompt: number[], params: SamplingParams, numSamples = 1): SampledSequence[] {
+    const c = this.config, m = this.model, V = c.vocabSize;
+    this.checkTokens(prompt, 'prompt');
+    if (prompt.length === 0) throw new InputError('sampling: the prompt is empty');
+    if (prompt.length >= c.context) throw new InputError(`sampling: prompt of ${prompt.length} tokens leaves no room in the model context of ${c.context}`);
+    if (!Number.isInteger(params.maxTokens) || params.maxTokens < 1) throw new InputError(`sampling: maxTokens must be a whole number >= 1, got ${params.maxTokens}`);
+    if (!(params.temperature >= 0)) throw new InputError(`sampling: temperature must be >= 0, got ${params.temperature}`);
+    if (params.topP !== undefined && !(params.topP > 0 && params.topP <= 1)) throw new InputError(`sampling: topP must be in (0, 1], got ${params.topP}`);
+    if (params.topK !== undefined && !(Number.isInteger(params.topK) && (params.topK === -1 || params.topK >= 1))) throw new InputError(`sampling: topK must be -1 or a whole number >= 1, got ${params.topK}`);
+    if (!Number.isInteger(numSamples) || numSamples < 1) throw new InputError(`sampling: numSamples must be a whole number >= 1, got ${numSamples}`);
+    const stop = new Set(params.stop ?? []);
+    const rng = seededRandom(params.seed ?? randomInt(2 ** 31));
+    const temp = params.temperature;
+    const P = prompt.length;
+    m.forward(prompt, 0, P - 1);
+    const out: SampledSequence[] = [];
+    for (let s = 0; s < numSamples; s++) {
+      const seq = prompt.slice();
+      const tokens: number[] = [], logprobs: number[] = [];
+      let stopReason: SampledSequence['stopReason'] = 'length';
+      // Rows < P hold the prompt (the cache); each sample overwrites only rows from P on.
+      for (;;) {
+        const row = m.logits.a.subarray((seq.length - 1) * V, seq.length * V);
+        const probs = this.distribution(row, temp > 0 ? temp : 1);
+        const tok = temp > 0 ? pick(probs, params.topK ?? -1, params.topP ?? 1, rng) : argmax(row);
+        logprobs.push(this.logprobOf(row, temp > 0 ? temp : 1, tok));
+        tokens.push(tok);
+        seq.push(tok);
+        if (stop.has(tok)) {
+          stopReason = 'stop';
+          break;
+        }
+        if (tokens.length >= params.maxTokens || seq.length >= c.context) break;
+        m.forward(seq, seq.length - 1);
+      }
+      out.push({ tokens, logprobs, stopReason });
+    }
+    return out;
+  }
+
+  async computeLogprobs(tokens: number[]): Promise<(number | null)[]> {
+    this.checkTokens(tokens, 'tokens');
+    if (tokens.length > this.config.context) throw new InputError(`computeLogprobs: ${tokens.length} tokens exceed the model context of ${this.config.context}`);
+    if (tokens.length === 0) return [];
+    const m = this.model;
+    m.forward(tokens.slice(0, -1), 0);
+    m.logprobs(tokens.slice(1));
+    return [null, ...Array.from(m.lp.a.subarray(0, tokens.length - 1))];
+  }
+
+  private checkTokens(tokens: number[], what: string): void {
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i]!;
+      if (!Number.isInteger(t) || t < 0 || t >= this.config.vocabSize) throw new InputError(`sampling: ${what}[${i}] = ${t} is not a token id of this model (vocabulary ${this.config.vocabSize})`);
+    }
+  }
+
+  /** Probabilities of softmax(row / temperature), through the same kernel as the learner. */
+  private distribution(row: Float32Array, temp: number): Float64Array {
+    const m = this.model, V = this.config.vocabSize;
+    this.scaled(row, temp);
+    m.targets.a[0] = -1;
+    m.k.softmaxRows(m.rowScratch, m.targets, m.lp, m.entropy, 1, V);
+    return Float64Array.from(m.rowScratch.a);
+  }
+
+  private logprobOf(row: Float32Array, temp: number, tok: number): number {
+    const m = this.model;
+    this.scaled(row, temp);
+    m.targets.a[0] = tok;
+    m.k.softmaxRows(m.rowScratch, m.targets, m.lp, m.entropy, 1, this.config.vocabSize);
+    return m.lp.a[0]!;
+  }
+
+  private scaled(row: Float32Array, temp: number): void {
+    const s = this.model.rowScratch.a;
+    if (temp === 1) s.set(row);
+    else for (let i = 0; i < row.length; i++) s[i] = row[i]! / temp;
+  }
+}
+
+function argmax(row: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  return best;
+}
+
+/** Draw from probs after top-k and top-p truncation (renormalised). */
+function pick(probs: Float64Array, topK: number, topP: number, rng: () => number): number {
+  let ids: number[];
+  if (topK > 0 || topP < 1) {
+    ids = Array.from(probs.keys()).sort((a, b) => probs[b]! - probs[a]! || a - b);
+    if (topK > 0) ids = ids.slice(0, topK);
+    if (topP < 1) {
+      let cum = 0, keep = 0;
+      while (keep < ids.length && cum < topP) cum += probs[ids[keep++]!]!;
+      ids = ids.slice(0, Math.max(keep, 1));
+    }
+  } else ids = [];
+  const pool = ids.length ? ids : null;
+  let total = 0;
+  if (pool) for (const i of pool) total += probs[i]!;
+  else for (let i = 0; i < probs.length; i++) total += probs[i]!;
+  let u = rng() * total;
+  if (pool) {
+    for (const i of pool) if ((u -= probs[i]!) < 0) return i;
+    return pool[pool.length - 1]!;
+  }
+  for (let i = 0; i < probs.length; i++) if ((u -= probs[i]!) < 0) return i;
+  return probs.length - 1;
+}
