@@ -26,6 +26,8 @@ export type AnalyzerOptions = z.input<typeof AnalyzerConfig>;
  * ("o'neill", "kiss's"), so that Porter2's possessive step sees the apostrophe. Curly apostrophes
  * are folded to ASCII before matching.
  */
+const CURLY = /[\u2019\u02bc]/u;
+const CURLY_ALL = /[\u2019\u02bc]/gu;
 const WORD = /[\p{L}\p{M}\p{N}]+(?:'[\p{L}\p{M}\p{N}]+)*/gu;
 
 export interface TokenSpan {
@@ -70,16 +72,24 @@ export class Analyzer {
     return word;
   }
 
-  /** Calls fn with each term and its UTF-16 span in the text, in order. */
-  forEachTerm(text: string, fn: (term: string, start: number, end: number) => void): void {
+  /**
+   * Calls fn with each word of the text as it appears (before lower-casing) and its UTF-16 span.
+   * term(word) maps a word to its term; the indexer caches that per distinct word.
+   */
+  forEachWord(text: string, fn: (word: string, start: number, end: number) => void): void {
     // Curly apostrophes are folded one for one, so offsets stay those of the original text.
-    const s = /[\u2019\u02bc]/u.test(text) ? text.replace(/[\u2019\u02bc]/gu, "'") : text;
+    const s = CURLY.test(text) ? text.replace(CURLY_ALL, "'") : text;
     const re = new RegExp(WORD);
     let m: RegExpExecArray | null;
-    while ((m = re.exec(s)) !== null) {
-      const t = this.term(m[0]);
-      if (t !== null) fn(t, m.index, m.index + m[0].length);
-    }
+    while ((m = re.exec(s)) !== null) fn(m[0], m.index, m.index + m[0].length);
+  }
+
+  /** Calls fn with each term (stopwords dropped) and its UTF-16 span in the text, in order. */
+  forEachTerm(text: string, fn: (term: string, start: number, end: number) => void): void {
+    this.forEachWord(text, (word, start, end) => {
+      const t = this.term(word);
+      if (t !== null) fn(t, start, end);
+    });
   }
 
   /** Terms of a text in order, stopwords removed. */

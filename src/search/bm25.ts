@@ -1,0 +1,237 @@
+/** BM25 postings as loaded from an index, and Lucene-variant scoring over them. */
+export interface Postings {
+  docs: number;
+  avgdl: number;
+  k1: number;
+  b: number;
+  doclen: Uint32Array;
+  termBytes: Uint8Array;
+  termOff: Uint32Array;
+  postOff: Uint32Array;
+  postDocs: Uint32Array;
+  postTfs: Uint16Array;
+  /** Per term, max over its postings of tf / (tf + norm(doc)). */
+  maxTf: Float64Array;
+}
+
+export interface ScoredDoc {
+  doc: number;
+  score: number;
+}
+
+/** Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)); never negative. */
+export function bm25Idf(docs: number, df: number): number {
+  return Math.log(1 + (docs - df + 0.5) / (df + 0.5));
+}
+
+const encoder = new TextEncoder();
+/** Relative slack on pruning decisions, so float rounding can only make the scorer prune less. */
+const SLACK = 1 - 1e-9;
+
+/**
+ * Top-k BM25 with MaxScore dynamic pruning. Results equal exhaustive scoring: a document is only
+ * skipped when the sum of the upper bounds of the terms it could still match cannot beat the
+ * current k-th score. Ties rank the lower document number first.
+ */
+export class Bm25Scorer {
+  /** Per document, k1 * (1 - b + b * dl / avgdl), computed once at load. */
+  private readonly norm: Float64Array;
+
+  constructor(readonly p: Postings) {
+    this.norm = new Float64Array(p.docs);
+    for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
+  }
+
+  get termCount(): number {
+    return this.p.termOff.length - 1;
+  }
+
+  /** Term id of a term, by binary search over the byte-sorted vocabulary; -1 if absent. */
+  termId(term: string): number {
+    const key = encoder.encode(term);
+    const { termBytes, termOff } = this.p;
+    let lo = 0;
+    let hi = termOff.length - 2;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const start = termOff[mid]!;
+      const end = termOff[mid + 1]!;
+      let cmp = 0;
+      const n = Math.min(end - start, key.length);
+      for (let i = 0; i < n && cmp === 0; i++) cmp = termBytes[start + i]! - key[i]!;
+      if (cmp === 0) cmp = end - start - key.length;
+      if (cmp === 0) return mid;
+      if (cmp < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  df(termId: number): number {
+    return this.p.postOff[termId + 1]! - this.p.postOff[termId]!;
+  }
+
+  idf(termId: number): number {
+    return bm25Idf(this.p.docs, this.df(termId));
+  }
+
+  /** The score of one document for the given term ids (0 if it matches none); for explanations. */
+  scoreDoc(termIds: number[], doc: number): number {
+    let s = 0;
+    for (const t of termIds) {
+      const start = this.p.postOff[t]!;
+      const end = this.p.postOff[t + 1]!;
+      const at = seek(this.p.postDocs, start, end, doc);
+      if (at < end && this.p.postDocs[at] === doc) {
+        const tf = this.p.postTfs[at]!;
+        s += this.idf(t) * (tf / (tf + this.norm[doc]!));
+      }
+    }
+    return s;
+  }
+
+  /** Top k documents for a set of distinct term ids. */
+  topK(termIds: readonly number[], k: number): ScoredDoc[] {
+    const { postOff, postDocs, postTfs } = this.p;
+    const norm = this.norm;
+    // Terms in ascending order of their upper bound; ties by term id, so the order is canonical.
+    const terms = [...new Set(termIds)]
+      .map((t) => ({ t, idf: this.idf(t), ub: this.idf(t) * this.p.maxTf[t]! }))
+      .sort((x, y) => x.ub - y.ub || x.t - y.t);
+    const q = terms.length;
+    if (q === 0 || k <= 0) return [];
+    const idf = terms.map((x) => x.idf);
+    const pos = terms.map((x) => postOff[x.t]!);
+    const end = terms.map((x) => postOff[x.t + 1]!);
+    const cum: number[] = [];
+    terms.reduce((s, x, i) => (cum[i] = s + x.ub), 0);
+    const contrib = new Float64Array(q);
+
+    const heap = new TopK(k);
+    let theta = 0;
+    let firstEssential = 0;
+    const NONE = 0xffffffff + 1;
+
+    for (;;) {
+      let d = NONE;
+      for (let i = firstEssential; i < q; i++) if (pos[i]! < end[i]! && postDocs[pos[i]!]! < d) d = postDocs[pos[i]!]!;
+      if (d === NONE) break;
+      const nd = norm[d]!;
+      let partial = 0;
+      for (let i = firstEssential; i < q; i++) {
+        const at = pos[i]!;
+        if (at < end[i]! && postDocs[at] === d) {
+          const tf = postTfs[at]!;
+          partial += contrib[i] = idf[i]! * (tf / (tf + nd));
+          pos[i] = at + 1;
+        }
+      }
+      let alive = true;
+      for (let i = firstEssential - 1; i >= 0; i--) {
+        if (partial + cum[i]! < theta * SLACK) {
+          alive = false;
+          break;
+        }
+        const at = (pos[i] = seek(postDocs, pos[i]!, end[i]!, d));
+        if (at < end[i]! && postDocs[at] === d) {
+          const tf = postTfs[at]!;
+          partial += contrib[i] = idf[i]! * (tf / (tf + nd));
+        }
+      }
+      if (alive) {
+        // The reported score sums contributions in the canonical term order, whatever the path.
+        let score = 0;
+        for (let i = 0; i < q; i++) score += contrib[i]!;
+        if (!heap.full || score > heap.minScore) {
+          heap.push(d, score);
+          if (heap.full) {
+            theta = heap.minScore;
+            while (firstEssential < q && cum[firstEssential]! < theta * SLACK) firstEssential++;
+          }
+        }
+      }
+      contrib.fill(0);
+    }
+    return heap.sorted();
+  }
+}
+
+/** First index in [from, end) whose doc is >= target (galloping, then binary search). */
+function seek(docs: Uint32Array, from: number, end: number, target: number): number {
+  if (from >= end || docs[from]! >= target) return from;
+  let step = 1;
+  let lo = from;
+  let hi = from + 1;
+  while (hi < end && docs[hi]! < target) {
+    lo = hi;
+    step *= 2;
+    hi = Math.min(end, hi + step);
+  }
+  if (hi > end) hi = end;
+  // docs[lo] < target; answer in (lo, hi]
+  while (lo + 1 < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (docs[mid]! < target) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/**
+ * A bounded min-heap of (score, doc) whose root is the worst kept hit: the lowest score, and of
+ * equal scores the highest document number. Documents arrive in increasing order, so a newcomer
+ * with a score equal to the root's never displaces it.
+ */
+class TopK {
+  private readonly docs: number[] = [];
+  private readonly scores: number[] = [];
+  constructor(private readonly k: number) {}
+  get full(): boolean {
+    return this.docs.length >= this.k;
+  }
+  get minScore(): number {
+    return this.scores[0]!;
+  }
+  private worse(i: number, j: number): boolean {
+    const a = this.scores[i]!;
+    const b = this.scores[j]!;
+    return a < b || (a === b && this.docs[i]! > this.docs[j]!);
+  }
+  private swap(i: number, j: number): void {
+    [this.docs[i], this.docs[j]] = [this.docs[j]!, this.docs[i]!];
+    [this.scores[i], this.scores[j]] = [this.scores[j]!, this.scores[i]!];
+  }
+  push(doc: number, score: number): void {
+    if (this.full) {
+      this.docs[0] = doc;
+      this.scores[0] = score;
+      this.down(0);
+      return;
+    }
+    this.docs.push(doc);
+    this.scores.push(score);
+    let i = this.docs.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.worse(i, parent)) break;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+  private down(i: number): void {
+    const n = this.docs.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let w = i;
+      if (l < n && this.worse(l, w)) w = l;
+      if (r < n && this.worse(r, w)) w = r;
+      if (w === i) return;
+      this.swap(i, w);
+      i = w;
+    }
+  }
+  sorted(): ScoredDoc[] {
+    return this.docs.map((doc, i) => ({ doc, score: this.scores[i]! })).sort((a, b) => b.score - a.score || a.doc - b.doc);
+  }
+}

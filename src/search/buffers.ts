@@ -1,0 +1,89 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+type TypedArrayCtor<T> = { new (length: number): T };
+
+/** An append-only typed array that doubles its capacity: the builder's postings and offsets. */
+export class Grow<T extends Uint32Array | Uint16Array | Float64Array> {
+  private data: T;
+  length = 0;
+  constructor(private readonly ctor: TypedArrayCtor<T>, capacity = 1024) {
+    this.data = new ctor(capacity);
+  }
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = new this.ctor(this.data.length * 2);
+      next.set(this.data as never);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+  get(i: number): number {
+    return this.data[i]!;
+  }
+  /** A view of the filled part (shares memory until the next push). */
+  view(): T {
+    return this.data.subarray(0, this.length) as T;
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Strings appended to files as UTF-8 through one reusable buffer, starting a new file when the
+ * current one would pass `maxFileBytes` (the text shards). Tracks the global byte position.
+ */
+export class Utf8Sink {
+  private buf = new Uint8Array(8 << 20);
+  private used = 0;
+  private fd = -1;
+  private fileBytes = 0;
+  /** Bytes written over all files. */
+  position = 0;
+  readonly files: { file: string; start: number; bytes: number; firstItem: number }[] = [];
+  private items = 0;
+
+  constructor(private readonly pathFor: (shard: number) => string, private readonly maxFileBytes = Number.MAX_SAFE_INTEGER) {}
+
+  /** Appends s; returns nothing, position advances by its UTF-8 length. */
+  write(s: string): void {
+    if (this.fd === -1 || (this.fileBytes > 0 && this.fileBytes + s.length * 3 > this.maxFileBytes)) this.startFile();
+    this.items++;
+    let { read, written } = encoder.encodeInto(s, this.buf.subarray(this.used));
+    if (read < s.length) {
+      // Buffer full: flush, then encode into an empty buffer (grown if one string needs more).
+      this.flush();
+      if (s.length * 3 > this.buf.length) this.buf = new Uint8Array(s.length * 3);
+      ({ read, written } = encoder.encodeInto(s, this.buf));
+    }
+    this.used += written;
+    this.fileBytes += written;
+    this.position += written;
+  }
+
+  private startFile(): void {
+    if (this.fd !== -1) this.closeFile();
+    this.fd = openSync(this.pathFor(this.files.length), 'w');
+    this.files.push({ file: '', start: this.position, bytes: 0, firstItem: this.items });
+    this.files[this.files.length - 1]!.file = this.pathFor(this.files.length - 1);
+    this.fileBytes = 0;
+  }
+
+  private flush(): void {
+    let at = 0;
+    while (at < this.used) at += writeSync(this.fd, this.buf, at, this.used - at);
+    this.used = 0;
+  }
+
+  private closeFile(): void {
+    this.flush();
+    closeSync(this.fd);
+    this.files[this.files.length - 1]!.bytes = this.fileBytes;
+    this.fd = -1;
+  }
+
+  /** Flush and close; creates an empty file if nothing was written. */
+  close(): void {
+    if (this.fd === -1 && this.files.length === 0) this.startFile();
+    if (this.fd !== -1) this.closeFile();
+  }
+}

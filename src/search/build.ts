@@ -1,0 +1,244 @@
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { endianness } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { InputError } from '../errors.js';
+import type { Chunk } from '../corpus/chunk.js';
+import { Analyzer, type AnalyzerOptions } from './analyzer.js';
+import { Grow, Utf8Sink } from './buffers.js';
+import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
+import { loadGrepModule } from './grep-bridge.js';
+
+export interface BuildOptions {
+  analyzer?: AnalyzerOptions;
+  /** BM25 term-frequency saturation (default 1.5). */
+  k1?: number;
+  /** BM25 length normalisation (default 0.75). */
+  b?: number;
+  /** Called every few thousand chunks and once at the end with the number indexed so far. */
+  onProgress?: (docs: number) => void;
+  /** Recorded in the manifest as `source` (what the index was built from). */
+  source?: string;
+}
+
+export interface IndexStats {
+  dir: string;
+  docs: number;
+  terms: number;
+  postings: number;
+  tokens: number;
+  bytes: number;
+}
+
+const MAX_TF = 0xffff;
+
+/** Byte-wise comparison of UTF-8 strings, the order of terms.bin (what the binary search uses). */
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/**
+ * Index chunks into `outDir`: stream them once (chunk text goes straight to disk; memory holds the
+ * postings), then sort the vocabulary and lay out the postings. Built in a temporary sibling
+ * directory and renamed into place, so a failure leaves any previous index untouched. The same
+ * chunks in the same order give the same bytes.
+ */
+export async function buildIndex(chunks: AsyncIterable<Chunk>, outDir: string, options: BuildOptions = {}): Promise<IndexStats> {
+  const k1 = options.k1 ?? 1.5;
+  const b = options.b ?? 0.75;
+  if (!(k1 >= 0) || !Number.isFinite(k1)) throw new InputError(`BM25 k1 must be a finite number >= 0, got ${k1}`);
+  if (!(b >= 0 && b <= 1)) throw new InputError(`BM25 b must be between 0 and 1, got ${b}`);
+  const analyzer = new Analyzer(options.analyzer);
+  // Index files are raw typed arrays in the machine's byte order, which the format fixes as little-endian.
+  if (endianness() !== 'LE') throw new Error('sleuth indexes are little-endian; this machine is big-endian');
+
+  mkdirSync(dirname(outDir), { recursive: true });
+  const tmp = join(dirname(outDir), `.${basename(outDir)}.tmp-${process.pid}-${Date.now()}`);
+  mkdirSync(tmp);
+  try {
+    const stats = await buildInto(chunks, tmp, analyzer, k1, b, options.onProgress, options.source);
+    replaceDir(tmp, outDir);
+    return { ...stats, dir: outDir };
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Swap a finished temporary directory into place, keeping the old one until the rename is done. */
+function replaceDir(tmp: string, outDir: string): void {
+  if (!existsSync(outDir)) {
+    renameSync(tmp, outDir);
+    return;
+  }
+  const old = `${tmp}.old`;
+  renameSync(outDir, old);
+  renameSync(tmp, outDir);
+  rmSync(old, { recursive: true, force: true });
+}
+
+async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: Analyzer, k1: number, b: number, onProgress?: (docs: number) => void, source?: string) {
+  const ids: string[] = [];
+  const idSink = new Utf8Sink(() => join(dir, 'ids.bin'));
+  const titleSink = new Utf8Sink(() => join(dir, 'titles.bin'));
+  const textSink = new Utf8Sink((k) => join(dir, `text.${k}.bin`), TEXT_SHARD_BYTES);
+  const metaSink = new Utf8Sink(() => join(dir, 'meta.bin'));
+  const idOff = new Grow(Uint32Array);
+  const titleOff = new Grow(Uint32Array);
+  const textOff = new Grow(Float64Array);
+  const metaOff = new Grow(Uint32Array);
+  idOff.push(0), titleOff.push(0), textOff.push(0), metaOff.push(0);
+  const grepModule = await loadGrepModule();
+  const grep = grepModule ? new grepModule.GrepIndexBuilder() : undefined;
+
+  // Surface word -> term id (-1 = dropped): one Map lookup per token on the hot path.
+  const wordTerm = new Map<string, number>();
+  const termOf = new Map<string, number>();
+  const termStrings: string[] = [];
+  let tfScratch = new Uint32Array(1 << 16);
+  const touched: number[] = [];
+  // Per document, the (term, tf) pairs in first-seen order; scattered into postings at the end.
+  const pairTerm = new Grow(Uint32Array, 1 << 20);
+  const pairTf = new Grow(Uint16Array, 1 << 20);
+  const pairStart = new Grow(Float64Array);
+  pairStart.push(0);
+  let df = new Uint32Array(1 << 16);
+  const doclen = new Grow(Uint32Array);
+  let tokens = 0;
+  let dl = 0;
+
+  const addWord = (word: string) => {
+    let t = wordTerm.get(word);
+    if (t === undefined) {
+      const term = analyzer.term(word);
+      if (term === null) t = -1;
+      else {
+        t = termOf.get(term);
+        if (t === undefined) {
+          t = termStrings.length;
+          termOf.set(term, t);
+          termStrings.push(term);
+          if (t >= tfScratch.length) {
+            const next = new Uint32Array(tfScratch.length * 2);
+            next.set(tfScratch);
+            tfScratch = next;
+            const nextDf = new Uint32Array(df.length * 2);
+            nextDf.set(df);
+            df = nextDf;
+          }
+        }
+      }
+      wordTerm.set(word, t);
+    }
+    if (t < 0) return;
+    dl++;
+    if (tfScratch[t]++ === 0) touched.push(t);
+  };
+
+  for await (const chunk of chunks) {
+    const doc = ids.length;
+    if (typeof chunk.id !== 'string' || chunk.id.length === 0) throw new InputError(`chunk ${doc + 1} has an empty id`);
+    ids.push(chunk.id);
+    idSink.write(chunk.id);
+    idOff.push(idSink.position);
+    titleSink.write(chunk.title);
+    titleOff.push(titleSink.position);
+    textSink.write(chunk.text);
+    textOff.push(textSink.position);
+    metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
+    if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
+    metaOff.push(metaSink.position);
+    grep?.add(doc, chunk.text);
+
+    dl = 0;
+    analyzer.forEachWord(chunk.title, addWord);
+    analyzer.forEachWord(chunk.text, addWord);
+    for (const t of touched) {
+      pairTerm.push(t);
+      pairTf.push(Math.min(tfScratch[t]!, MAX_TF));
+      df[t]!++;
+      tfScratch[t] = 0;
+    }
+    touched.length = 0;
+    pairStart.push(pairTerm.length);
+    doclen.push(dl);
+    tokens += dl;
+    if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
+  }
+  const N = ids.length;
+  if (N === 0) throw new InputError('no chunks to index (empty corpus)');
+  onProgress?.(N);
+  for (const s of [idSink, titleSink, textSink, metaSink]) s.close();
+
+  // Vocabulary in UTF-8 byte order, and the old -> new term id map.
+  const T = termStrings.length;
+  const encoder = new TextEncoder();
+  const termBytes = termStrings.map((t) => encoder.encode(t));
+  const order = Array.from({ length: T }, (_, i) => i).sort((x, y) => compareBytes(termBytes[x]!, termBytes[y]!));
+  const newId = new Uint32Array(T);
+  order.forEach((old, i) => (newId[old] = i));
+
+  const P = pairTerm.length;
+  if (P > 0xffffffff) throw new InputError('corpus too large: more than 2^32 postings');
+  const postOff = new Uint32Array(T + 1);
+  for (let i = 0; i < T; i++) postOff[i + 1] = postOff[i]! + df[order[i]!]!;
+  const cursor = postOff.slice(0, T);
+  const postDocs = new Uint32Array(P);
+  const postTfs = new Uint16Array(P);
+  const maxTf = new Float64Array(T);
+  const avgdl = tokens / N;
+  const pairT = pairTerm.view();
+  const pairF = pairTf.view();
+  const starts = pairStart.view();
+  const lens = doclen.view();
+  for (let doc = 0; doc < N; doc++) {
+    const norm = k1 * (1 - b + (b * lens[doc]!) / avgdl);
+    for (let i = starts[doc]!, end = starts[doc + 1]!; i < end; i++) {
+      const t = newId[pairT[i]!]!;
+      const at = cursor[t]++;
+      const tf = pairF[i]!;
+      postDocs[at] = doc;
+      postTfs[at] = tf;
+      const w = tf / (tf + norm);
+      if (w > maxTf[t]!) maxTf[t] = w;
+    }
+  }
+
+  // Terms file in sorted order.
+  const termOff = new Uint32Array(T + 1);
+  let termTotal = 0;
+  for (let i = 0; i < T; i++) termOff[i + 1] = termTotal += termBytes[order[i]!]!.length;
+  const termsBin = new Uint8Array(termTotal);
+  for (let i = 0; i < T; i++) termsBin.set(termBytes[order[i]!]!, termOff[i]!);
+
+  // Doc numbers sorted by id, for docOf; a repeated id is an error here whatever the reader did.
+  const idOrder = Uint32Array.from({ length: N }, (_, i) => i).sort((x, y) => (ids[x]! < ids[y]! ? -1 : ids[x]! > ids[y]! ? 1 : 0));
+  for (let i = 1; i < N; i++) if (ids[idOrder[i]!] === ids[idOrder[i - 1]!]) throw new InputError(`duplicate chunk id "${ids[idOrder[i]!]}" in the corpus`);
+
+  const arrays: [string, ArrayBufferView][] = [
+    ['ids.off', idOff.view()], ['ids.order', idOrder], ['titles.off', titleOff.view()], ['text.off', textOff.view()],
+    ['meta.off', metaOff.view()], ['doclen', lens], ['terms.bin', termsBin], ['terms.off', termOff],
+    ['post.off', postOff], ['post.docs', postDocs], ['post.tfs', postTfs], ['term.maxtf', maxTf],
+  ];
+  for (const [name, arr] of arrays) writeWhole(join(dir, name), arr);
+  grep?.write(dir);
+
+  const files: Record<string, number> = {};
+  for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
+  const manifest: Manifest = {
+    format: INDEX_FORMAT,
+    version: INDEX_VERSION,
+    endianness: 'LE',
+    analyzer: analyzer.config,
+    bm25: { k1, b },
+    counts: { docs: N, terms: T, postings: P, tokens },
+    avgdl,
+    textShards: textSink.files.map((f) => ({ file: basename(f.file), firstDoc: f.firstItem, start: f.start, bytes: f.bytes })),
+    ...(source !== undefined ? { source } : {}),
+    files,
+  };
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  const bytes = Object.values(files).reduce((s, n) => s + n, 0);
+  return { docs: N, terms: T, postings: P, tokens, bytes };
+}

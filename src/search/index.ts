@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { embeddedChunks, embeddedCorpusPath } from '../corpus/embedded.js';
+import { InputError } from '../errors.js';
+import { buildIndex, type BuildOptions } from './build.js';
+import { readManifest } from './format.js';
+
+export { Analyzer, AnalyzerConfig, type AnalyzerOptions } from './analyzer.js';
+export { porter2 } from './porter2.js';
+export { buildIndex, type BuildOptions, type IndexStats } from './build.js';
+export { openIndex, SearchIndex, type OpenOptions, type SearchOptions } from './open.js';
+export { Bm25Scorer, bm25Idf, type ScoredDoc } from './bm25.js';
+export { INDEX_VERSION, Manifest, readManifest } from './format.js';
+export { IndexChunkStore } from './store.js';
+export { makeSnippet } from './snippet.js';
+export type { ChunkStore, Searcher, SearchHit, GrepHit, GrepOptions, GrepResult } from './types.js';
+
+/** Where the embedded default corpus is indexed, relative to the working directory. */
+export function defaultIndexDir(): string {
+  return join('.sleuth', 'index', 'default');
+}
+
+/** sha256 of the embedded corpus file: an index built from other bytes is stale. */
+function embeddedSource(): string {
+  return 'embedded:' + createHash('sha256').update(readFileSync(embeddedCorpusPath())).digest('hex').slice(0, 16);
+}
+
+/**
+ * The directory of an index over the embedded default corpus, building it first when it is
+ * missing, from another format version, damaged, or built from other corpus bytes.
+ */
+export async function ensureDefaultIndex(dir: string = defaultIndexDir(), options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
+  const source = embeddedSource();
+  try {
+    if (readManifest(dir).source === source) return dir;
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+  }
+  await buildIndex(embeddedChunks(), dir, { ...options, source });
+  return dir;
+}
