@@ -10,6 +10,8 @@ export interface EpisodeOptions {
   sample?: number;
   /** Rollout id (default `TASK_ID#SAMPLE`). */
   id?: string;
+  /** Called after each turn with its record (e.g. to show progress or the curated set). */
+  onTurn?: (turn: TurnRecord) => void;
 }
 
 function callRecord(call: AgentCall, result: CallRecord['result']): CallRecord {
@@ -63,7 +65,7 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
         else if ((turn.promptTokens ?? 0) + (turn.completionTokens ?? 0) >= budgets.contextTokens) endReason = 'context';
       }
       episode.endTurn();
-      turns.push({
+      const record: TurnRecord = {
         index,
         insertedTokens: turn.insertedTokens ?? [],
         sampledTokens: turn.sampledTokens ?? [],
@@ -75,7 +77,9 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
         envMs: performance.now() - envStart,
         promptTokens: turn.promptTokens ?? 0,
         completionTokens: turn.completionTokens ?? 0,
-      });
+      };
+      turns.push(record);
+      options.onTurn?.(record);
     }
   } catch (err) {
     endReason = 'error';

@@ -1,0 +1,177 @@
+import { createInterface } from 'node:readline';
+import { runEpisode } from '../../agent/episode.js';
+import type { TurnRecord } from '../../agent/rollout.js';
+import type { Agent, AgentCall, AgentSession, AgentTurn } from '../../agent/types.js';
+import { QaEnvironment } from '../../env/qa/env.js';
+import { SearchEnvironment } from '../../env/search/env.js';
+import type { Environment } from '../../env/types.js';
+import { InputError } from '../../errors.js';
+import { DEFAULT_QA_RUBRIC, DEFAULT_RUBRIC, scoreRollout } from '../../reward/rubric.js';
+import { openIndex } from '../../search/index.js';
+import { loadTaskSet } from '../../tasks/registry.js';
+import type { Task } from '../../tasks/task.js';
+import { intFlag, parseFlags, type Command } from '../command.js';
+
+const USAGE = `usage: sleuth play [--tasks NAME] [--split S] [--task ID] [--env search|qa] [-k N]
+
+Play the search environment yourself: pick a task, call tools, build the curated set, finish,
+and see the reward breakdown. Type a tool call as JSON or in short form:
+
+  {"name":"bm25_search","arguments":{"query":"Corliss Archer film","k":5}}
+  bm25_search Corliss Archer film      grep_corpus (?i)kiss\\s+and\\s+tell
+  read_document ID                     curate ID [ID...]
+  drop_curated ID [ID...]              finish
+  (qa env: search QUERY, answer TEXT)   help    quit (= finish)
+
+options:
+  --tasks NAME   task set (default: default)
+  --split S      split to pick from (default: eval)
+  --task ID      play this task instead of choosing one
+  --env E        search (default) or qa (top-3 search, 5 searches, then an answer)
+  -k N           hits per search when not given (default 10)`;
+
+/** Tools whose short form takes the rest of the line as one string argument. */
+const STRING_ARG: Record<string, string> = { bm25_search: 'query', grep_corpus: 'pattern', read_document: 'id', search: 'query', answer: 'answer' };
+const IDS_ARG = new Set(['curate', 'drop_curated']);
+
+/**
+ * A line typed by the player as a tool call: JSON `{"name", "arguments"}`, or `NAME rest of line`.
+ * Returns undefined for a blank line; throws InputError naming what is wrong.
+ */
+export function parsePlayInput(line: string): AgentCall | undefined {
+  const text = line.trim();
+  if (text === '') return undefined;
+  if (text.startsWith('{')) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new InputError(`not valid JSON: ${(err as Error).message}`);
+    }
+    const obj = value as { name?: unknown; arguments?: unknown };
+    if (typeof obj !== 'object' || obj === null || typeof obj.name !== 'string') throw new InputError('a JSON call needs a string "name" (and an "arguments" object)');
+    return { name: obj.name, arguments: obj.arguments ?? {}, status: 'ok' };
+  }
+  const space = text.search(/\s/u);
+  const name = space < 0 ? text : text.slice(0, space);
+  const rest = space < 0 ? '' : text.slice(space).trim();
+  if (IDS_ARG.has(name)) return { name, arguments: { ids: rest.split(/[\s,]+/u).filter(Boolean) }, status: 'ok' };
+  const key = STRING_ARG[name];
+  if (key) return { name, arguments: { [key]: rest }, status: 'ok' };
+  // Anything else goes to the environment as is, so unknown tools get the environment's own answer.
+  return { name, arguments: rest ? { text: rest } : {}, status: 'ok' };
+}
+
+/** Lines from stdin, one at a time, for a terminal or a pipe alike. */
+function lineReader(): { next(prompt: string): Promise<string | undefined>; close(): void } {
+  const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true, output: process.stdin.isTTY ? process.stdout : undefined });
+  const lines = rl[Symbol.asyncIterator]();
+  return {
+    async next(prompt) {
+      process.stdout.write(prompt);
+      const r = await lines.next();
+      // A terminal echoes what was typed; from a pipe, echo it so the transcript reads the same.
+      if (!process.stdin.isTTY) process.stdout.write((r.done ? '' : r.value) + '\n');
+      return r.done ? undefined : r.value;
+    },
+    close: () => rl.close(),
+  };
+}
+
+function showResult(content: string): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(content);
+  } catch {
+    return content;
+  }
+  const b = body as { hits?: { id: string; title: string; score?: number; snippet: string }[]; seen?: number; curated?: number; text?: string; title?: string; id?: string };
+  if (Array.isArray(b.hits)) {
+    const rows = b.hits.map((h, i) => `  ${String(i + 1).padStart(2)}. ${h.id}  ${h.score !== undefined ? h.score.toFixed(2).padStart(6) + '  ' : ''}${h.title}\n      ${h.snippet}`);
+    return [...(rows.length ? rows : ['  (no hits)']), `  seen ${b.seen} · curated ${b.curated}`].join('\n');
+  }
+  if (typeof b.text === 'string') return `  [${b.id}] ${b.title}\n  ${b.text}`;
+  return `  ${content}`;
+}
+
+/** The player as a message-level agent: each turn is one call typed at the prompt. */
+class HumanAgent implements Agent {
+  readonly spec = 'human';
+  constructor(private readonly input: ReturnType<typeof lineReader>) {}
+
+  start(): AgentSession {
+    return {
+      next: async (): Promise<AgentTurn> => {
+        for (;;) {
+          const line = await this.input.next('\ntool> ');
+          if (line === undefined || line.trim() === 'quit') return { text: 'quit', calls: [] };
+          if (line.trim() === 'help') {
+            console.log(USAGE.split('\n').slice(3, 10).join('\n'));
+            continue;
+          }
+          try {
+            const call = parsePlayInput(line);
+            if (call) return { text: line, calls: [call] };
+          } catch (err) {
+            console.log(`  ${(err as Error).message}`);
+          }
+        }
+      },
+    };
+  }
+}
+
+export const command: Command = {
+  summary: 'play the search environment yourself in the terminal',
+  usage: USAGE,
+  async run(argv) {
+    const { values } = parseFlags(
+      argv,
+      { tasks: { type: 'string' }, split: { type: 'string' }, task: { type: 'string' }, env: { type: 'string' }, k: { type: 'string', short: 'k' } },
+      'play',
+    );
+    const envName = values.env ?? 'search';
+    if (envName !== 'search' && envName !== 'qa') throw new InputError(`--env must be search or qa, got '${envName}'`);
+    const k = intFlag(values.k, 'k', 10, 1, 50);
+    const set = await loadTaskSet(values.tasks ?? 'default');
+    const split = values.split ?? 'eval';
+    const pool = values.task !== undefined ? set.tasks() : set.tasks(split);
+    if (pool.length === 0) throw new InputError(`--split: task set '${set.name}' has no tasks in split '${split}' (splits: ${set.splits.join(', ')})`);
+    const searcher = await openIndex(set.indexDir);
+    const env: Environment = envName === 'qa' ? new QaEnvironment(searcher) : new SearchEnvironment(searcher, { defaultK: k });
+    const input = lineReader();
+    try {
+      let task: Task | undefined = values.task !== undefined ? pool.find((t) => t.id === values.task) : undefined;
+      if (values.task !== undefined && !task) throw new InputError(`--task: no task '${values.task}' in task set '${set.name}'`);
+      if (!task) {
+        const shown = pool.slice(0, 10);
+        console.log(`${pool.length} tasks in ${set.name}/${split}:`);
+        shown.forEach((t, i) => console.log(`  ${String(i + 1).padStart(2)}. ${t.id}  ${t.query.length > 90 ? t.query.slice(0, 89) + '…' : t.query}`));
+        while (!task) {
+          const line = await input.next(`pick a task (1-${shown.length} or an id, Enter = 1): `);
+          if (line === undefined) return 0;
+          const choice = line.trim();
+          const n = Number(choice || '1');
+          task = Number.isInteger(n) && n >= 1 && n <= shown.length ? shown[n - 1] : pool.find((t) => t.id === choice);
+          if (!task) console.log(`  no task '${choice}'`);
+        }
+      }
+      console.log(`\ntask ${task.id}\nquery: ${task.query}\n\ntools: ${env.tools.map((t) => t.name).join(', ')}   (type help for the syntax)`);
+
+      const onTurn = (turn: TurnRecord) => {
+        for (const c of turn.calls) console.log(c.result.outcome === 'ok' ? showResult(c.result.content) : `  ${c.result.content}`);
+        if (envName === 'search') console.log(`  curated (${turn.curated.length}): ${turn.curated.join(' ') || '-'}`);
+      };
+      const rollout = await runEpisode(new HumanAgent(input), env, task, env.defaultBudgets, { onTurn });
+      const reward = scoreRollout(task, rollout, envName === 'qa' ? DEFAULT_QA_RUBRIC : DEFAULT_RUBRIC);
+      console.log(`\nepisode over: ${rollout.endReason} after ${rollout.turns.length} turns${rollout.answer !== undefined ? `, answer '${rollout.answer}'` : ''}`);
+      console.log(`curated: ${rollout.curated.join(' ') || '-'}`);
+      console.log(`gold: ${task.facts.map((f) => f.chunkIds.join('|')).join(' ')}${task.answers?.length ? `   answers: ${task.answers.join(' | ')}` : ''}`);
+      console.log(`reward ${reward.total.toFixed(3)}`);
+      for (const [part, value] of Object.entries(reward.parts)) console.log(`  ${part.padEnd(20)} ${value.toFixed(3).padStart(7)}   weight ${reward.weights[part] ?? 0}`);
+      return 0;
+    } finally {
+      input.close();
+    }
+  },
+};
