@@ -1,0 +1,97 @@
+import { InputError } from '../../errors.js';
+import { readCorpora, CORPUS_FORMATS, type CorpusFormat } from '../../corpus/read.js';
+import { embeddedChunks } from '../../corpus/embedded.js';
+import { buildIndex, defaultIndexDir } from '../../search/index.js';
+import { numberFlag, parseFlags, printJson, type Command } from '../command.js';
+
+const usage = `usage: sleuth index [--corpus PATH]... [--format ${CORPUS_FORMATS.join('|')}] [--out DIR]
+                    [--k1 N] [--b N] [--stemmer porter2|none] [--stopwords english|none] [--json]
+
+Build a search index. With no --corpus, indexes the embedded default corpus (HotpotQA + MuSiQue
+paragraphs). --corpus may repeat and may name a directory of .jsonl/.json/.parquet files.
+  --format   corpus layout (default auto: by extension and first record)
+  --out      index directory (default ${defaultIndexDir()})
+  --k1, --b  BM25 parameters (default 1.5, 0.75), recorded in the index
+  --stemmer, --stopwords  analyzer settings (default porter2, english), recorded in the index
+  --json     print the index statistics as JSON`;
+
+/** A one-line progress bar on stderr, redrawn at most ten times a second. */
+function progressBar(enabled: boolean) {
+  let last = 0;
+  let bytes = 0;
+  let total = 0;
+  let docs = 0;
+  const started = Date.now();
+  const draw = (force = false) => {
+    const now = Date.now();
+    if (!enabled || (!force && now - last < 100)) return;
+    last = now;
+    const frac = total > 0 ? Math.min(1, bytes / total) : 0;
+    const width = 30;
+    const filled = Math.round(frac * width);
+    const secs = ((now - started) / 1000).toFixed(1);
+    process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(frac * 100).toFixed(0).padStart(3)}%  ${docs.toLocaleString('en-US')} chunks  ${secs} s `);
+  };
+  return {
+    bytes(b: number, t: number) {
+      bytes = b;
+      total = t;
+      draw();
+    },
+    docs(n: number) {
+      docs = n;
+      draw();
+    },
+    done() {
+      if (!enabled) return;
+      draw(true);
+      process.stderr.write('\n');
+    },
+  };
+}
+
+export const command: Command = {
+  summary: 'build a BM25 + grep index over a corpus (default: the embedded corpus)',
+  usage,
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, {
+      corpus: { type: 'string', multiple: true },
+      format: { type: 'string' },
+      out: { type: 'string' },
+      k1: { type: 'string' },
+      b: { type: 'string' },
+      stemmer: { type: 'string' },
+      stopwords: { type: 'string' },
+      json: { type: 'boolean' },
+    }, 'index');
+    if (positionals.length > 0) throw new InputError(`unexpected argument '${positionals[0]}' (corpora go after --corpus)`);
+    const format = (values.format ?? 'auto') as CorpusFormat;
+    if (!CORPUS_FORMATS.includes(format)) throw new InputError(`--format must be one of ${CORPUS_FORMATS.join(', ')}, got '${values.format}'`);
+    const stemmer = values.stemmer ?? 'porter2';
+    if (stemmer !== 'porter2' && stemmer !== 'none') throw new InputError(`--stemmer must be porter2 or none, got '${stemmer}'`);
+    const stopwords = values.stopwords ?? 'english';
+    if (stopwords !== 'english' && stopwords !== 'none') throw new InputError(`--stopwords must be english or none, got '${stopwords}'`);
+    const out = values.out ?? defaultIndexDir();
+
+    const progress = progressBar(Boolean(process.stderr.isTTY) && !values.json);
+    const corpora = values.corpus ?? [];
+    const chunks = corpora.length > 0
+      ? readCorpora(corpora.map((path) => ({ path, format })), { onProgress: (b, t) => progress.bytes(b, t) })
+      : embeddedChunks();
+    const started = Date.now();
+    const stats = await buildIndex(chunks, out, {
+      k1: numberFlag(values.k1, 'k1', 1.5),
+      b: numberFlag(values.b, 'b', 0.75),
+      analyzer: { stemmer, stopwords },
+      onProgress: (n) => progress.docs(n),
+    });
+    progress.done();
+    const seconds = (Date.now() - started) / 1000;
+    if (values.json) {
+      printJson({ ...stats, seconds });
+    } else {
+      console.log(`indexed ${stats.docs.toLocaleString('en-US')} chunks (${stats.terms.toLocaleString('en-US')} terms, ${stats.postings.toLocaleString('en-US')} postings) into ${out} in ${seconds.toFixed(1)} s, ${(stats.bytes / 1e6).toFixed(1)} MB`);
+    }
+    return 0;
+  },
+};
