@@ -1,0 +1,44 @@
+import { loadSampler } from '../../backend/local/backend.js';
+import { createOpenAIServer, listen } from '../../backend/local/openai-server.js';
+import { InputError } from '../../errors.js';
+import { intFlag, parseFlags, type Command } from '../command.js';
+
+const usage = `usage: sleuth serve --checkpoint PATH [--port N] [--host ADDR]
+
+An OpenAI-compatible endpoint over a local checkpoint (a *.sampler.ckpt or *.state.ckpt file):
+  GET  /v1/models
+  POST /v1/chat/completions   messages and tools (compact format), tool calls in OpenAI's shape
+  POST /v1/completions        token-id prompts, logprobs of the sampled tokens
+
+  --checkpoint PATH   the local model checkpoint
+  --port N            port (default 8000; 0 picks a free one)
+  --host ADDR         address to bind (default 127.0.0.1)
+
+Prints "listening on http://HOST:PORT/v1" when ready; stop with Ctrl-C.`;
+
+export const command: Command = {
+  summary: 'an OpenAI-compatible endpoint over a local checkpoint',
+  usage,
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, { checkpoint: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' } }, 'serve');
+    if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
+    if (!values.checkpoint) throw new InputError('--checkpoint PATH is required');
+    const port = intFlag(values.port, 'port', 8000, 0, 65535);
+    const host = values.host ?? '127.0.0.1';
+    const sampler = loadSampler(values.checkpoint);
+    const server = createOpenAIServer({ sampler });
+    let bound: number;
+    try {
+      bound = await listen(server, port, host);
+    } catch (err) {
+      throw new InputError(`--port ${port}: cannot listen on ${host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    console.log(`listening on http://${host}:${bound}/v1`);
+    await new Promise<void>((resolve) => {
+      const stop = () => server.close(() => resolve());
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    return 0;
+  },
+};

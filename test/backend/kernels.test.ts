@@ -1,0 +1,79 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createKernels, type Kernels, type Tensor } from '../../src/backend/local/kernels.js';
+import { seededRandom } from '../../src/backend/local/model.js';
+import { ensureWasm } from './helpers.js';
+
+// The WebAssembly SIMD kernels against the plain TypeScript ones, on the same random inputs.
+beforeAll(ensureWasm);
+
+function pair(): [Kernels, Kernels] {
+  return [createKernels(1 << 22, 'wasm-simd'), createKernels(1 << 22, 'js')];
+}
+
+function fill(k: Kernels, values: Float32Array): Tensor {
+  const t = k.heap.f32(values.length);
+  t.a.set(values);
+  return t;
+}
+
+const rand = (n: number, seed: number) => {
+  const r = seededRandom(seed);
+  return Float32Array.from({ length: n }, () => r() * 2 - 1);
+};
+
+function close(a: Float32Array, b: Float32Array, tol = 1e-4) {
+  expect(a.length).toBe(b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!) / (1 + Math.abs(b[i]!)));
+  expect(worst).toBeLessThan(tol);
+}
+
+describe('WASM SIMD kernels', () => {
+  it('matmul forward and backward equal the TypeScript reference (including odd row counts)', () => {
+    const [w, j] = pair();
+    const T = 7, C = 12, OC = 20;
+    const x = rand(T * C, 1), W = rand(OC * C, 2), b = rand(OC, 3), g = rand(T * OC, 4);
+    const outs = [w, j].map((k) => {
+      const out = k.heap.f32(T * OC), dinp = k.heap.f32(T * C), dw = k.heap.f32(OC * C), db = k.heap.f32(OC);
+      const [xi, Wi, bi, gi] = [x, W, b, g].map((v) => fill(k, v)) as [Tensor, Tensor, Tensor, Tensor];
+      k.matmulForward(out, xi, Wi, bi, T, C, OC);
+      k.matmulBackward(dinp, dw, db, gi, xi, Wi, T, C, OC);
+      return [out.a, dinp.a, dw.a, db.a];
+    });
+    for (let i = 0; i < 4; i++) close(outs[0]![i]!, outs[1]![i]!);
+  });
+
+  it('a row computed alone equals the same row computed in a block of four (sampler/learner parity)', () => {
+    const [k] = pair();
+    const T = 5, C = 16, OC = 8;
+    const x = fill(k, rand(T * C, 5)), W = fill(k, rand(OC * C, 6));
+    const all = k.heap.f32(T * OC), one = k.heap.f32(OC);
+    k.matmulForward(all, x, W, null, T, C, OC);
+    k.matmulForward(one, { a: x.a.subarray(2 * C, 3 * C), p: x.p + 2 * C * 4 }, W, null, 1, C, OC);
+    expect(Array.from(one.a)).toEqual(Array.from(all.a.subarray(2 * OC, 3 * OC)));
+  });
+
+  it('layer norm, attention, GELU and softmax equal the TypeScript reference', () => {
+    const [w, j] = pair();
+    const T = 6, C = 16, NH = 2, S = 8, V = 12;
+    const results = [w, j].map((k) => {
+      const x = fill(k, rand(T * C, 7)), lw = fill(k, rand(C, 8)), lb = fill(k, rand(C, 9)), dout = fill(k, rand(T * C, 10));
+      const ln = k.heap.f32(T * C), mean = k.heap.f32(T), rstd = k.heap.f32(T), dx = k.heap.f32(T * C), dlw = k.heap.f32(C), dlb = k.heap.f32(C);
+      k.layernormForward(ln, mean, rstd, x, lw, lb, T, C);
+      k.layernormBackward(dx, dlw, dlb, dout, x, lw, mean, rstd, T, C);
+      const qkv = fill(k, rand(T * 3 * C, 11)), att = k.heap.f32(NH * S * S), y = k.heap.f32(T * C), dqkv = k.heap.f32(T * 3 * C), scratch = k.heap.f32(S);
+      k.attentionForward(y, att, qkv, 0, T, C, NH, S);
+      k.attentionBackward(dqkv, scratch, dout, qkv, att, T, C, NH, S);
+      const gl = k.heap.f32(T * C), dgl = k.heap.f32(T * C);
+      k.geluForward(gl, x, T * C);
+      k.geluBackward(dgl, x, dout, T * C);
+      const logits = fill(k, rand(T * V, 12)), targets = k.heap.i32(T), lp = k.heap.f32(T), ent = k.heap.f32(T), gg = fill(k, rand(T, 13));
+      targets.a.set([0, 3, 5, 11, 2, 7]);
+      k.softmaxRows(logits, targets, lp, ent, T, V);
+      const probs = Float32Array.from(logits.a);
+      k.softmaxBackward(logits, targets, gg, T, V);
+      return [ln.a, dx.a, dlw.a, dlb.a, y.a, dqkv.a, gl.a, dgl.a, lp.a, ent.a, probs, logits.a];
+    });
+    results[0]!.forEach((a, i) => close(a, results[1]![i]!));
+  });
+});
