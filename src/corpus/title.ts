@@ -1,11 +1,11 @@
 /**
  * The title of a chunk whose source has no title column (the Harness-1 corpora: a chunk id, the
  * text, metadata columns). The rule, in order:
- *  1. Filing metadata columns, when present: company, form, filing date and item/section values
- *     joined with " · " (e.g. "Apple Inc. · 10-K · 2020-10-30 · Item 7"). Column names are matched
- *     case-insensitively, ignoring spaces and underscores (company_name, Filing Date, form_type ...).
- *  2. Otherwise the same fields read from a "Key: value" header in the first lines of the text
- *     (the SEC chunks begin with Company / Filing Date / Form / Item lines).
+ *  1/2. Filing fields: company, form, filing date and item/section, joined with " · "
+ *     (e.g. "Apple Inc. · 10-K · 2020-10-30 · Item 7"), taken from metadata columns and, for those
+ *     missing, from a "Key: value" header in the first lines of the text (the SEC chunks begin with
+ *     Company / Filing Date / Form / Item lines). Names match case-insensitively, ignoring spaces,
+ *     underscores and dashes (company_name, Filing Date, form_type ...). Needs at least a company.
  *  3. Otherwise a `title`/`name`/`doc_title`/`document_title` metadata value.
  *  4. Otherwise the first non-empty line of the text, cut to 80 characters at a word boundary.
  */
@@ -48,16 +48,15 @@ function fromFields(lookup: Map<string, string>): string | undefined {
 export function deriveTitle(text: string, meta: Record<string, unknown> | undefined): string {
   const metaLookup = new Map<string, string>();
   for (const [k, v] of Object.entries(meta ?? {})) metaLookup.set(squash(k), valueString(v));
-  const fromMeta = fromFields(metaLookup);
-  if (fromMeta) return fromMeta;
-
-  const header = new Map<string, string>();
+  // Header fields fill what the metadata columns lack; a column wins over the header.
+  const fields = new Map<string, string>();
   for (const line of text.split('\n', 8)) {
     const m = /^\s*([A-Za-z][A-Za-z _-]{0,30}?)\s*:\s*(.+?)\s*$/.exec(line);
-    if (m) header.set(squash(m[1]!), m[2]!);
+    if (m) fields.set(squash(m[1]!), m[2]!);
   }
-  const fromHeader = fromFields(header);
-  if (fromHeader) return fromHeader;
+  for (const [k, v] of metaLookup) if (v) fields.set(k, v);
+  const filing = fromFields(fields);
+  if (filing) return filing;
 
   const named = pick(metaLookup, TITLE_KEYS);
   if (named) return named;

@@ -1,0 +1,160 @@
+import { mkdtempSync, mkdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import { rmSync } from 'node:fs';
+import { contentChunkId, type Chunk } from '../../src/corpus/chunk.js';
+import { readChunks, readCorpora } from '../../src/corpus/read.js';
+import { deriveTitle } from '../../src/corpus/title.js';
+import { embeddedChunks } from '../../src/corpus/embedded.js';
+import { InputError } from '../../src/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sleuth-corpus-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, content: string | Uint8Array): string {
+  const p = join(dir, name);
+  writeFileSync(p, content);
+  return p;
+}
+
+async function all(it: AsyncIterable<Chunk>): Promise<Chunk[]> {
+  const out: Chunk[] = [];
+  for await (const c of it) out.push(c);
+  return out;
+}
+
+async function rejection(it: AsyncIterable<Chunk>): Promise<InputError> {
+  try {
+    await all(it);
+  } catch (err) {
+    expect(err).toBeInstanceOf(InputError);
+    return err as InputError;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('JSONL chunks', () => {
+  it('reads id, title, text and keeps other fields as meta', async () => {
+    const p = file('a.jsonl', '{"id":"c1","title":"T1","text":"one","company":"ACME","year":2020}\n\n{"id":2,"title":"T2","text":"two"}\r\n');
+    expect(await all(readChunks(p))).toEqual([
+      { id: 'c1', title: 'T1', text: 'one', meta: { company: 'ACME', year: 2020 } },
+      { id: '2', title: 'T2', text: 'two' },
+    ]);
+  });
+  it('names file and line of a malformed line or a missing field', async () => {
+    const bad = file('bad.jsonl', '{"id":"a","title":"t","text":"x"}\n{"id":"b", "text": \n');
+    expect((await rejection(readChunks(bad))).message).toMatch(/bad\.jsonl:2: malformed JSON/);
+    const missing = file('missing.jsonl', '{"id":"a","title":"t","text":"x"}\n{"id":"b","title":"t"}\n');
+    expect((await rejection(readChunks(missing))).message).toMatch(/missing\.jsonl:2: missing field "text"/);
+    const noId = file('noid.jsonl', '{"title":"t","text":"x"}\n');
+    expect((await rejection(readChunks(noId, 'jsonl'))).message).toMatch(/noid\.jsonl:1: missing field "id"/);
+  });
+  it('drops a repeated id with the same content, refuses one with different content', async () => {
+    const same = file('same.jsonl', '{"id":"a","title":"t","text":"x"}\n{"id":"a","title":"t","text":"x"}\n');
+    expect(await all(readChunks(same))).toHaveLength(1);
+    const diff = file('diff.jsonl', '{"id":"a","title":"t","text":"x"}\n{"id":"a","title":"t","text":"y"}\n');
+    expect((await rejection(readChunks(diff))).message).toMatch(/diff\.jsonl:2: duplicate chunk id "a" with different content/);
+  });
+  it('refuses an empty corpus and an unreadable path, naming them', async () => {
+    const empty = file('empty.jsonl', '\n\n');
+    expect((await rejection(readChunks(empty))).message).toMatch(/empty\.jsonl: no chunks found/);
+    expect((await rejection(readChunks(join(dir, 'nope.jsonl')))).message).toMatch(/cannot read corpus .*nope\.jsonl: ENOENT/);
+  });
+  it('reads gzip files and directories of corpus files in name order', async () => {
+    const sub = join(dir, 'sub');
+    mkdirSync(sub);
+    writeFileSync(join(sub, 'b.jsonl.gz'), gzipSync('{"id":"b","title":"B","text":"bee"}\n'));
+    writeFileSync(join(sub, 'a.jsonl'), '{"id":"a","title":"A","text":"ay"}\n');
+    writeFileSync(join(sub, 'notes.txt'), 'ignored');
+    expect((await all(readChunks(sub))).map((c) => c.id)).toEqual(['a', 'b']);
+  });
+  it('reports progress in bytes', async () => {
+    const p = file('prog.jsonl', '{"id":"a","title":"t","text":"x"}\n');
+    const seen: [number, number][] = [];
+    await all(readCorpora([{ path: p }], { onProgress: (b, t) => seen.push([b, t]) }));
+    expect(seen.at(-1)).toEqual([34, 34]);
+  });
+});
+
+describe('HotpotQA and MuSiQue layouts', () => {
+  const para = (title: string, text: string) => ({ id: contentChunkId(title, text), title, text });
+  it('reads IRCoT contexts, normalising whitespace and hashing ids', async () => {
+    const p = file('ircot.jsonl', JSON.stringify({ question_id: 'q', contexts: [{ id: '0', title: 'Kiss and Tell', paragraph_text: 'A film.  It stars  Shirley.', is_supporting: true }] }) + '\n');
+    expect(await all(readChunks(p))).toEqual([para('Kiss and Tell', 'A film. It stars Shirley.')]);
+  });
+  it('gives the same id to one paragraph from the corpus JSON and the question file', async () => {
+    const corpus = file('hp_corpus.json', JSON.stringify({ 'Kiss and Tell': ['A film.', ' It stars  Shirley.'] }));
+    const questions = file('hp_questions.json', JSON.stringify([{ _id: 'x', question: 'q', context: [['Kiss and Tell', ['A film.', ' It stars Shirley.']]] }]));
+    const want = [para('Kiss and Tell', 'A film. It stars Shirley.')];
+    expect(await all(readChunks(corpus, 'hotpotqa'))).toEqual(want);
+    expect(await all(readChunks(questions))).toEqual(want);
+    // Read together, the second copy is deduplicated.
+    expect(await all(readCorpora([{ path: corpus }, { path: questions }]))).toEqual(want);
+  });
+  it('reads the MuSiQue corpus and question paragraphs', async () => {
+    const corpus = file('mq_corpus.json', JSON.stringify([{ title: 'Journal', text: 'A journal.' }]));
+    const questions = file('mq_q.jsonl', JSON.stringify({ id: 'q', paragraphs: [{ idx: 0, title: 'Journal', paragraph_text: 'A journal.', is_supporting: false }] }) + '\n');
+    expect(await all(readChunks(corpus))).toEqual([para('Journal', 'A journal.')]);
+    expect(await all(readChunks(questions, 'musique'))).toEqual([para('Journal', 'A journal.')]);
+  });
+  it('names the record that is not in the layout', async () => {
+    const p = file('mq_bad.json', JSON.stringify([{ title: 'x', text: 'y' }, { title: 'z' }]));
+    expect((await rejection(readChunks(p, 'musique'))).message).toMatch(/mq_bad\.json \(record 1\): not the MuSiQue corpus/);
+  });
+});
+
+describe('Parquet (Harness-1 corpora layout)', () => {
+  it('reads chunk id, text and metadata over several row groups, deriving titles', async () => {
+    const n = 25;
+    const buf = parquetWriteBuffer({
+      columnData: [
+        { name: 'chunk_id', data: Array.from({ length: n }, (_, i) => `0000320193-20-000096_${i}`) },
+        { name: 'text', data: Array.from({ length: n }, (_, i) => `Company: Apple Inc.\nFiling Date: 2020-10-30\nForm: 10-K\nItem: 7\n\nRevenue part ${i}.`) },
+        { name: 'company', data: Array.from({ length: n }, () => 'Apple Inc.') },
+        { name: 'form', data: Array.from({ length: n }, () => '10-K') },
+      ],
+      rowGroupSize: 10,
+    });
+    const p = file('sec.parquet', new Uint8Array(buf));
+    const chunks = await all(readChunks(p));
+    expect(chunks).toHaveLength(n);
+    expect(chunks[13]).toEqual({
+      id: '0000320193-20-000096_13',
+      title: 'Apple Inc. · 10-K · 2020-10-30 · Item 7',
+      text: 'Company: Apple Inc.\nFiling Date: 2020-10-30\nForm: 10-K\nItem: 7\n\nRevenue part 13.',
+      meta: { company: 'Apple Inc.', form: '10-K' },
+    });
+  });
+  it('names a file that is not Parquet and a layout without an id column', async () => {
+    const junk = file('junk.parquet', 'not parquet at all');
+    expect((await rejection(readChunks(junk))).message).toMatch(/junk\.parquet: not a readable Parquet file/);
+    const buf = parquetWriteBuffer({ columnData: [{ name: 'body', data: ['x'] }] });
+    const noId = file('noid.parquet', new Uint8Array(buf));
+    expect((await rejection(readChunks(noId))).message).toMatch(/noid\.parquet: Parquet corpus needs a chunk id column/);
+  });
+});
+
+describe('deriveTitle', () => {
+  it('follows the documented order: metadata, text header, title-like column, first line', () => {
+    expect(deriveTitle('x', { company_name: 'ACME', 'Filing Date': '2021-01-02', form_type: '10-Q', item: '2' })).toBe('ACME · 10-Q · 2021-01-02 · Item 2');
+    expect(deriveTitle('Company: ACME Corp\nForm: 8-K\n\nbody', {})).toBe('ACME Corp · 8-K');
+    expect(deriveTitle('body', { doc_title: 'Patent 123' })).toBe('Patent 123');
+    expect(deriveTitle('\n  First line here\nsecond', undefined)).toBe('First line here');
+    expect(deriveTitle('word '.repeat(40), undefined)).toMatch(/^word( word)+…$/);
+  });
+});
+
+describe('embedded corpus', () => {
+  it('ships sorted, unique, content-hashed paragraphs', async () => {
+    const chunks = await all(embeddedChunks());
+    expect(chunks.length).toBeGreaterThan(7000);
+    const ids = chunks.map((c) => c.id);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const c of chunks.slice(0, 200)) expect(c.id).toBe(contentChunkId(c.title, c.text));
+    expect(chunks.some((c) => c.title === 'Kiss and Tell (1945 film)')).toBe(true);
+  });
+});
