@@ -60,6 +60,20 @@ describe('Harmony parsing: the shared tool-call vector', () => {
   });
 });
 
+describe('Harmony parsing: the shared tool-response vector', () => {
+  it('gives author, recipient, channel and content, and renders back to the same text', () => {
+    const text = readFileSync('/work/shared/data/harmony/test_tool_response_parsing.txt', 'utf8').trimEnd();
+    const { messages, problems } = splitMessages(encodeWithSpecials(text), { afterAssistantHeader: false });
+    expect(problems).toEqual([]);
+    expect(messages).toHaveLength(1);
+    const [m] = messages;
+    expect(m).toMatchObject({ author: 'browser.search', recipient: 'assistant', channel: 'commentary', content: '{"result": "https://openai.com/"}' });
+    expect(m!.contentType).toBeUndefined();
+    const rendered = decodeTokens(renderConversation({ messages: [{ author: m!.author, recipient: m!.recipient!, channel: m!.channel!, content: m!.content }] }));
+    expect(rendered.startsWith(text)).toBe(true);
+  });
+});
+
 describe('Harmony parsing: canonical forms are ok (FORMATS.md §1.6, rows 1-3)', () => {
   const forms = {
     docs: '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"San Francisco"}<|call|>',

@@ -38,15 +38,19 @@ const CONSTRAIN_MARK = '<|constrain|>';
 const KNOWN_CHANNELS: readonly string[] = CHANNELS;
 
 /**
- * Splits sampled tokens into messages. The first message's role is implied by the prompt
- * (`<|start|>assistant`); later ones start at a `<|start|>`. Text between a terminator and the
- * next `<|start|>` is reported as stray.
+ * Splits tokens into messages. In sampled tokens the first message's role is implied by the
+ * prompt (`<|start|>assistant`); every other message starts at a `<|start|>`. Text between a
+ * terminator and the next `<|start|>` is reported as stray.
  */
-export function splitMessages(tokens: readonly number[]): { messages: HarmonyParsedMessage[]; problems: string[] } {
+export function splitMessages(
+  tokens: readonly number[],
+  options: { afterAssistantHeader?: boolean } = {},
+): { messages: HarmonyParsedMessage[]; problems: string[] } {
   const messages: HarmonyParsedMessage[] = [];
   const problems: string[] = [];
   let i = 0;
-  let first = true;
+  // Sampled tokens continue the prompt's `<|start|>assistant`; a full transcript starts with `<|start|>`.
+  let first = options.afterAssistantHeader ?? true;
   while (i < tokens.length) {
     let start = i;
     if (!first) {

@@ -1,4 +1,5 @@
 import type { ToolSpec } from '../../env/types.js';
+import type { Untrusted } from './tokenizer.js';
 
 /**
  * The text pieces of the official Qwen3 chat template (FORMATS.md §2.2), written out so an episode
@@ -34,8 +35,9 @@ export function systemTurn(system: string, tools: readonly ToolSpec[]): string {
   );
 }
 
-export function userTurnText(content: string): string {
-  return `<|im_start|>user\n${content}<|im_end|>\n`;
+/** A user turn; the content is variable text (see qwenEncodeFramed). */
+export function userTurnParts(content: string): (string | Untrusted)[] {
+  return ['<|im_start|>user\n', { untrusted: content }, '<|im_end|>\n'];
 }
 
 /** The generation prompt; with thinking off the template pre-fills an empty think block. */
@@ -44,8 +46,8 @@ export function assistantOpen(thinking: boolean): string {
 }
 
 /** Consecutive tool results merge into one user turn, each in a <tool_response> block. */
-export function toolResponsesTurn(contents: readonly string[]): string {
-  return `<|im_start|>user${contents.map((c) => `\n<tool_response>\n${c}\n</tool_response>`).join('')}<|im_end|>\n`;
+export function toolResponsesParts(contents: readonly string[]): (string | Untrusted)[] {
+  return ['<|im_start|>user', ...contents.flatMap((c) => ['\n<tool_response>\n', { untrusted: c }, '\n</tool_response>']), '<|im_end|>\n'];
 }
 
 /** A call as the template writes it (the form the model is prompted with). */

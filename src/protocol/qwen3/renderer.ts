@@ -1,8 +1,8 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParseOptions, ParsedCall, ParsedTurn, Renderer } from '../types.js';
 import { parseQwen3Turn } from './parse.js';
-import { assistantOpen, systemTurn, toolResponsesTurn, userTurnText } from './render.js';
-import { QWEN3, qwenDecode, qwenEncode } from './tokenizer.js';
+import { assistantOpen, systemTurn, toolResponsesParts, userTurnParts } from './render.js';
+import { QWEN3, qwenDecode, qwenEncode, qwenEncodeFramed } from './tokenizer.js';
 
 /**
  * The Hermes / Qwen3 renderer: `<tool_call>{json}</tool_call>` with the real Qwen3 tokenizer.
@@ -34,7 +34,7 @@ export class Qwen3Renderer implements Renderer {
   }
 
   prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
-    return qwenEncode(systemTurn(input.system, input.tools) + userTurnText(input.user) + assistantOpen(this.thinking));
+    return qwenEncodeFramed([systemTurn(input.system, input.tools), ...userTurnParts(input.user), assistantOpen(this.thinking)]);
   }
 
   parse(sampled: number[], options: ParseOptions = {}): ParsedTurn {
@@ -42,11 +42,12 @@ export class Qwen3Renderer implements Renderer {
   }
 
   toolResults(sampled: number[], results: { call: ParsedCall; result: ToolResult }[]): number[] {
-    return qwenEncode(this.closing(sampled) + toolResponsesTurn(results.map((r) => r.result.content)) + assistantOpen(this.thinking));
+    const contents = results.map((r) => r.result.content);
+    return qwenEncodeFramed([this.closing(sampled), ...toolResponsesParts(contents), assistantOpen(this.thinking)]);
   }
 
   userTurn(sampled: number[], text: string): number[] {
-    return qwenEncode(this.closing(sampled) + userTurnText(text) + assistantOpen(this.thinking));
+    return qwenEncodeFramed([this.closing(sampled), ...userTurnParts(text), assistantOpen(this.thinking)]);
   }
 
   /** The template ends a turn with `<|im_end|>\n`; a sampler may leave the stop token out. */

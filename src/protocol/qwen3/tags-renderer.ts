@@ -1,9 +1,9 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import { TAGS_INSTRUCTIONS, parseTagAction, tagActionToCall } from '../tags.js';
 import type { ParseOptions, ParsedCall, ParsedTurn } from '../types.js';
-import { assistantOpen, userTurnText } from './render.js';
+import { assistantOpen, userTurnParts } from './render.js';
 import { Qwen3Renderer } from './renderer.js';
-import { QWEN3, qwenDecode, qwenEncode } from './tokenizer.js';
+import { QWEN3, qwenDecode, qwenEncodeFramed } from './tokenizer.js';
 
 /**
  * Search-R1 tags in the Qwen3 chat format, as the seeds' tutorial runs its QA agent: no tool
@@ -16,7 +16,7 @@ export class Qwen3TagsRenderer extends Qwen3Renderer {
 
   override prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
     const system = input.system ? `${input.system}\n\n${TAGS_INSTRUCTIONS}` : TAGS_INSTRUCTIONS;
-    return qwenEncode(`<|im_start|>system\n${system}<|im_end|>\n${userTurnText(input.user)}${assistantOpen(this.thinking)}`);
+    return qwenEncodeFramed([`<|im_start|>system\n${system}<|im_end|>\n`, ...userTurnParts(input.user), assistantOpen(this.thinking)]);
   }
 
   override parse(sampled: number[], options: ParseOptions = {}): ParsedTurn {
