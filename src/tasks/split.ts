@@ -4,6 +4,18 @@ import type { Task } from './task.js';
 /** A task with the split it belongs to, as task-set files store it (one per line). */
 export type SplitTask = Task & { split: string };
 
+/** The task without its split field. */
+export function withoutSplit(task: SplitTask): Task {
+  const { split: _split, ...rest } = task;
+  return rest;
+}
+
+/** The hash of every split of a list of tasks, by split name. */
+export function splitHashes(tasks: SplitTask[]): Record<string, string> {
+  const names = [...new Set(tasks.map((t) => t.split))];
+  return Object.fromEntries(names.map((s) => [s, splitSha256(tasks.filter((t) => t.split === s).map(withoutSplit))]));
+}
+
 /**
  * A task in one fixed key order (meta keys sorted), so that the same task always serialises to the
  * same bytes: the split hashes below depend on it.
@@ -66,12 +78,7 @@ export interface SplitOptions {
 export function splitTasks(tasks: Task[], options: SplitOptions = {}): SplitTask[] {
   const fraction = options.evalFraction ?? 0.2;
   const seed = options.seed ?? 'sleuth-split-v1';
-  const bySource = new Map<string, Task[]>();
-  for (const task of tasks) {
-    const group = bySource.get(taskSource(task)) ?? [];
-    group.push(task);
-    bySource.set(taskSource(task), group);
-  }
+  const bySource = groupBySource(tasks);
   const evalIds = new Set<string>();
   for (const group of bySource.values()) {
     const ordered = [...group].sort((a, b) => cmp(seededKey(seed, a.id), seededKey(seed, b.id)));
@@ -80,10 +87,39 @@ export function splitTasks(tasks: Task[], options: SplitOptions = {}): SplitTask
   return tasks.map((task) => ({ split: evalIds.has(task.id) ? 'eval' : 'train', ...canonicalTask(task) }));
 }
 
-/** Choose n tasks at random but reproducibly: the n smallest seeded hashes of their ids, in input order. */
+/**
+ * Choose n tasks at random but reproducibly, stratified by source: each source gets its share of n
+ * (largest remainders break ties), and within a source the tasks with the smallest seeded hashes of
+ * their ids are taken. Chosen tasks keep their input order.
+ */
 export function sampleTasks(tasks: Task[], n: number, seed: string | number): Task[] {
-  const chosen = new Set([...tasks].sort((a, b) => cmp(seededKey(seed, a.id), seededKey(seed, b.id))).slice(0, n).map((t) => t.id));
+  const bySource = groupBySource(tasks);
+  const quotas = [...bySource].map(([source, group]) => {
+    const exact = (n * group.length) / tasks.length;
+    return { source, group, take: Math.floor(exact), remainder: exact - Math.floor(exact) };
+  });
+  let left = n - quotas.reduce((sum, q) => sum + q.take, 0);
+  for (const q of [...quotas].sort((a, b) => b.remainder - a.remainder || cmp(a.source, b.source))) {
+    if (left === 0) break;
+    q.take += 1;
+    left -= 1;
+  }
+  const chosen = new Set<string>();
+  for (const q of quotas) {
+    const ordered = [...q.group].sort((a, b) => cmp(seededKey(seed, a.id), seededKey(seed, b.id)));
+    for (const task of ordered.slice(0, q.take)) chosen.add(task.id);
+  }
   return tasks.filter((t) => chosen.has(t.id));
+}
+
+function groupBySource(tasks: Task[]): Map<string, Task[]> {
+  const bySource = new Map<string, Task[]>();
+  for (const task of tasks) {
+    const group = bySource.get(taskSource(task)) ?? [];
+    group.push(task);
+    bySource.set(taskSource(task), group);
+  }
+  return bySource;
 }
 
 function cmp(a: string, b: string): number {

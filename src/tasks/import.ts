@@ -1,0 +1,123 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Chunk } from '../corpus/chunk.js';
+import { readCorpora, type CorpusFormat } from '../corpus/read.js';
+import { InputError } from '../errors.js';
+import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
+import { buildIndex } from '../search/index.js';
+import { harness1CorpusFiles, loadHarness1 } from './loaders/harness1.js';
+import { loadHotpotQA } from './loaders/hotpotqa.js';
+import { loadJsonlTasks } from './loaders/jsonl.js';
+import { loadMusique } from './loaders/musique.js';
+import type { LoadedTasks } from './loaders/types.js';
+import { TASKSET_FILES, splitCounts, type TaskSetManifest } from './registry.js';
+import { splitHashes, splitTasks, type SplitTask } from './split.js';
+import { writeSplitTasks } from './store.js';
+import { replaceDir } from './subset.js';
+
+export const TASK_FORMATS = ['harness1', 'hotpotqa', 'musique', 'jsonl'] as const;
+export type TaskFormat = (typeof TASK_FORMATS)[number];
+
+export interface ImportOptions {
+  format: TaskFormat;
+  /** The task file (or, for harness1, the download directory). */
+  tasks: string;
+  /** Corpus files or directories; default: the paragraphs in the task file, or a Harness-1 download's corpora/. */
+  corpus?: string[];
+  corpusFormat?: CorpusFormat;
+  /** Harness-1 stage (default rl). */
+  stage?: string;
+  /** Eval share per source when the data has no splits of its own (default 0.2). */
+  evalFraction?: number;
+  seed?: string | number;
+  allowMissing?: boolean;
+  force?: boolean;
+}
+
+export interface ImportSummary {
+  name: string;
+  dir: string;
+  counts: Record<string, number>;
+  chunks: number;
+  skipped: LoadedTasks['skipped'];
+  coverage: CoverageReport;
+}
+
+/** Load tasks in one of the supported dataset layouts. */
+export async function loadTasksInFormat(format: TaskFormat, path: string, stage?: string): Promise<LoadedTasks> {
+  switch (format) {
+    case 'harness1':
+      return loadHarness1(path, stage === undefined ? {} : { stage });
+    case 'hotpotqa':
+      return loadHotpotQA(path);
+    case 'musique':
+      return loadMusique(path);
+    case 'jsonl':
+      return loadJsonlTasks(path);
+  }
+}
+
+/** Where the chunks of an import come from, as a stream. */
+function chunkSource(options: ImportOptions, loaded: LoadedTasks): AsyncIterable<Chunk> {
+  if (options.corpus && options.corpus.length > 0) {
+    const format = options.corpusFormat ?? (options.format === 'jsonl' ? 'auto' : options.format);
+    return readCorpora(options.corpus.map((path) => ({ path, format })));
+  }
+  if (options.format === 'harness1') {
+    const files = harness1CorpusFiles(options.tasks);
+    if (files.length === 0) throw new InputError(`${options.tasks}: no corpora/<domain>/*.parquet in the download; pass --corpus`);
+    return readCorpora(files.map((path) => ({ path, format: 'harness1' as const })));
+  }
+  if (loaded.chunks.length === 0) throw new InputError(`--format ${options.format} tasks carry no corpus: pass --corpus PATH`);
+  return (async function* () {
+    yield* loaded.chunks;
+  })();
+}
+
+/**
+ * Turn a user's dataset into a task set: load and check the tasks, split them (the data's own
+ * splits when every task has one, else seeded and stratified by source), index the corpus, and
+ * stop before anything is written when facts point at chunks the corpus lacks (unless allowed).
+ */
+export async function importTaskSet(name: string, dir: string, options: ImportOptions): Promise<ImportSummary> {
+  if (existsSync(dir) && !options.force) throw new InputError(`task set '${name}' already exists at ${dir} (pass --force to replace it)`);
+  const loaded = await loadTasksInFormat(options.format, options.tasks, options.stage);
+  const own = loaded.splits;
+  const split: SplitTask[] =
+    own && own.size === loaded.tasks.length
+      ? loaded.tasks.map((t) => ({ split: own.get(t.id) as string, ...t }))
+      : splitTasks(loaded.tasks, { evalFraction: options.evalFraction ?? 0.2, seed: options.seed ?? 'sleuth-split-v1' });
+
+  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now()}`);
+  mkdirSync(tmp, { recursive: true });
+  try {
+    const ids = new Set<string>();
+    const stats = await buildIndex(recordIds(chunkSource(options, loaded), ids), join(tmp, TASKSET_FILES.index));
+    const coverage = coverageReport(loaded.tasks, (id) => ids.has(id));
+    requireCoverage(coverage, options.tasks, options.allowMissing ?? false);
+    writeSplitTasks(join(tmp, TASKSET_FILES.tasks), split);
+    const counts = splitCounts(split);
+    const manifest: TaskSetManifest = {
+      name,
+      createdAt: new Date().toISOString(),
+      origin: `import of ${options.format} ${options.tasks}`,
+      options: { format: options.format, tasks: options.tasks, ...(options.corpus ? { corpus: options.corpus } : {}), ...(options.stage ? { stage: options.stage } : {}) },
+      counts,
+      sha256: splitHashes(split),
+      chunks: stats.docs,
+    };
+    writeFileSync(join(tmp, TASKSET_FILES.manifest), JSON.stringify(manifest, null, 2) + '\n');
+    replaceDir(tmp, dir);
+    return { name, dir, counts, chunks: stats.docs, skipped: loaded.skipped, coverage };
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function* recordIds(chunks: AsyncIterable<Chunk>, ids: Set<string>): AsyncGenerator<Chunk> {
+  for await (const chunk of chunks) {
+    ids.add(chunk.id);
+    yield chunk;
+  }
+}
