@@ -167,6 +167,17 @@ describe('Harmony parsing: turns', () => {
     expect(turn).toMatchObject({ calls: [], final: true, text: 'Easy.\nDone.', reasoning: 'Easy.' });
   });
 
+  it('a call cut off by a new message is off-form even when the sampler stopped cleanly', () => {
+    const turn = parse('<|channel|>commentary to=functions.grep <|constrain|>json<|message|>{"pattern":"a"}<|start|>assistant<|channel|>final<|message|>ok<|return|>', 'stop');
+    expect(turn.calls[0]).toMatchObject({ status: 'off_form', problem: 'not terminated before the next <|start|>' });
+  });
+
+  it('a turn that opens with <|start|> is parsed from there', () => {
+    const turn = parse('<|start|>assistant<|channel|>commentary to=functions.grep <|constrain|>json<|message|>{"pattern":"a"}<|call|>');
+    expect(turn.calls[0]).toMatchObject({ name: 'grep', status: 'ok', tokenSpan: [0, expect.any(Number)] });
+    expect(turn.problems).toEqual(['the turn starts with <|start|> instead of a header']);
+  });
+
   it('splits messages and reports text between them', () => {
     const { messages, problems } = splitMessages(encodeWithSpecials('<|channel|>final<|message|>A<|end|>junk<|start|>assistant<|channel|>final<|message|>B<|end|>'));
     expect(messages.map((m) => m.content)).toEqual(['A', 'B']);

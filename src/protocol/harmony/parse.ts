@@ -78,6 +78,12 @@ export function splitMessages(
     }
     const terminator = i < tokens.length ? TERMINATOR_NAME.get(tokens[i]!) : undefined;
     if (terminator !== undefined) i++;
+    if (i === headerStart) {
+      // Nothing before the next <|start|>: the model opened its turn with a new header.
+      problems.push('the turn starts with <|start|> instead of a header');
+      first = false;
+      continue;
+    }
     const parsed = parseHeader(header, first);
     messages.push({
       ...parsed,
@@ -235,7 +241,10 @@ function toCall(message: HarmonyParsedMessage, tokens: readonly number[], option
   const type = message.contentType?.replace(CONSTRAIN_MARK, '');
   if (type !== undefined && type !== 'json') problems.push(`content type ${JSON.stringify(message.contentType)}`);
   if (message.terminator === 'end' || message.terminator === 'return') problems.push(`call ended by <|${message.terminator}|>`);
-  if (message.terminator === undefined) {
+  if (message.terminator === undefined && message.span[1] < tokens.length) {
+    problems.push('not terminated before the next <|start|>');
+  } else if (message.terminator === undefined) {
+    // The last message: whether the sampler stopped on a token it left out is the stop reason's call.
     if (options.stopReason === 'length') fatal.push('truncated at the token limit');
     else if (options.stopReason === undefined) problems.push('unterminated (no <|call|>)');
   }
