@@ -81,7 +81,8 @@ export function taskMeans(rows: readonly RolloutRow[], metric: string): Map<stri
 }
 
 export interface Summary {
-  kind: EvalKind;
+  /** How rollouts were scored: search (curated sets) or qa (answers). */
+  scoring: EvalKind;
   tasks: number;
   rollouts: number;
   /** Most samples of any task (the N of best-of-N and the k of pass_at_k). */
@@ -104,7 +105,7 @@ export function summarize(rows: readonly RolloutRow[], kind: EvalKind, bootstrap
   const byTask = groupBy(rows, (r) => r.taskId);
   const samples = Math.max(0, ...[...byTask.values()].map((l) => l.length));
   const summary: Summary = {
-    kind,
+    scoring: kind,
     tasks: byTask.size,
     rollouts: rows.length,
     samples,
@@ -143,7 +144,9 @@ export function summarize(rows: readonly RolloutRow[], kind: EvalKind, bootstrap
     Object.assign(summary, headroomNumbers(rows, 'reward', bootstrap, 'best_of_n', 'best_of_1'));
     Object.assign(summary, headroomNumbers(rows, 'f1', bootstrap, 'best_of_n_f1', 'best_of_1_f1'));
   }
-  return summary;
+  // Plain means first, the detail after, so summary.json reads top-down.
+  const { intervals, end_reasons, buckets, ...means } = summary;
+  return { ...means, end_reasons, buckets, intervals } as Summary;
 }
 
 export interface Headroom {

@@ -1,0 +1,189 @@
+import { resolve } from 'node:path';
+import { resolveAgent } from '../../agent/scripted.js';
+import '../../agent/openai.js';
+import type { OpenAIFactoryOptions } from '../../agent/openai.js';
+import { SearchEnvironment } from '../../env/search/env.js';
+import { QaEnvironment } from '../../env/qa/env.js';
+import type { Environment } from '../../env/types.js';
+import { InputError } from '../../errors.js';
+import { DEFAULT_QA_RUBRIC, DEFAULT_RUBRIC, resolveRubric, type Rubric } from '../../reward/rubric.js';
+import { loadPrices, priceModelOf, type Price } from '../../eval/cost.js';
+import { formatSummary } from '../../eval/report.js';
+import { runEval, type EvalResult } from '../../eval/runner.js';
+import { openIndex } from '../../search/index.js';
+import { loadTaskSet } from '../../tasks/registry.js';
+import type { Task } from '../../tasks/task.js';
+import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
+
+/** Flags shared by `sleuth eval` and `sleuth headroom`. */
+export const EVAL_FLAGS = {
+  agent: { type: 'string' },
+  tasks: { type: 'string' },
+  split: { type: 'string' },
+  samples: { type: 'string' },
+  limit: { type: 'string' },
+  concurrency: { type: 'string' },
+  env: { type: 'string' },
+  out: { type: 'string' },
+  rubric: { type: 'string' },
+  beta: { type: 'string' },
+  prices: { type: 'string' },
+  'price-model': { type: 'string' },
+  'api-key-env': { type: 'string' },
+  temperature: { type: 'string' },
+  'max-turns': { type: 'string' },
+  seed: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required)
+  --tasks NAME          task set (default: default)
+  --split S             split of the task set (default: eval)
+  --samples N           rollouts per task (default: 1)
+  --limit N             only the first N tasks of the split
+  --concurrency N       episodes in flight at once (default: 4)
+  --env search|qa       the search harness (default) or the QA variant
+  --rubric NAME         reward rubric: f4 (default), f4-traj, f4-format, f4-traj-format, f1,
+                        qa-em, qa-f1, qa-f1-format (QA default), qa-partial
+  --beta B              F-beta's beta (default 4)
+  --prices FILE         prices table, USD per 1M tokens (default: configs/prices.json)
+  --price-model NAME    the prices-table entry to bill (default: from the agent spec)
+  --api-key-env NAME    environment variable holding the openai: key (default OPENAI_API_KEY)
+  --temperature T       sampling temperature for openai: agents
+  --max-turns N         turn budget per episode (default: the environment's, 40 for search)
+  --seed N              bootstrap seed (default 0)
+  --json                print the summary as JSON`;
+
+type Values = ReturnType<typeof parseFlags<typeof EVAL_FLAGS>>['values'];
+
+export interface PreparedEval {
+  run: (dir: string, onProgress?: boolean) => Promise<EvalResult>;
+  agent: string;
+  tasks: string;
+  split: string;
+  samples: number;
+}
+
+/** Turn flags into a ready-to-run eval: tasks, index, environment, agent, rubric, prices. */
+export async function prepareEval(values: Values, defaults: { samples: number }): Promise<PreparedEval> {
+  const agentSpec = values.agent;
+  if (!agentSpec) throw new InputError('--agent SPEC is required (e.g. baseline, oracle, openai:MODEL@URL)');
+  const tasksName = values.tasks ?? 'default';
+  const split = values.split ?? 'eval';
+  const samples = intFlag(values.samples, 'samples', defaults.samples, 1, 10_000);
+  const limit = values.limit === undefined ? undefined : intFlag(values.limit, 'limit', 0, 1);
+  const concurrency = intFlag(values.concurrency, 'concurrency', 4, 1, 1024);
+  const envName = values.env ?? 'search';
+  if (envName !== 'search' && envName !== 'qa') throw new InputError(`--env must be search or qa, got '${envName}'`);
+  let rubric: Rubric = values.rubric ? resolveRubric(values.rubric) : envName === 'qa' ? DEFAULT_QA_RUBRIC : DEFAULT_RUBRIC;
+  if (rubric.kind !== envName) throw new InputError(`--rubric ${rubric.name} scores ${rubric.kind} rollouts, but --env is ${envName}`);
+  if (values.beta !== undefined) {
+    const beta = numberFlag(values.beta, 'beta', 4);
+    if (beta <= 0) throw new InputError(`--beta must be positive, got '${values.beta}'`);
+    rubric = { ...rubric, name: `${rubric.name}@beta=${beta}`, beta: { kind: 'constant', beta } };
+  }
+  const maxTurns = values['max-turns'] === undefined ? undefined : intFlag(values['max-turns'], 'max-turns', 40, 1, 10_000);
+  const seed = intFlag(values.seed, 'seed', 0);
+
+  const pricesPath = values.prices ? resolve(values.prices) : undefined;
+  const prices = loadPrices(pricesPath);
+  const priceModel = values['price-model'] ?? priceModelOf(agentSpec);
+  if (values['price-model'] && !prices.models[priceModel]) throw new InputError(`--price-model ${priceModel}: not in the prices table (${Object.keys(prices.models).join(', ')})`);
+  const price: Price | undefined = prices.models[priceModel];
+
+  const set = await loadTaskSet(tasksName);
+  let tasks: Task[] = set.tasks(split);
+  if (limit !== undefined) tasks = tasks.slice(0, limit);
+  if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
+  if (rubric.kind === 'qa') {
+    const missing = tasks.find((t) => !t.answers || t.answers.length === 0);
+    if (missing) throw new InputError(`--env qa needs tasks with answers; task '${missing.id}' of ${tasksName}/${split} has none`);
+  }
+  const index = await openIndex(set.indexDir);
+  const env: Environment = envName === 'qa' ? new QaEnvironment(index) : new SearchEnvironment(index);
+  const budgets = maxTurns === undefined ? env.defaultBudgets : { ...env.defaultBudgets, maxTurns };
+
+  const openai: OpenAIFactoryOptions = { maxConcurrent: concurrency };
+  if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
+  if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1);
+  const agent = await resolveAgent(agentSpec, { corpus: index, openai });
+
+  const config = {
+    agent: agentSpec,
+    tasks: tasksName,
+    split,
+    samples,
+    limit: limit ?? null,
+    env: envName,
+    rubric,
+    budgets,
+    concurrency,
+    indexDir: set.indexDir,
+    priceModel,
+    price: price ?? null,
+    // The name of the key's variable only: the key itself is never written.
+    apiKeyEnv: agentSpec.startsWith('openai:') ? (values['api-key-env'] ?? 'OPENAI_API_KEY') : null,
+    temperature: values.temperature === undefined ? null : Number(values.temperature),
+    createdAt: new Date().toISOString(),
+  };
+
+  return {
+    agent: agentSpec,
+    tasks: tasksName,
+    split,
+    samples,
+    run: (dir, progress = true) => {
+      let lastShown = 0;
+      return runEval({
+        dir,
+        agent,
+        env,
+        tasks,
+        samples,
+        concurrency,
+        rubric,
+        budgets,
+        config,
+        identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets'],
+        price,
+        bootstrap: { seed },
+        onRollout: (_r, done, todo) => {
+          if (!progress) return;
+          // About twenty progress lines per run, on stderr, so stdout stays the table (or JSON).
+          if (done === todo || done - lastShown >= Math.max(1, Math.ceil(todo / 20))) {
+            lastShown = done;
+            process.stderr.write(`eval: ${done}/${todo} rollouts\n`);
+          }
+        },
+      });
+    },
+  };
+}
+
+export const command: Command = {
+  summary: 'run an agent on a task set, score every rollout, write a run directory',
+  usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env search|qa] --out DIR
+
+Runs N rollouts per task, scores each with the rubric, appends them to DIR/rollouts.jsonl and writes
+DIR/summary.json. Re-running the same command resumes: finished rollouts are kept, missing or errored
+ones are run.
+
+${EVAL_FLAGS_USAGE}
+  --out DIR             the run directory (required)`,
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, EVAL_FLAGS, 'eval');
+    if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
+    if (!values.out) throw new InputError('--out DIR is required');
+    const prepared = await prepareEval(values, { samples: 1 });
+    const result = await prepared.run(values.out);
+    if (result.resumed) process.stderr.write(`eval: resumed ${values.out}: kept ${result.kept} finished rollouts, ran ${result.ran}\n`);
+    if (result.skippedLines) process.stderr.write(`eval: skipped ${result.skippedLines} unreadable line(s) of rollouts.jsonl (cut by an interruption)\n`);
+    if (values.json) printJson(result.summary);
+    else console.log(formatSummary(result.summary, `${prepared.agent} on ${prepared.tasks}/${prepared.split} -> ${values.out}`));
+    if (result.summary.errors > 0) {
+      process.stderr.write(`eval: ${result.summary.errors} rollout(s) ended in an error; run the same command again to retry them\n`);
+      return 1;
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,73 @@
+import { InputError } from '../errors.js';
+import { latestRollouts, readRollouts, readRunConfig } from '../runs/store.js';
+import type { Price } from './cost.js';
+import { MEAN_METRICS, rolloutRow, taskMeans, type EvalKind, type RolloutRow } from './metrics.js';
+import { bootstrapMean, pairedBootstrap, type BootstrapOptions, type Interval } from './stats.js';
+
+/** A run directory's scored rollouts as metric rows. */
+export interface RunRows {
+  dir: string;
+  agent: string;
+  kind: EvalKind;
+  rows: RolloutRow[];
+}
+
+/** Read a run's rollouts (the latest record per task and sample) with the kind and price it was run with. */
+export function loadRunRows(dir: string): RunRows {
+  const config = readRunConfig(dir);
+  const rubric = config['rubric'] as { kind?: unknown } | undefined;
+  const kind: EvalKind = rubric?.kind === 'qa' ? 'qa' : 'search';
+  const price = (config['price'] ?? undefined) as Price | undefined;
+  const { rollouts } = readRollouts(dir);
+  if (rollouts.length === 0) throw new InputError(`run ${dir}: rollouts.jsonl holds no rollouts`);
+  const rows = latestRollouts(rollouts).map((r) => {
+    if (!r.reward) throw new InputError(`run ${dir}: rollout ${r.id} has no reward; was it written by sleuth eval?`);
+    return rolloutRow(r, kind, price);
+  });
+  return { dir, agent: String(config['agent'] ?? rollouts[0]!.agent), kind, rows };
+}
+
+export interface RunComparison {
+  dir: string;
+  agent: string;
+  /** Mean over the shared tasks, with a bootstrap interval. */
+  values: Record<string, Interval>;
+  /** This run minus the first, paired per task (absent for the first run). */
+  diffs: Record<string, Interval & { shown: boolean }>;
+}
+
+export interface Comparison {
+  /** Tasks every run has rollouts for; the comparison uses only these. */
+  sharedTasks: string[];
+  metrics: string[];
+  runs: RunComparison[];
+}
+
+/**
+ * Compare runs on the tasks they all share: each metric's mean per run, and each run against the
+ * first with a paired bootstrap interval over tasks (per-task means, so runs with different sample
+ * counts still pair). A difference whose interval holds 0 is not shown to be real.
+ */
+export function compareRuns(runs: readonly RunRows[], bootstrap: BootstrapOptions = {}): Comparison {
+  if (runs.length < 2) throw new InputError('compare needs at least two run directories');
+  const taskSets = runs.map((r) => new Set(r.rows.map((row) => row.taskId)));
+  const sharedTasks = [...taskSets[0]!].filter((t) => taskSets.every((s) => s.has(t))).sort();
+  if (sharedTasks.length === 0) throw new InputError(`the runs share no task: ${runs.map((r) => r.dir).join(', ')}`);
+  const metrics: string[] = MEAN_METRICS.filter((m) => runs.every((r) => r.rows.some((row) => row.values[m] !== undefined)));
+  const perRun = runs.map((run) => new Map(metrics.map((m) => [m, taskMeans(run.rows, m)])));
+  const aligned = (i: number, m: string) => sharedTasks.map((t) => perRun[i]!.get(m)!.get(t) ?? Number.NaN);
+  // Only tasks where every run has a value for this metric take part in its numbers.
+  const complete = (m: string) => sharedTasks.map((_, j) => runs.every((__, i) => !Number.isNaN(aligned(i, m)[j]!)));
+  const out: RunComparison[] = runs.map((run, i) => {
+    const values: Record<string, Interval> = {};
+    const diffs: Record<string, Interval & { shown: boolean }> = {};
+    for (const m of metrics) {
+      const keep = complete(m);
+      const mine = aligned(i, m).filter((_, j) => keep[j]);
+      values[m] = bootstrapMean(mine, bootstrap);
+      if (i > 0) diffs[m] = pairedBootstrap(aligned(0, m).filter((_, j) => keep[j]), mine, bootstrap);
+    }
+    return { dir: run.dir, agent: run.agent, values, diffs };
+  });
+  return { sharedTasks, metrics, runs: out };
+}

@@ -1,0 +1,101 @@
+import type { Comparison } from './compare.js';
+import type { Headroom, Summary } from './metrics.js';
+import type { Interval } from './stats.js';
+
+/** Plain-text tables for the terminal (the CLI prints them; --json prints the objects instead). */
+
+const LABELS: Record<string, string> = {
+  reward: 'reward',
+  recall: 'recall',
+  precision: 'precision',
+  f1: 'F1',
+  fbeta: 'F-beta',
+  trajectory_recall: 'trajectory recall',
+  exact_match: 'exact match',
+  f1_format: 'F1 + format floor',
+  partial_credit: 'partial credit',
+  answered: 'answered',
+  valid: 'valid (curated >= 1)',
+  curated_size: 'curated-set size',
+  turns: 'turns',
+  tokens: 'tokens',
+  offform_episode: 'off-form episodes',
+  offform_episode_share: 'off-form episodes',
+  wall_s: 'wall s / rollout',
+  cost_usd: 'cost / question $',
+  cost_per_question: 'cost / question $',
+};
+
+export function fmt(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || Number.isNaN(x)) return '—';
+  const a = Math.abs(x);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return x.toExponential(2);
+  return a >= 100 ? x.toFixed(1) : x.toFixed(digits);
+}
+
+function interval(ci: Interval | undefined): string {
+  return ci && ci.n >= 2 ? `[${fmt(ci.lo)}, ${fmt(ci.hi)}]` : '';
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd()).join('\n');
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+export function formatSummary(s: Summary, title: string): string {
+  const rows: string[][] = [['metric', 'mean', '95% interval']];
+  for (const [key, ci] of Object.entries(s.intervals)) rows.push([LABELS[key] ?? key, fmt(s[key] as number), interval(ci)]);
+  rows.push(['off-form calls (share)', fmt(s['offform_call_share'] as number), '']);
+  if (s['pass_at_1'] !== undefined) {
+    rows.push(['pass@1', fmt(s['pass_at_1'] as number), '']);
+    rows.push([`pass@${s['pass_k']}`, fmt(s['pass_at_k'] as number), '']);
+    rows.push([`best-of-${s.samples} reward`, fmt(s['best_of_n'] as number), '']);
+    rows.push(['best-of-1 reward', fmt(s['best_of_1'] as number), '']);
+  }
+  if (s['total_cost_usd'] === null) rows.push(['cost', 'unknown', '(no price for this model)']);
+  const lines = [title, `${s.tasks} tasks x up to ${s.samples} samples = ${s.rollouts} rollouts${s.errors ? `, ${s.errors} ended in error` : ''}`, '', table(rows), ''];
+  lines.push('end reasons: ' + Object.entries(s.end_reasons).map(([k, v]) => `${k} ${v}`).join(', '));
+  lines.push(`${s.scoring === 'qa' ? 'answers' : 'curated sets'}: ` + Object.entries(s.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
+  return lines.join('\n');
+}
+
+export function formatComparison(c: Comparison): string {
+  const head = ['metric', ...c.runs.map((r, i) => (i === 0 ? `${r.dir}` : `${r.dir}  (vs first, 95%)`))];
+  const rows: string[][] = [head];
+  for (const m of c.metrics) {
+    const row = [LABELS[m] ?? m];
+    c.runs.forEach((r, i) => {
+      const v = r.values[m]!;
+      let cell = `${fmt(v.mean)} ${interval(v)}`;
+      if (i > 0) {
+        const d = r.diffs[m]!;
+        cell += `  ${d.mean >= 0 ? '+' : ''}${fmt(d.mean)} ${interval(d)}${d.shown ? '' : ' n.s.'}`;
+      }
+      row.push(cell);
+    });
+    rows.push(row);
+  }
+  return [
+    `${c.sharedTasks.length} shared tasks; agents: ${c.runs.map((r) => r.agent).join(' | ')}`,
+    '',
+    table(rows),
+    '',
+    'Each later run minus the first, paired over shared tasks (seeded bootstrap). n.s. = not shown: the interval contains 0.',
+  ].join('\n');
+}
+
+export function formatHeadroom(hs: Headroom[]): string {
+  const rows: string[][] = [['metric', 'best-of-1', `best-of-N`, 'gain (paired, 95%)']];
+  for (const h of hs) {
+    rows.push([
+      LABELS[h.metric] ?? h.metric,
+      `${fmt(h.bestOf1.mean)} ${interval(h.bestOf1)}`,
+      `${fmt(h.bestOfN.mean)} ${interval(h.bestOfN)}`,
+      `${h.gain.mean >= 0 ? '+' : ''}${fmt(h.gain.mean)} ${interval(h.gain)}${h.gain.shown ? '' : ' n.s.'}`,
+    ]);
+  }
+  const n = hs[0]?.samples ?? 0;
+  return [`best-of-${n} vs best-of-1 over ${hs[0]?.tasks ?? 0} tasks (best-of-1 = mean of the ${n} samples)`, '', table(rows), '', 'A gain whose interval excludes 0 is headroom RL can close by sharpening the policy.'].join('\n');
+}

@@ -1,0 +1,95 @@
+import { performance } from 'node:perf_hooks';
+import type { Agent } from '../agent/types.js';
+import type { Rollout } from '../agent/rollout.js';
+import { runEpisode } from '../agent/episode.js';
+import type { Budgets, Environment } from '../env/types.js';
+import type { Task } from '../tasks/task.js';
+import { scoreRollout, type Rubric } from '../reward/rubric.js';
+import { appendRollouts, finishedKeys, latestRollouts, openRunDir, readRollouts, rolloutKey, writeSummary, type RunConfig } from '../runs/store.js';
+import type { Price } from './cost.js';
+import { rolloutRow, summarize, type EvalKind, type Summary } from './metrics.js';
+import type { BootstrapOptions } from './stats.js';
+
+export interface EvalOptions {
+  /** The run directory (created, or reopened to resume). */
+  dir: string;
+  agent: Agent;
+  env: Environment;
+  tasks: readonly Task[];
+  /** Rollouts per task. */
+  samples: number;
+  /** Episodes in flight at once. */
+  concurrency: number;
+  rubric: Rubric;
+  budgets?: Budgets;
+  /** What config.json records (kind 'eval' is set here). */
+  config: Record<string, unknown>;
+  /** Config keys that must match for a re-run to resume this directory. */
+  identity: readonly string[];
+  price: Price | undefined;
+  bootstrap?: BootstrapOptions;
+  /** Called after each rollout is written (progress). */
+  onRollout?: (rollout: Rollout, done: number, todo: number) => void;
+}
+
+export interface EvalResult {
+  summary: Summary;
+  /** Rollouts run by this call, and kept from an earlier interrupted one. */
+  ran: number;
+  kept: number;
+  resumed: boolean;
+  /** Unreadable lines of rollouts.jsonl (a line cut by a crash), skipped. */
+  skippedLines: number;
+}
+
+/** Run `fn` over items with at most `limit` in flight, in order of the list. */
+export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}
+
+/** Score rollouts and summarise them (also used to re-summarise a run directory). */
+export function summarizeRollouts(rollouts: readonly Rollout[], kind: EvalKind, price: Price | undefined, bootstrap?: BootstrapOptions): Summary {
+  return summarize(latestRollouts(rollouts).map((r) => rolloutRow(r, kind, price)), kind, bootstrap);
+}
+
+/**
+ * Run `samples` rollouts of every task, score each, append it to rollouts.jsonl as soon as it is
+ * done, and write summary.json at the end. Re-running with the same directory resumes: samples that
+ * finished are kept, missing or errored ones are run again (the new record supersedes the old line).
+ */
+export async function runEval(o: EvalOptions): Promise<EvalResult> {
+  const config: RunConfig = { kind: 'eval', ...o.config };
+  const { resumed } = openRunDir(o.dir, config, o.identity);
+  const before = readRollouts(o.dir);
+  const done = finishedKeys(before.rollouts);
+  const todo: { task: Task; sample: number }[] = [];
+  for (const task of o.tasks) for (let sample = 0; sample < o.samples; sample++) if (!done.has(rolloutKey({ taskId: task.id, sample }))) todo.push({ task, sample });
+
+  const t0 = performance.now();
+  let finished = 0;
+  await pool(todo, o.concurrency, async ({ task, sample }) => {
+    const rollout = await runEpisode(o.agent, o.env, task, o.budgets ?? o.env.defaultBudgets, { sample });
+    rollout.reward = scoreRollout(task, rollout, o.rubric);
+    appendRollouts(o.dir, [rollout]);
+    finished++;
+    o.onRollout?.(rollout, finished, todo.length);
+  });
+
+  // The summary covers exactly this eval's task × sample grid, read back from the file.
+  const wanted = new Set(o.tasks.flatMap((t) => Array.from({ length: o.samples }, (_, s) => rolloutKey({ taskId: t.id, sample: s }))));
+  const after = readRollouts(o.dir);
+  const rollouts = after.rollouts.filter((r) => wanted.has(rolloutKey(r)));
+  const kind: EvalKind = o.rubric.kind;
+  const summary = summarizeRollouts(rollouts, kind, o.price, o.bootstrap);
+  summary['eval_wall_s'] = (performance.now() - t0) / 1000;
+  summary['rubric'] = o.rubric.name;
+  writeSummary(o.dir, summary);
+  return { summary, ran: todo.length, kept: o.tasks.length * o.samples - todo.length, resumed, skippedLines: after.skipped.length };
+}
