@@ -1,0 +1,96 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSampler } from '../../src/backend/local/backend.js';
+import { createOpenAIServer, listen } from '../../src/backend/local/openai-server.js';
+import { trainBpe } from '../../src/protocol/compact/bpe.js';
+import { CompactRenderer, SPECIALS } from '../../src/protocol/compact/renderer.js';
+import { ADAM, ensureWasm, TEXTS, tinyBackend } from './helpers.js';
+
+const SEARCH_TOOL = { type: 'function' as const, function: { name: 'bm25_search', description: 'Keyword search over the corpus.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } };
+const SYSTEM = 'Find the evidence.';
+const USER = 'capital of France';
+
+let checkpoint = '';
+let server: Server;
+let client: OpenAI;
+
+// A tiny model trained (cross-entropy on its own turn only) to answer this prompt with a search call.
+beforeAll(async () => {
+  ensureWasm();
+  const call = { name: 'bm25_search', arguments: { query: USER } };
+  const tok = trainBpe([...TEXTS, `${SYSTEM} ${USER} ${JSON.stringify(call)} ${SEARCH_TOOL.function.description}`], 400, [...SPECIALS]);
+  const r = new CompactRenderer(tok);
+  const prompt = r.prompt({ system: SYSTEM, user: USER, tools: [{ name: 'bm25_search', description: SEARCH_TOOL.function.description, parameters: SEARCH_TOOL.function.parameters }] });
+  const turn = r.encode(r.renderAssistant('', [call]));
+  const seq = [...prompt, ...turn];
+  const b = tinyBackend(tok, { context: 128, dModel: 32, nLayers: 2, nHeads: 2 });
+  const datum = { inputTokens: seq.slice(0, -1), targetTokens: seq.slice(1), weights: seq.slice(1).map((_, t) => (t + 1 >= prompt.length ? 1 : 0)) };
+  for (let i = 0; i < 120; i++) {
+    b.forwardBackwardSync([datum], 'cross_entropy');
+    b.optimStepSync({ ...ADAM, learningRate: 1e-2 });
+  }
+  checkpoint = (await b.saveWeightsForSampler('served')).modelPath;
+  server = createOpenAIServer({ sampler: loadSampler(checkpoint) });
+  const port = await listen(server, 0);
+  client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'unused', maxRetries: 0 });
+});
+
+afterAll(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+describe('OpenAI-compatible server', () => {
+  it('answers a chat completion with a tool call in OpenAI shape', async () => {
+    const res = await client.chat.completions.create({ model: 'local', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], tools: [SEARCH_TOOL], temperature: 0, max_tokens: 60 });
+    const choice = res.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    const call = choice.message.tool_calls![0]!;
+    expect(call.type).toBe('function');
+    if (call.type !== 'function') throw new Error('not a function call');
+    expect(call.function.name).toBe('bm25_search');
+    expect(JSON.parse(call.function.arguments)).toEqual({ query: USER });
+    expect(res.usage!.completion_tokens).toBeGreaterThan(5);
+  });
+
+  it('completes token ids with the logprobs the sampler computes', async () => {
+    const sampler = loadSampler(checkpoint);
+    const prompt = sampler.tokenizer.encode('Paris is the capital');
+    const res = await client.completions.create({ model: 'local', prompt, max_tokens: 8, temperature: 1, seed: 3, logprobs: 1 });
+    const choice = res.choices[0]! as (typeof res.choices)[0] & { token_ids: number[] };
+    expect(choice.token_ids).toHaveLength(8);
+    expect(choice.text).toBe(sampler.tokenizer.decode(choice.token_ids));
+    const lps = await sampler.computeLogprobs([...prompt, ...choice.token_ids]);
+    expect(choice.logprobs!.token_logprobs).toEqual(lps.slice(prompt.length));
+    const models = await client.models.list();
+    expect(models.data[0]!.id).toBe(checkpoint);
+  });
+
+  it('rejects a bad request with status 400 naming the field', async () => {
+    const err = await client.completions.create({ model: 'local', prompt: [999999], max_tokens: 2 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect(String((err as Error).message)).toMatch(/prompt\[0\] = 999999/);
+  });
+
+  it('`sleuth serve` serves a checkpoint and refuses a missing one with exit status 2', async () => {
+    const missing = spawnSync(process.execPath, ['bin/sleuth.js', 'serve', '--checkpoint', '/nonexistent/x.ckpt'], { encoding: 'utf8' });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/\/nonexistent\/x\.ckpt/);
+    const child = spawn(process.execPath, ['bin/sleuth.js', 'serve', '--checkpoint', checkpoint, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      while (!/listening on (\S+)/.test(out)) {
+        const [chunk] = (await once(child.stdout, 'data')) as [string];
+        out += chunk;
+      }
+      const base = /listening on (\S+)/.exec(out)![1]!;
+      const cli = new OpenAI({ baseURL: base, apiKey: 'unused', maxRetries: 0 });
+      const res = await cli.chat.completions.create({ model: 'local', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], tools: [SEARCH_TOOL], temperature: 0 });
+      expect(res.choices[0]!.message.tool_calls?.[0]).toMatchObject({ function: { name: 'bm25_search' } });
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
