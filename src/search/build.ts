@@ -18,6 +18,8 @@ export interface BuildOptions {
   onProgress?: (docs: number) => void;
   /** Recorded in the manifest as `source` (what the index was built from). */
   source?: string;
+  /** Largest text shard file (default 1 GiB; smaller only to exercise sharding in tests). */
+  textShardBytes?: number;
 }
 
 export interface IndexStats {
@@ -57,7 +59,7 @@ export async function buildIndex(chunks: AsyncIterable<Chunk>, outDir: string, o
   const tmp = join(dirname(outDir), `.${basename(outDir)}.tmp-${process.pid}-${Date.now()}`);
   mkdirSync(tmp);
   try {
-    const stats = await buildInto(chunks, tmp, analyzer, k1, b, options.onProgress, options.source);
+    const stats = await buildInto(chunks, tmp, analyzer, k1, b, options);
     replaceDir(tmp, outDir);
     return { ...stats, dir: outDir };
   } catch (err) {
@@ -78,11 +80,12 @@ function replaceDir(tmp: string, outDir: string): void {
   rmSync(old, { recursive: true, force: true });
 }
 
-async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: Analyzer, k1: number, b: number, onProgress?: (docs: number) => void, source?: string) {
+async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: Analyzer, k1: number, b: number, options: BuildOptions) {
+  const { onProgress, source } = options;
   const ids: string[] = [];
   const idSink = new Utf8Sink(() => join(dir, 'ids.bin'));
   const titleSink = new Utf8Sink(() => join(dir, 'titles.bin'));
-  const textSink = new Utf8Sink((k) => join(dir, `text.${k}.bin`), TEXT_SHARD_BYTES);
+  const textSink = new Utf8Sink((k) => join(dir, `text.${k}.bin`), options.textShardBytes ?? TEXT_SHARD_BYTES);
   const metaSink = new Utf8Sink(() => join(dir, 'meta.bin'));
   const idOff = new Grow(Uint32Array);
   const titleOff = new Grow(Uint32Array);

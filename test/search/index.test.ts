@@ -1,0 +1,206 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Chunk } from '../../src/corpus/chunk.js';
+import { InputError } from '../../src/errors.js';
+import { Analyzer, buildIndex, openIndex, type SearchIndex } from '../../src/search/index.js';
+
+const root = mkdtempSync(join(tmpdir(), 'sleuth-index-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let dirCount = 0;
+const freshDir = () => join(root, `ix${dirCount++}`);
+
+/** Deterministic PRNG (mulberry32), so a failing case can be replayed. */
+function rng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VOCAB = ['river', 'mountain', 'film', 'actress', 'comedy', 'archer', 'kiss', 'tell', 'temple', 'shirley', 'protocol', 'chief',
+  'ambassador', 'ghana', 'radio', 'program', 'golden', 'age', 'series', 'novel', 'author', 'prize', 'city', 'river', 'bridge', 'tower',
+  'station', 'railway', 'album', 'band', 'singer', 'guitar', 'league', 'football', 'club', 'season', 'ruled', 'empire', 'dynasty', 'kings',
+  'running', 'runs', 'ran', 'the', 'of', 'and', 'in', 'a', 'was', 'x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8', 'x9'];
+
+/** Random chunks whose words follow a Zipf-like law, so some terms are common and some rare. */
+function randomChunks(n: number, seed: number): Chunk[] {
+  const r = rng(seed);
+  const word = () => VOCAB[Math.min(VOCAB.length - 1, Math.floor(VOCAB.length * r() ** 2.2))]!;
+  return Array.from({ length: n }, (_, i) => ({
+    id: `doc-${i}`,
+    title: Array.from({ length: 1 + Math.floor(r() * 3) }, word).join(' '),
+    text: Array.from({ length: 3 + Math.floor(r() * 40) }, word).join(' '),
+    ...(i % 7 === 0 ? { meta: { n: i, tag: 'seventh' } } : {}),
+  }));
+}
+
+async function* iterate<T>(items: T[]): AsyncGenerator<T> {
+  for (const x of items) yield x;
+}
+
+/**
+ * The reference: BM25 computed from scratch in float64 from the chunks themselves (not from the
+ * index), exhaustively over every document, Lucene idf, exact lengths, distinct query terms.
+ */
+function reference(chunks: Chunk[], analyzer: Analyzer, k1: number, b: number) {
+  const docs = chunks.map((c) => {
+    const terms = analyzer.terms(c.title + ' ' + c.text);
+    const tf = new Map<string, number>();
+    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    return { length: terms.length, tf };
+  });
+  const N = docs.length;
+  const avgdl = docs.reduce((s, d) => s + d.length, 0) / N;
+  return (query: string, k: number) => {
+    const qterms = [...new Set(analyzer.terms(query))];
+    const df = new Map(qterms.map((t) => [t, docs.filter((d) => d.tf.has(t)).length]));
+    const scored = docs.map((d, doc) => {
+      let score = 0;
+      for (const t of qterms) {
+        const tf = d.tf.get(t) ?? 0;
+        if (tf === 0) continue;
+        const n = df.get(t)!;
+        const idf = Math.log(1 + (N - n + 0.5) / (n + 0.5));
+        score += (idf * tf) / (tf + k1 * (1 - b + (b * d.length) / avgdl));
+      }
+      return { doc, score };
+    });
+    return scored.filter((s) => s.score > 0).sort((x, y) => y.score - x.score || x.doc - y.doc).slice(0, k);
+  };
+}
+
+function expectSameRanking(got: { doc: number; score: number }[], want: { doc: number; score: number }[], label: string) {
+  expect(got.length, label).toBe(want.length);
+  for (let i = 0; i < want.length; i++) {
+    const tol = 1e-9 * Math.max(1, Math.abs(want[i]!.score));
+    expect(Math.abs(got[i]!.score - want[i]!.score), `${label} rank ${i} score`).toBeLessThanOrEqual(tol);
+    // Ids must agree except between documents whose scores tie (to rounding).
+    if (got[i]!.doc !== want[i]!.doc) {
+      const other = want.find((w) => w.doc === got[i]!.doc);
+      const tied = other !== undefined ? Math.abs(other.score - want[i]!.score) <= tol : Math.abs(got[i]!.score - want[want.length - 1]!.score) <= tol;
+      expect(tied, `${label} rank ${i}: got doc ${got[i]!.doc}, want ${want[i]!.doc}`).toBe(true);
+    }
+  }
+}
+
+describe('BM25 top-k equals an exhaustive float64 reference', () => {
+  for (const [k1, b, seed] of [[1.5, 0.75, 1], [0.9, 0.4, 2], [1.2, 1, 3]] as const) {
+    it(`on random queries (k1=${k1}, b=${b})`, async () => {
+      const chunks = randomChunks(1500, seed);
+      const dir = freshDir();
+      await buildIndex(iterate(chunks), dir, { k1, b });
+      const index = await openIndex(dir);
+      const referenceTopK = reference(chunks, index.analyzer, k1, b);
+      const r = rng(seed * 101);
+      let compared = 0;
+      for (let q = 0; q < 150; q++) {
+        const words = Array.from({ length: 1 + Math.floor(r() * 6) }, () => VOCAB[Math.floor(r() * VOCAB.length)]!);
+        const query = words.join(' ');
+        if (index.analyzer.terms(query).length === 0) continue;
+        const k = [1, 3, 10, 50][q % 4]!;
+        expectSameRanking(index.searchDocs(query, k), referenceTopK(query, k), `query "${query}" k=${k}`);
+        compared++;
+      }
+      expect(compared).toBeGreaterThan(100);
+    });
+  }
+});
+
+describe('index directory', () => {
+  const chunks = randomChunks(400, 7);
+  let index: SearchIndex;
+  let dir: string;
+
+  it('is deterministic: same chunks, same bytes', async () => {
+    dir = freshDir();
+    const again = freshDir();
+    await buildIndex(iterate(chunks), dir, { textShardBytes: 4096 });
+    await buildIndex(iterate(chunks), again, { textShardBytes: 4096 });
+    const files = readdirSync(dir).sort();
+    expect(readdirSync(again).sort()).toEqual(files);
+    expect(files.filter((f) => /^text\.\d+\.bin$/.test(f)).length).toBeGreaterThan(1);
+    for (const f of files) expect(readFileSync(join(again, f)).equals(readFileSync(join(dir, f))), f).toBe(true);
+    index = await openIndex(dir);
+  });
+
+  it('reads every chunk back by id across text shards, with metadata', () => {
+    expect(index.size).toBe(chunks.length);
+    for (const c of chunks) expect(index.read(c.id)).toEqual(c);
+    expect(index.read('doc-999999')).toBeUndefined();
+    expect(index.has('doc-3')).toBe(true);
+    expect(index.has('doc-')).toBe(false);
+    const doc = index.store.docOf('doc-42');
+    expect(new TextDecoder().decode(index.store.textBytes(doc))).toBe(chunks[42]!.text);
+  });
+
+  it('records the analyzer and BM25 parameters in the manifest', () => {
+    expect(index.manifest.analyzer).toMatchObject({ stemmer: 'porter2', stopwords: 'english', lowercase: true });
+    expect(index.manifest.bm25).toEqual({ k1: 1.5, b: 0.75 });
+    expect(index.manifest.counts.docs).toBe(400);
+  });
+
+  it('returns hits with title and a snippet around the query terms', async () => {
+    const longText = 'filler words here. '.repeat(40) + 'The Golden Gate bridge is a suspension bridge. ' + 'more filler text. '.repeat(40);
+    const d = freshDir();
+    await buildIndex(iterate([{ id: 'gg', title: 'Golden Gate Bridge', text: longText }, { id: 'o', title: 'Other', text: 'nothing relevant' }]), d);
+    const ix = await openIndex(d, { snippetChars: 80 });
+    const [hit] = ix.search('suspension bridge');
+    expect(hit!.id).toBe('gg');
+    expect(hit!.title).toBe('Golden Gate Bridge');
+    expect(hit!.snippet).toContain('suspension bridge');
+    expect(hit!.snippet.length).toBeLessThanOrEqual(82);
+    expect(hit!.snippet.startsWith('…')).toBe(true);
+    expect(ix.search('suspension bridge', 1, { snippetChars: 400 })[0]!.snippet.length).toBeGreaterThan(300);
+  });
+
+  it('refuses empty and stopword-only queries; unknown words match nothing', () => {
+    expect(() => index.search('   ')).toThrow(InputError);
+    expect(() => index.search('the of and')).toThrow(/only stopwords/);
+    expect(index.search('zzzunknownword')).toEqual([]);
+  });
+
+  it('refuses a truncated index, another version and a missing index, naming the problem', async () => {
+    const d = freshDir();
+    await buildIndex(iterate(chunks), d);
+    truncateSync(join(d, 'post.docs'), 8);
+    await expect(openIndex(d)).rejects.toThrow(/post\.docs is 8 bytes, the manifest says \d+: the index is truncated/);
+    const v = freshDir();
+    await buildIndex(iterate(chunks), v);
+    const m = JSON.parse(readFileSync(join(v, 'manifest.json'), 'utf8'));
+    writeFileSync(join(v, 'manifest.json'), JSON.stringify({ ...m, version: 99 }));
+    await expect(openIndex(v)).rejects.toThrow(/format version 99, this sleuth reads version 1/);
+    await expect(openIndex(join(root, 'never-built'))).rejects.toThrow(/no search index .* run `sleuth index`/);
+  });
+
+  it('leaves the previous index intact and no temporary files when a build fails', async () => {
+    const d = freshDir();
+    await buildIndex(iterate(chunks), d);
+    const before = readFileSync(join(d, 'manifest.json'), 'utf8');
+    async function* failing(): AsyncGenerator<Chunk> {
+      yield chunks[0]!;
+      throw new InputError('corpus.jsonl:2: malformed JSON');
+    }
+    await expect(buildIndex(failing(), d)).rejects.toThrow(/malformed JSON/);
+    expect(readFileSync(join(d, 'manifest.json'), 'utf8')).toBe(before);
+    expect((await openIndex(d)).size).toBe(chunks.length);
+    expect(readdirSync(root).filter((f) => f.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('refuses an empty corpus and duplicate ids', async () => {
+    await expect(buildIndex(iterate([]), freshDir())).rejects.toThrow(/empty corpus/);
+    const dup = [{ id: 'a', title: 't', text: 'x' }, { id: 'a', title: 't', text: 'y' }];
+    await expect(buildIndex(iterate(dup), freshDir())).rejects.toThrow(/duplicate chunk id "a"/);
+  });
+
+  it('builds with a configured analyzer and uses it for queries', async () => {
+    const d = freshDir();
+    await buildIndex(iterate([{ id: '1', title: 'The Who', text: 'running' }, { id: '2', title: 'x', text: 'runs' }]), d, { analyzer: { stemmer: 'none', stopwords: 'none' } });
+    const ix = await openIndex(d);
+    expect(ix.search('the who').map((h) => h.id)).toEqual(['1']);
+    expect(ix.search('running').map((h) => h.id)).toEqual(['1']);
+  });
+});
