@@ -167,6 +167,7 @@ CREATE TABLE invoice_rows (
 );
 CREATE INDEX order_rows_subscription ON order_rows(subscription_no);
 CREATE INDEX products_supplier ON products(supplier_id);
+CREATE INDEX order_rows_product ON order_rows(product_id);
 CREATE INDEX invoice_rows_invoice ON invoice_rows(invoice_id);
 `;
 
