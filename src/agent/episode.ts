@@ -56,8 +56,9 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
         endReason = turn.overBudget;
       } else {
         for (const call of turn.calls) {
+          const callStart = performance.now();
           const result = await episode.call({ name: call.name, arguments: call.arguments, ...(call.id ? { id: call.id } : {}) }, call.status, index);
-          calls.push(callRecord(call, result));
+          calls.push({ ...callRecord(call, result), ms: performance.now() - callStart });
           results.push({ call, result });
         }
         if (turn.calls.length === 0) endReason = episode.finalMessage(turn.text);

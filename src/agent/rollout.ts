@@ -16,6 +16,8 @@ export interface CallRecord {
   /** [start, end) into this turn's sampledTokens. */
   tokenSpan?: [number, number];
   result: ToolResult;
+  /** Time the environment took to handle the call, in ms (optional: older records lack it). */
+  ms?: number;
 }
 
 export interface TurnRecord {

@@ -106,7 +106,7 @@ class HumanAgent implements Agent {
           const line = await this.input.next('\ntool> ');
           if (line === undefined || line.trim() === 'quit') return { text: 'quit', calls: [] };
           if (line.trim() === 'help') {
-            console.log(USAGE.split('\n').slice(3, 10).join('\n'));
+            console.log(USAGE.split('\n').slice(5, 10).join('\n'));
             continue;
           }
           try {
@@ -137,12 +137,12 @@ export const command: Command = {
     const split = values.split ?? 'eval';
     const pool = values.task !== undefined ? set.tasks() : set.tasks(split);
     if (pool.length === 0) throw new InputError(`--split: task set '${set.name}' has no tasks in split '${split}' (splits: ${set.splits.join(', ')})`);
+    let task: Task | undefined = values.task !== undefined ? pool.find((t) => t.id === values.task) : undefined;
+    if (values.task !== undefined && !task) throw new InputError(`--task: no task '${values.task}' in task set '${set.name}'`);
     const searcher = await openIndex(set.indexDir);
     const env: Environment = envName === 'qa' ? new QaEnvironment(searcher) : new SearchEnvironment(searcher, { defaultK: k });
     const input = lineReader();
     try {
-      let task: Task | undefined = values.task !== undefined ? pool.find((t) => t.id === values.task) : undefined;
-      if (values.task !== undefined && !task) throw new InputError(`--task: no task '${values.task}' in task set '${set.name}'`);
       if (!task) {
         const shown = pool.slice(0, 10);
         console.log(`${pool.length} tasks in ${set.name}/${split}:`);

@@ -1,0 +1,184 @@
+/**
+ * npm run bench:env — is the environment ever the bottleneck of a run?
+ *
+ * Drives many concurrent episodes (default 256 in flight) of a scripted mix of tool calls
+ * (bm25_search, grep_corpus, read_document, curate, drop_curated, finish) through runEpisode over
+ * one index, and reports tool calls per second and tool latency (p50/p99, overall and per tool,
+ * as the episode sees it, queueing included). Search and grep run in a worker pool.
+ *
+ *   node dist/bench/env.js [--index DIR] [--episodes N] [--concurrency N] [--workers N] [--out FILE]
+ *
+ * Without --index it uses the synthetic corpus of bench/synth.ts (--chunks N, default 1,000,000),
+ * building its index once into .sleuth/bench/.
+ */
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { runEpisode } from '../src/agent/episode.js';
+import type { Agent, AgentCall, AgentTurn, ToolExchange } from '../src/agent/types.js';
+import { SearchEnvironment, type SearchBackend } from '../src/env/search/env.js';
+import { SearchPool } from '../src/env/search/pool.js';
+import { openIndex, type SearchIndex } from '../src/search/index.js';
+import type { Task } from '../src/tasks/task.js';
+
+/** A small seeded PRNG (mulberry32): the same mix on every run. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Words of a random chunk: queries and grep literals that exist in the corpus, as an agent's would. */
+function wordsOf(index: SearchIndex, rand: () => number, n: number, minLength = 1): string[] {
+  for (;;) {
+    const words = index.store.text(Math.floor(rand() * index.size)).split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= minLength);
+    if (words.length < n) continue;
+    const start = Math.floor(rand() * (words.length - n + 1));
+    return words.slice(start, start + n);
+  }
+}
+
+const ok = (name: string, args: Record<string, unknown>): AgentCall => ({ name, arguments: args, status: 'ok' });
+const turn = (...calls: AgentCall[]): AgentTurn => ({ text: '', calls });
+const hits = (results: ToolExchange[]) => results.flatMap((r) => r.result.chunkIds);
+
+/**
+ * Eleven calls in ten turns: 3 searches, 1 grep, 3 reads, 2 curates, 1 drop, finish — the shape of
+ * the seeds' rollouts (mostly searching and reading, some curating).
+ */
+function mixAgent(index: SearchIndex, seed: number): Agent {
+  return {
+    spec: 'bench-mix',
+    start: () => {
+      const rand = rng(seed);
+      const plan = (function* (): Generator<AgentTurn, void, ToolExchange[]> {
+        const a = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 4).join(' ') })));
+        const g = hits(yield turn(ok('grep_corpus', { pattern: `(?i)${wordsOf(index, rand, 2, 4).join('\\s+')}` })));
+        yield turn(...[...a, ...g].slice(0, 2).map((id) => ok('read_document', { id })));
+        const b = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 3).join(' ') })));
+        yield turn(ok('curate', { ids: [...a.slice(0, 2), ...b.slice(0, 1)].slice(0, 3) }));
+        yield turn(ok('read_document', { id: b[1] ?? a[0] ?? 'none' }));
+        const c = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 5).join(' ') })));
+        yield turn(ok('curate', { ids: c.slice(0, 3).length ? c.slice(0, 3) : ['none'] }));
+        yield turn(ok('drop_curated', { ids: [a[1] ?? 'none'] }));
+        yield turn(ok('finish', {}));
+      })();
+      let started = false;
+      return {
+        next: async (results: ToolExchange[]) => {
+          const step = started ? plan.next(results) : plan.next(undefined as unknown as ToolExchange[]);
+          started = true;
+          return step.done ? { text: 'done', calls: [] } : step.value;
+        },
+      };
+    },
+  };
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/** The index over N synthetic chunks of bench/synth.ts, built once. */
+async function synthIndexDir(chunks: number): Promise<string> {
+  throw new Error(`no synthetic corpus of ${chunks} chunks yet: pass --index DIR`);
+}
+
+const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      index: { type: 'string' },
+      chunks: { type: 'string', default: '1000000' },
+      episodes: { type: 'string', default: '2048' },
+      concurrency: { type: 'string', default: '256' },
+      workers: { type: 'string', default: String(availableParallelism()) },
+      out: { type: 'string', default: 'bench/results/env.json' },
+    },
+  });
+  const episodes = Number(values.episodes);
+  const concurrency = Number(values.concurrency);
+  const workers = Number(values.workers);
+  const indexDir = values.index ?? (await synthIndexDir(Number(values.chunks)));
+
+  const loadStart = performance.now();
+  const index = await openIndex(indexDir);
+  const backend: SearchBackend & { close?: () => Promise<void> } = workers > 0 ? await SearchPool.open(indexDir, index, { workers }) : index;
+  const loadS = (performance.now() - loadStart) / 1000;
+  const env = new SearchEnvironment(backend);
+  const task: Task = { id: 'bench', query: 'bench', facts: [{ text: 'none', chunkIds: ['none'] }] };
+  console.error(`env bench: ${index.size.toLocaleString()} chunks, ${episodes} episodes, ${concurrency} in flight, ${workers} search workers (loaded in ${loadS.toFixed(1)} s)`);
+
+  // Warm up (JIT, worker caches) on a few episodes, not measured.
+  await Promise.all(Array.from({ length: Math.min(32, episodes) }, (_, i) => runEpisode(mixAgent(index, 1_000_000 + i), env, task)));
+
+  const latencies = new Map<string, number[]>();
+  let calls = 0;
+  let errors = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, episodes) }, async () => {
+      while (next < episodes) {
+        const i = next++;
+        const r = await runEpisode(mixAgent(index, i), env, task);
+        if (r.endReason !== 'finish') throw new Error(`episode ${i} ended with ${r.endReason}: ${r.error ?? ''}`);
+        for (const t of r.turns)
+          for (const c of t.calls) {
+            calls += 1;
+            if (c.result.outcome === 'error') errors += 1;
+            if (!latencies.has(c.name)) latencies.set(c.name, []);
+            latencies.get(c.name)!.push(c.ms ?? 0);
+          }
+      }
+    }),
+  );
+  const wallS = (performance.now() - started) / 1000;
+  await backend.close?.();
+
+  const all = [...latencies.values()].flat().sort((a, b) => a - b);
+  const perTool = Object.fromEntries(
+    [...latencies].map(([name, ms]) => {
+      ms.sort((a, b) => a - b);
+      return [name, { calls: ms.length, p50_ms: round(quantile(ms, 0.5)), p99_ms: round(quantile(ms, 0.99)) }];
+    }),
+  );
+  const result = {
+    bench: 'env',
+    date: new Date().toISOString(),
+    cpus: availableParallelism(),
+    node: process.version,
+    index: indexDir,
+    chunks: index.size,
+    episodes,
+    concurrency,
+    search_workers: workers,
+    tool_calls: calls,
+    error_results: errors,
+    wall_s: round(wallS),
+    tool_calls_per_s: round(calls / wallS, 1),
+    episodes_per_s: round(episodes / wallS, 1),
+    p50_ms: round(quantile(all, 0.5)),
+    p99_ms: round(quantile(all, 0.99)),
+    per_tool: perTool,
+    peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    target_tool_calls_per_s: 2000,
+  };
+  console.log(`${calls} tool calls in ${wallS.toFixed(2)} s: ${result.tool_calls_per_s} calls/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (target >= 2,000 calls/s)`);
+  for (const [name, s] of Object.entries(perTool)) console.log(`  ${name.padEnd(14)} ${String(s.calls).padStart(7)} calls   p50 ${String(s.p50_ms).padStart(8)} ms   p99 ${String(s.p99_ms).padStart(8)} ms`);
+  mkdirSync(dirname(values.out), { recursive: true });
+  writeFileSync(values.out + '.tmp', JSON.stringify(result, null, 2) + '\n');
+  renameSync(values.out + '.tmp', values.out);
+  console.log(`wrote ${values.out}`);
+}
+
+await main();

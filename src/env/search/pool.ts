@@ -1,0 +1,107 @@
+import { Worker } from 'node:worker_threads';
+import type { Chunk } from '../../corpus/chunk.js';
+import { InputError } from '../../errors.js';
+import type { GrepOptions, GrepResult, SearchHit, Searcher } from '../../search/types.js';
+import type { SearchBackend } from './env.js';
+import type { PoolReply, PoolRequest } from './pool-worker.js';
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  inFlight: number;
+}
+
+/**
+ * Search and grep in worker threads, each with its own copy of the index, so that many concurrent
+ * episodes use every core; read and has stay on the caller's thread (they are lookups). Requests go
+ * to the worker with the fewest in flight. Runs from the compiled build (dist/), where the worker
+ * script exists as JavaScript.
+ */
+export class SearchPool implements SearchBackend {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+
+  private constructor(
+    private readonly slots: Slot[],
+    private readonly local: Pick<Searcher, 'read' | 'has'>,
+  ) {
+    for (const slot of slots) {
+      slot.worker.on('message', (reply: PoolReply) => {
+        const p = this.pending.get(reply.id);
+        if (!p) return;
+        this.pending.delete(reply.id);
+        slot.inFlight -= 1;
+        if ('error' in reply) p.reject(reply.input ? new InputError(reply.error) : new Error(reply.error));
+        else p.resolve(reply.value);
+      });
+      slot.worker.on('error', (err) => this.failAll(err));
+    }
+  }
+
+  /** Start `workers` threads over the index in `indexDir`; `local` answers read and has. */
+  static async open(indexDir: string, local: Pick<Searcher, 'read' | 'has'>, options: { workers: number; snippetChars?: number }): Promise<SearchPool> {
+    const url = new URL('./pool-worker.js', import.meta.url);
+    const slots = await Promise.all(
+      Array.from({ length: Math.max(1, options.workers) }, async () => {
+        const worker = new Worker(url, { workerData: { indexDir, snippetChars: options.snippetChars } });
+        await new Promise<void>((resolve, reject) => {
+          const onMessage = (m: { ready?: boolean }) => {
+            if (!m.ready) return;
+            worker.off('message', onMessage);
+            worker.off('error', reject);
+            resolve();
+          };
+          worker.on('message', onMessage);
+          worker.once('error', reject);
+        });
+        return { worker, inFlight: 0 };
+      }),
+    );
+    return new SearchPool(slots, local);
+  }
+
+  get workers(): number {
+    return this.slots.length;
+  }
+
+  search(query: string, k?: number): Promise<SearchHit[]> {
+    return this.send({ op: 'search', text: query, ...(k !== undefined ? { k } : {}) }) as Promise<SearchHit[]>;
+  }
+
+  grep(pattern: string, options: GrepOptions = {}): Promise<GrepResult> {
+    return this.send({ op: 'grep', text: pattern, ...options }) as Promise<GrepResult>;
+  }
+
+  read(id: string): Chunk | undefined {
+    return this.local.read(id);
+  }
+
+  has(id: string): boolean {
+    return this.local.has(id);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    this.failAll(new Error('search pool closed'));
+  }
+
+  private send(req: Omit<PoolRequest, 'id'>): Promise<unknown> {
+    const id = this.nextId++;
+    let slot = this.slots[0]!;
+    for (const s of this.slots) if (s.inFlight < slot.inFlight) slot = s;
+    slot.inFlight += 1;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      slot.worker.postMessage({ id, ...req } satisfies PoolRequest);
+    });
+  }
+
+  private failAll(err: Error): void {
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,97 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { parsePlayInput } from '../../src/cli/commands/play.js';
+
+/**
+ * `sleuth play` end to end: the built CLI over the default task set and index, driven through a
+ * pipe the way a person types at the prompt (each line sent only after the prompt appears).
+ */
+function session(args: string[]) {
+  const child = spawn(process.execPath, ['bin/sleuth.js', 'play', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+  return {
+    get out() {
+      return out;
+    },
+    get err() {
+      return err;
+    },
+    /** Wait until the transcript shows `marker` for the n-th time. */
+    async until(marker: string, n = 1) {
+      while (out.split(marker).length - 1 < n) {
+        if (child.exitCode !== null) throw new Error(`play exited early:\n${out}\n${err}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    send: (line: string) => child.stdin.write(line + '\n'),
+    end: () => child.stdin.end(),
+    exited,
+  };
+}
+
+describe('parsePlayInput', () => {
+  it('reads JSON calls and the short forms', () => {
+    expect(parsePlayInput('{"name":"bm25_search","arguments":{"query":"a b","k":3}}')).toEqual({ name: 'bm25_search', arguments: { query: 'a b', k: 3 }, status: 'ok' });
+    expect(parsePlayInput('  bm25_search  Corliss Archer film ')).toMatchObject({ arguments: { query: 'Corliss Archer film' } });
+    expect(parsePlayInput('grep_corpus (?i)kiss\\s+and')).toMatchObject({ arguments: { pattern: '(?i)kiss\\s+and' } });
+    expect(parsePlayInput('curate a1, b2 c3')).toMatchObject({ name: 'curate', arguments: { ids: ['a1', 'b2', 'c3'] } });
+    expect(parsePlayInput('finish')).toMatchObject({ name: 'finish', arguments: {} });
+    expect(parsePlayInput('answer Chief of Protocol')).toMatchObject({ arguments: { answer: 'Chief of Protocol' } });
+    expect(parsePlayInput('   ')).toBeUndefined();
+  });
+
+  it('names what is wrong with a bad JSON line', () => {
+    expect(() => parsePlayInput('{"name": ')).toThrow(/not valid JSON/);
+    expect(() => parsePlayInput('{"arguments": {}}')).toThrow(/string "name"/);
+  });
+});
+
+describe('sleuth play', () => {
+  it('plays a task: pick, search, see results and errors, curate, finish, see the reward breakdown', async () => {
+    const s = session([]);
+    await s.until('pick a task');
+    s.send('1');
+    await s.until('tool> ');
+    const query = /\nquery: (.*)\n/u.exec(s.out)![1]!;
+    s.send(`bm25_search ${query}`);
+    await s.until('tool> ', 2);
+    const ids = [...s.out.matchAll(/^\s+\d+\. ([0-9a-f]{10})\s/gmu)].map((m) => m[1]!);
+    expect(ids.length).toBeGreaterThan(1);
+    expect(s.out).toMatch(/seen \d+ · curated 0/u);
+    s.send('read_document not-an-id');
+    await s.until('tool> ', 3);
+    expect(s.out).toContain("Error (unknown_id): no chunk with id 'not-an-id'");
+    s.send(`curate ${ids[0]} ${ids[1]}`);
+    await s.until('tool> ', 4);
+    expect(s.out).toContain(`curated (2): ${ids[0]} ${ids[1]}`);
+    s.send('{"name":"finish","arguments":{}}');
+    expect(await s.exited).toBe(0);
+    expect(s.out).toContain('episode over: finish after 4 turns');
+    expect(s.out).toMatch(/reward -?\d\.\d{3}\n/u);
+    for (const part of ['recall', 'precision', 'fbeta']) expect(s.out).toMatch(new RegExp(`\\n  ${part}\\s+\\d\\.\\d{3}   weight`, 'u'));
+  });
+
+  it('ends the episode at end of input and still grades it', async () => {
+    const s = session(['--env', 'qa']);
+    await s.until('pick a task');
+    s.send('');
+    await s.until('tool> ');
+    s.end();
+    expect(await s.exited).toBe(0);
+    expect(s.out).toContain('episode over: finish after 1 turns');
+    expect(s.out).toContain('exact_match');
+  });
+
+  it('exits 2 naming a bad flag or an unknown task', () => {
+    const bad = spawnSync(process.execPath, ['bin/sleuth.js', 'play', '--env', 'web'], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--env must be search or qa, got 'web'");
+    const missing = spawnSync(process.execPath, ['bin/sleuth.js', 'play', '--task', 'no-such-task'], { encoding: 'utf8', input: '' });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain("--task: no task 'no-such-task'");
+  });
+});
