@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hotpotFixture } from './fixture.js';
+
+/**
+ * The worker pool runs from the build (its worker is a compiled script), so this test imports the
+ * compiled modules of dist/ (`npm test` builds first) and a real index built into a temp dir.
+ */
+const dist = (p: string) => import(join(process.cwd(), 'dist', p));
+
+type Pool = Awaited<ReturnType<typeof import('../../src/env/search/pool.js').SearchPool.open>>;
+let pool: Pool;
+let index: import('../../src/search/open.js').SearchIndex;
+let SearchEnvironmentDist: typeof import('../../src/env/search/env.js').SearchEnvironment;
+const dir = mkdtempSync(join(tmpdir(), 'sleuth-pool-'));
+
+beforeAll(async () => {
+  const { buildIndex, openIndex } = await dist('src/search/index.js');
+  const { SearchPool } = await dist('src/env/search/pool.js');
+  SearchEnvironmentDist = (await dist('src/env/search/env.js')).SearchEnvironment;
+  const { chunks } = hotpotFixture(1);
+  await buildIndex((async function* () { yield* chunks.slice(0, 1500); })(), join(dir, 'index'));
+  index = await openIndex(join(dir, 'index'));
+  pool = await SearchPool.open(join(dir, 'index'), index, { workers: 2 });
+}, 60_000);
+
+afterAll(async () => {
+  await pool?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SearchPool', () => {
+  it('answers searches in worker threads exactly as the index does, many at once', async () => {
+    expect(pool.workers).toBe(2);
+    const queries = Array.from({ length: 40 }, (_, i) => `${index.store.title(i * 30)} ${index.store.text(i * 30 + 1).split(' ').slice(0, 3).join(' ')}`);
+    const pooled = await Promise.all(queries.map((q) => pool.search(q, 5)));
+    expect(pooled).toEqual(queries.map((q) => index.search(q, 5)));
+  });
+
+  it('reads and checks ids on the calling thread', () => {
+    const id = index.store.id(3);
+    expect(pool.has(id)).toBe(true);
+    expect(pool.read(id)).toEqual(index.read(id));
+    expect(pool.has('nope')).toBe(false);
+  });
+
+  it('brings a bad query back as an InputError, which the environment shows as bad_query', async () => {
+    const { InputError } = await dist('src/errors.js');
+    await expect(pool.search('the of and', 5)).rejects.toBeInstanceOf(InputError);
+    const ep = new SearchEnvironmentDist(pool).start({ id: 't', query: 'q', facts: [{ text: 'f', chunkIds: ['x'] }] });
+    const r = await ep.call({ name: 'bm25_search', arguments: { query: 'the of and' } });
+    expect(r).toMatchObject({ outcome: 'error', errorKind: 'bad_query' });
+    const ok = await ep.call({ name: 'bm25_search', arguments: { query: index.store.title(0) } });
+    expect(ok.chunkIds).toContain(index.store.id(0));
+  });
+});
