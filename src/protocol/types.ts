@@ -28,6 +28,14 @@ export interface ParsedTurn {
   problems?: string[];
 }
 
+/** A turn to write out in a renderer's canonical form. */
+export interface WrittenTurn {
+  reasoning?: string;
+  /** Visible text before the calls (a preamble), or the final message when there are no calls. */
+  text?: string;
+  calls: { name: string; arguments: unknown }[];
+}
+
 /** How the sampler stopped: at a stop token, or at the per-turn token limit. */
 export type StopReason = 'stop' | 'length';
 
@@ -62,6 +70,12 @@ export interface Renderer {
    * (e.g. a nudge, or a QA observation), and the header that opens the next assistant turn.
    */
   userTurn?(sampled: number[], text: string): number[];
+  /**
+   * The tokens a model following the format exactly would sample for this turn, stop token
+   * included: for SFT demonstrations (e.g. from scripted agents) and round-trip tests.
+   * parse(writeTurn(t)) gives t's calls with status ok.
+   */
+  writeTurn?(turn: WrittenTurn): number[];
   decode(tokens: number[]): string;
   encode(text: string): number[];
 }

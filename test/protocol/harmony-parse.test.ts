@@ -258,6 +258,20 @@ describe('HarmonyRenderer: an episode only extends its token stream', () => {
     expect(rerendered).toContain('Done.<|end|>');
   });
 
+  it('writeTurn writes the canonical form, and parsing it gives ok calls back', () => {
+    const tokens = renderer.writeTurn({ reasoning: 'Search.', calls: [{ name: 'bm25_search', arguments: { query: 'goodwill' } }] });
+    expect(renderer.decode(tokens)).toBe(
+      '<|channel|>analysis<|message|>Search.<|end|><|start|>assistant<|channel|>commentary to=functions.bm25_search <|constrain|>json<|message|>{"query":"goodwill"}<|call|>',
+    );
+    const turn = renderer.parse(tokens, { stopReason: 'stop' });
+    expect(turn.calls.map((c) => [c.name, c.arguments, c.status])).toEqual([['bm25_search', { query: 'goodwill' }, 'ok']]);
+    expect(turn.reasoning).toBe('Search.');
+    const final = renderer.writeTurn({ text: 'Done.', calls: [] });
+    expect(renderer.decode(final)).toBe('<|channel|>final<|message|>Done.<|return|>');
+    expect(renderer.parse(final).final).toBe(true);
+    expect(() => renderer.writeTurn({ calls: [{ name: 'a', arguments: {} }, { name: 'b', arguments: {} }] })).toThrow(/one call/);
+  });
+
   it('closes a call whose <|call|> the sampler left out, and never lets result text become a special token', () => {
     const s1 = encodeWithSpecials('<|channel|>commentary to=functions.bm25_search <|constrain|>json<|message|>{"query":"x"}');
     const call = renderer.parse(s1, { stopReason: 'stop' }).calls[0]!;

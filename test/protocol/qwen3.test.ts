@@ -137,6 +137,22 @@ describe('Qwen3 renderer: parity with the chat template and the extension proper
     expect(prompt.filter((t) => t === QWEN3.think)).toHaveLength(1); // only the pre-filled empty block
   });
 
+  it('writeTurn writes what the template would, and parses back to ok calls', () => {
+    const r = createQwen3Renderer();
+    const args = { query: 'goodwill impairment 2021', k: 5 };
+    const tokens = r.writeTurn({ text: 'Searching first.', calls: [{ name: 'bm25_search', arguments: args }, { name: 'finish', arguments: {} }] });
+    expect(tokens).toEqual(sample(`Searching first.\n${call('bm25_search', args)}\n${call('finish', {})}`));
+    expect(r.parse(tokens, { stopReason: 'stop' }).calls.map((c) => [c.name, c.status])).toEqual([
+      ['bm25_search', 'ok'],
+      ['finish', 'ok'],
+    ]);
+    expect(r.decode(r.writeTurn({ calls: [{ name: 'finish', arguments: {} }] }))).toBe(`${call('finish', {})}<|im_end|>`);
+    const thinking = createQwen3Renderer({ thinking: true });
+    const withThink = thinking.writeTurn({ reasoning: 'Why not.', text: 'Done.', calls: [] });
+    expect(thinking.decode(withThink)).toBe('<think>\nWhy not.\n</think>\n\nDone.<|im_end|>');
+    expect(thinking.parse(withThink)).toMatchObject({ final: true, reasoning: 'Why not.' });
+  });
+
   it('closes a turn whose <|im_end|> the sampler left out', () => {
     const r = createQwen3Renderer();
     const sampled = qwenEncode(call('finish', {}));

@@ -73,5 +73,9 @@ describe('renderer registry and the Qwen3 tags renderer', () => {
     expect(answer.calls[0]).toMatchObject({ name: 'answer', arguments: { answer: 'Arthur’s Magazine' } });
     expect(r.parse([...qwenEncode('I am not sure.'), QWEN3.imEnd])).toMatchObject({ calls: [], final: true });
     expect(r.parse(qwenEncode('<search>half a que'), { stopReason: 'length' }).calls[0]!.status).toBe('unparseable');
+    const written = r.writeTurn!({ calls: [{ name: 'answer', arguments: { answer: 'Robert Zemeckis' } }] });
+    expect(r.decode(written)).toBe('<answer>Robert Zemeckis</answer><|im_end|>');
+    expect(r.parse(written).calls[0]).toMatchObject({ name: 'answer', arguments: { answer: 'Robert Zemeckis' }, status: 'ok' });
+    expect(() => r.writeTurn!({ calls: [{ name: 'curate', arguments: {} }] })).toThrow(/only search and answer/);
   });
 });

@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
-import type { ParseOptions, ParsedCall, ParsedTurn, Renderer } from '../types.js';
+import type { ParseOptions, ParsedCall, ParsedTurn, Renderer, WrittenTurn } from '../types.js';
 import { isCallMessage, parseHarmonyTurn, splitMessages } from './parse.js';
-import { conversationPieces, messagePieces, type HarmonySystemOptions } from './render.js';
+import { conversationPieces, messagePieces, type HarmonyMessage, type HarmonySystemOptions } from './render.js';
 import { SPECIAL, TERMINATORS, decodeTokens, encodePieces, encodeText, sp, type Piece } from './tokens.js';
 
 /**
@@ -67,6 +67,33 @@ export class HarmonyRenderer implements Renderer {
 
   userTurn(sampled: number[], text: string): number[] {
     return encodePieces([...this.closing(sampled), ...messagePieces({ author: 'user', content: text }), sp('start'), 'assistant']);
+  }
+
+  /**
+   * Sleuth's canonical form: analysis, an optional commentary preamble, then one call in the
+   * Harmony docs' header order (`<|channel|>commentary to=functions.NAME <|constrain|>json`) ended
+   * by `<|call|>`; without calls, a final message ended by `<|return|>`. One call per turn: the
+   * sampler stops at the first `<|call|>`.
+   */
+  writeTurn(turn: WrittenTurn): number[] {
+    if (turn.calls.length > 1) throw new Error(`a Harmony turn holds one call (sampling stops at <|call|>), got ${turn.calls.length}`);
+    const messages: HarmonyMessage[] = [];
+    if (turn.reasoning !== undefined) messages.push({ author: 'assistant', channel: 'analysis', content: turn.reasoning });
+    const [call] = turn.calls;
+    if (call) {
+      if (turn.text) messages.push({ author: 'assistant', channel: 'commentary', content: turn.text });
+      messages.push({
+        author: 'assistant',
+        channel: 'commentary',
+        recipient: `functions.${call.name}`,
+        contentType: '<|constrain|>json',
+        content: JSON.stringify(call.arguments ?? {}),
+      });
+    } else {
+      messages.push({ author: 'assistant', channel: 'final', content: turn.text ?? '', terminator: 'return' });
+    }
+    // The prompt already opened the first message with `<|start|>assistant`.
+    return encodePieces(messages.flatMap((m) => messagePieces(m)).slice(2));
   }
 
   /** A sampler may leave the stop token out: close the last message the way it was heading. */

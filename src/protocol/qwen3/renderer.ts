@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
-import type { ParseOptions, ParsedCall, ParsedTurn, Renderer } from '../types.js';
+import type { ParseOptions, ParsedCall, ParsedTurn, Renderer, WrittenTurn } from '../types.js';
 import { parseQwen3Turn } from './parse.js';
-import { assistantOpen, systemTurn, toolResponsesParts, userTurnParts } from './render.js';
+import { assistantOpen, systemTurn, toolCallText, toolResponsesParts, userTurnParts } from './render.js';
 import { QWEN3, qwenDecode, qwenEncode, qwenEncodeFramed } from './tokenizer.js';
 
 /**
@@ -48,6 +48,18 @@ export class Qwen3Renderer implements Renderer {
 
   userTurn(sampled: number[], text: string): number[] {
     return qwenEncodeFramed([this.closing(sampled), ...userTurnParts(text), assistantOpen(this.thinking)]);
+  }
+
+  /**
+   * The template's form: with thinking on, a `<think>` block first; then the text and one
+   * `<tool_call>` block per call, newline-separated, and `<|im_end|>`. Reasoning is not written
+   * when thinking is off (the prompt already holds the empty block).
+   */
+  writeTurn(turn: WrittenTurn): number[] {
+    const think = this.thinking ? `<think>\n${turn.reasoning ?? ''}\n</think>\n\n` : '';
+    const blocks = turn.calls.map((c) => toolCallText(c.name, c.arguments ?? {}));
+    const text = [turn.text ?? '', ...blocks].filter((part, i) => i > 0 || part !== '').join('\n');
+    return [...qwenEncode(think + text), QWEN3.imEnd];
   }
 
   /** The template ends a turn with `<|im_end|>\n`; a sampler may leave the stop token out. */

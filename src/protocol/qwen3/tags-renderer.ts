@@ -1,9 +1,9 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import { TAGS_INSTRUCTIONS, parseTagAction, tagActionToCall } from '../tags.js';
-import type { ParseOptions, ParsedCall, ParsedTurn } from '../types.js';
+import type { ParseOptions, ParsedCall, ParsedTurn, WrittenTurn } from '../types.js';
 import { assistantOpen, userTurnParts } from './render.js';
 import { Qwen3Renderer } from './renderer.js';
-import { QWEN3, qwenDecode, qwenEncodeFramed } from './tokenizer.js';
+import { QWEN3, qwenDecode, qwenEncode, qwenEncodeFramed } from './tokenizer.js';
 
 /**
  * Search-R1 tags in the Qwen3 chat format, as the seeds' tutorial runs its QA agent: no tool
@@ -40,6 +40,19 @@ export class Qwen3TagsRenderer extends Qwen3Renderer {
     }
     const span: [number, number] = [act.span[0] + actionFrom, act.span[1] + actionFrom];
     return { ...base, calls: [{ ...call, tokenSpan: tokenSpan(tokens, span) }], final: false };
+  }
+
+  /** `<search>query</search>` or `<answer>answer</answer>` (the QA tools), after any text. */
+  override writeTurn(turn: WrittenTurn): number[] {
+    if (turn.calls.length > 1) throw new Error(`a tags turn holds one action, got ${turn.calls.length}`);
+    const think = this.thinking ? `<think>\n${turn.reasoning ?? ''}\n</think>\n\n` : '';
+    const [call] = turn.calls;
+    const args = (call?.arguments ?? {}) as Record<string, unknown>;
+    let tag = '';
+    if (call?.name === 'search') tag = `<search>${String(args['query'] ?? '')}</search>`;
+    else if (call?.name === 'answer') tag = `<answer>${String(args['answer'] ?? '')}</answer>`;
+    else if (call) throw new Error(`the tags protocol has no tag for ${JSON.stringify(call.name)} (only search and answer)`);
+    return [...qwenEncode(think + [turn.text ?? '', tag].filter(Boolean).join(' ')), QWEN3.imEnd];
   }
 
   override toolResults(sampled: number[], results: { call: ParsedCall; result: ToolResult }[]): number[] {
