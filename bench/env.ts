@@ -11,17 +11,18 @@
  * Without --index it uses the synthetic corpus of bench/synth.ts (--chunks N, default 1,000,000),
  * building its index once into .sleuth/bench/.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { runEpisode } from '../src/agent/episode.js';
 import type { Agent, AgentCall, AgentTurn, ToolExchange } from '../src/agent/types.js';
 import { SearchEnvironment, type SearchBackend } from '../src/env/search/env.js';
 import { SearchPool } from '../src/env/search/pool.js';
-import { openIndex, type SearchIndex } from '../src/search/index.js';
+import { buildIndex, openIndex, type SearchIndex } from '../src/search/index.js';
 import type { Task } from '../src/tasks/task.js';
+import { embeddedQuestions, embeddedWordDistribution, synthChunks } from './synth.js';
 
 /** A small seeded PRNG (mulberry32): the same mix on every run. */
 function rng(seed: number): () => number {
@@ -53,13 +54,13 @@ const hits = (results: ToolExchange[]) => results.flatMap((r) => r.result.chunkI
  * Eleven calls in ten turns: 3 searches, 1 grep, 3 reads, 2 curates, 1 drop, finish — the shape of
  * the seeds' rollouts (mostly searching and reading, some curating).
  */
-function mixAgent(index: SearchIndex, seed: number): Agent {
+function mixAgent(index: SearchIndex, questions: string[], seed: number): Agent {
   return {
     spec: 'bench-mix',
     start: () => {
       const rand = rng(seed);
       const plan = (function* (): Generator<AgentTurn, void, ToolExchange[]> {
-        const a = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 4).join(' ') })));
+        const a = hits(yield turn(ok('bm25_search', { query: questions[Math.floor(rand() * questions.length)]! })));
         const g = hits(yield turn(ok('grep_corpus', { pattern: `(?i)${wordsOf(index, rand, 2, 4).join('\\s+')}` })));
         yield turn(...[...a, ...g].slice(0, 2).map((id) => ok('read_document', { id })));
         const b = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 3).join(' ') })));
@@ -87,9 +88,16 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-/** The index over N synthetic chunks of bench/synth.ts, built once. */
+/** The index over N synthetic chunks of bench/synth.ts (seed 1), built once and kept. */
 async function synthIndexDir(chunks: number): Promise<string> {
-  throw new Error(`no synthetic corpus of ${chunks} chunks yet: pass --index DIR`);
+  const dir = join('.sleuth', 'bench', `env-synth-${chunks}`);
+  if (existsSync(join(dir, 'manifest.json'))) return dir;
+  console.error(`building the index of ${chunks.toLocaleString()} synthetic chunks into ${dir} (once)...`);
+  const started = performance.now();
+  const words = await embeddedWordDistribution();
+  await buildIndex((async function* () { yield* synthChunks(chunks, words, 1); })(), dir, { source: `bench/synth.ts ${chunks} chunks, seed 1` });
+  console.error(`built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return dir;
 }
 
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -115,11 +123,12 @@ async function main(): Promise<void> {
   const backend: SearchBackend & { close?: () => Promise<void> } = workers > 0 ? await SearchPool.open(indexDir, index, { workers }) : index;
   const loadS = (performance.now() - loadStart) / 1000;
   const env = new SearchEnvironment(backend);
+  const questions = embeddedQuestions();
   const task: Task = { id: 'bench', query: 'bench', facts: [{ text: 'none', chunkIds: ['none'] }] };
   console.error(`env bench: ${index.size.toLocaleString()} chunks, ${episodes} episodes, ${concurrency} in flight, ${workers} search workers (loaded in ${loadS.toFixed(1)} s)`);
 
   // Warm up (JIT, worker caches) on a few episodes, not measured.
-  await Promise.all(Array.from({ length: Math.min(32, episodes) }, (_, i) => runEpisode(mixAgent(index, 1_000_000 + i), env, task)));
+  await Promise.all(Array.from({ length: Math.min(32, episodes) }, (_, i) => runEpisode(mixAgent(index, questions, 1_000_000 + i), env, task)));
 
   const latencies = new Map<string, number[]>();
   let calls = 0;
@@ -130,7 +139,7 @@ async function main(): Promise<void> {
     Array.from({ length: Math.min(concurrency, episodes) }, async () => {
       while (next < episodes) {
         const i = next++;
-        const r = await runEpisode(mixAgent(index, i), env, task);
+        const r = await runEpisode(mixAgent(index, questions, i), env, task);
         if (r.endReason !== 'finish') throw new Error(`episode ${i} ended with ${r.endReason}: ${r.error ?? ''}`);
         for (const t of r.turns)
           for (const c of t.calls) {
