@@ -153,6 +153,11 @@ describe('Qwen3 renderer: parity with the chat template and the extension proper
     expect(thinking.parse(withThink)).toMatchObject({ final: true, reasoning: 'Why not.' });
   });
 
+  it('a turn without calls is followed directly by the next assistant turn', () => {
+    const r = createQwen3Renderer();
+    expect(r.decode(r.toolResults(sample('Thinking aloud.'), []))).toBe('\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
+  });
+
   it('closes a turn whose <|im_end|> the sampler left out', () => {
     const r = createQwen3Renderer();
     const sampled = qwenEncode(call('finish', {}));

@@ -42,6 +42,8 @@ export class Qwen3Renderer implements Renderer {
   }
 
   toolResults(sampled: number[], results: { call: ParsedCall; result: ToolResult }[]): number[] {
+    // No calls (e.g. a turn of plain text the environment lets pass): the next assistant turn follows.
+    if (results.length === 0) return qwenEncode(this.closing(sampled) + assistantOpen(this.thinking));
     const contents = results.map((r) => r.result.content);
     return qwenEncodeFramed([this.closing(sampled), ...toolResponsesParts(contents), assistantOpen(this.thinking)]);
   }

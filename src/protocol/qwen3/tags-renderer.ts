@@ -56,6 +56,7 @@ export class Qwen3TagsRenderer extends Qwen3Renderer {
   }
 
   override toolResults(sampled: number[], results: { call: ParsedCall; result: ToolResult }[]): number[] {
+    if (results.length === 0) return super.toolResults(sampled, results);
     const content = results.map((r) => `<information>${r.result.content}</information>`).join('\n');
     return this.userTurn(sampled, content);
   }
