@@ -66,15 +66,13 @@ describe('compact renderer', () => {
   it('tool results close an unclosed turn, stay compact, and open the next assistant turn', () => {
     const call = r.parse(enc('<|call|>{"name":"bm25_search","arguments":{"query":"x"}}')).calls[0]!;
     const long = 'word '.repeat(200);
-    const content = JSON.stringify({ hits: [{ id: 'a1b2c3d4e5', title: 'Paris', score: 12.3456789, snippet: long }] });
-    const tokens = r.toolResults(enc('<|call|>{"name":"bm25_search","arguments":{"query":"x"}}'), [{ call, result: { outcome: 'ok', content, chunkIds: ['a1b2c3d4e5'] } }]);
-    const text = r.decode(tokens);
-    expect(text.startsWith('<|end|><|tool|>{"hits":[{"id":"a1b2c3d4e5","title":"Paris","score":12.3,"snippet":"word word')).toBe(true);
-    expect(text.endsWith('…"}]}<|end|><|assistant|>')).toBe(true);
-    expect(content.length).toBeGreaterThan(1000);
-    expect(text.length).toBeLessThan(260);
+    const content = JSON.stringify({ hits: [{ id: 'a1b2c3d4e5', title: 'Paris', score: 12.3456789, snippet: long }, { id: 'ffeeddccbb', title: 'France', score: 3, snippet: 'short' }], seen: 2, curated: 0 });
+    const tokens = r.toolResults(enc('<|call|>{"name":"bm25_search","arguments":{"query":"x"}}'), [{ call, result: { outcome: 'ok', content, chunkIds: ['a1b2c3d4e5', 'ffeeddccbb'] } }]);
+    expect(r.decode(tokens)).toBe(`<|end|><|tool|>seen=2 curated=0\na1b2c3d4e5 Paris: ${long.slice(0, 80)}…\nffeeddccbb France: short<|end|><|assistant|>`);
     const closed = r.toolResults(enc('<|call|>{"name":"finish","arguments":{}}<|end|>'), [{ call, result: { outcome: 'error', content: 'unknown tool', chunkIds: [] } }]);
     expect(r.decode(closed)).toBe('<|tool|>unknown tool<|end|><|assistant|>');
-    expect(compactContent(JSON.stringify({ text: long }), { maxText: 10 })).toBe('{"text":"word word …"}');
+    expect(compactContent(JSON.stringify({ id: 'a1', title: 'T', text: long }), { maxText: 10 })).toBe('a1 T: word word …');
+    expect(compactContent(JSON.stringify({ hits: [], seen: 0, curated: 0 }))).toBe('seen=0 curated=0\nno hits');
+    expect(compactContent(JSON.stringify({ curated: ['a', 'b'], count: 2.34567 }))).toBe('{"curated":["a","b"],"count":2.35}');
   });
 });

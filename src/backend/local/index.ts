@@ -2,3 +2,6 @@ export { createLocalBackend, loadSampler, LocalBackend, DEFAULT_MODEL, type Loca
 export { LocalSampler } from './sampler.js';
 export { Model, ModelConfigSchema, paramCount, type ModelConfig } from './model.js';
 export { readCheckpoint, CHECKPOINT_VERSION } from './checkpoint.js';
+export { pretrain, PRETRAIN_ADAM, type PretrainOptions } from './pretrain.js';
+export { DEFAULT_VOCAB, embeddedTokenizerTexts, syntheticTranscripts, tokenizerTexts, trainLocalTokenizer } from './tokenizer.js';
+export { createOpenAIServer, listen } from './openai-server.js';

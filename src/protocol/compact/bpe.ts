@@ -154,6 +154,9 @@ export function trainBpe(texts: Iterable<string>, vocabSize: number, specials: s
   const counts = entries.map(([, c]) => c);
   const pairCounts = new Map<number, number>();
   const pairWords = new Map<number, Set<number>>();
+  // Candidates for the most frequent pair: a max-heap with stale entries skipped when popped.
+  const heap = new PairHeap();
+  const touched = new Set<number>();
   const addPairs = (wi: number, sign: number) => {
     const w = words[wi]!, c = counts[wi]! * sign;
     for (let i = 0; i + 1 < w.length; i++) {
@@ -161,6 +164,7 @@ export function trainBpe(texts: Iterable<string>, vocabSize: number, specials: s
       const n = (pairCounts.get(key) ?? 0) + c;
       if (n === 0) pairCounts.delete(key);
       else pairCounts.set(key, n);
+      touched.add(key);
       if (sign > 0) {
         let set = pairWords.get(key);
         if (!set) pairWords.set(key, (set = new Set()));
@@ -168,14 +172,23 @@ export function trainBpe(texts: Iterable<string>, vocabSize: number, specials: s
       }
     }
   };
+  const flush = () => {
+    for (const key of touched) {
+      const n = pairCounts.get(key);
+      if (n !== undefined && n > 1) heap.push(n, key);
+    }
+    touched.clear();
+  };
   for (let wi = 0; wi < words.length; wi++) addPairs(wi, 1);
+  flush();
   const merges: [number, number][] = [];
   while (base + merges.length < vocabSize) {
-    let bestKey = -1, bestCount = 1;
-    for (const [key, n] of pairCounts) {
-      if (n > bestCount || (n === bestCount && bestKey >= 0 && key < bestKey)) {
+    let bestKey = -1;
+    while (heap.size) {
+      const [n, key] = heap.pop();
+      if (pairCounts.get(key) === n) {
         bestKey = key;
-        bestCount = n;
+        break;
       }
     }
     if (bestKey < 0) break; // nothing occurs twice: more merges would only memorise.
@@ -199,6 +212,50 @@ export function trainBpe(texts: Iterable<string>, vocabSize: number, specials: s
       addPairs(wi, 1);
     }
     pairWords.delete(bestKey);
+    flush();
   }
   return new BpeTokenizer({ version: 1, specials, merges });
+}
+
+/** Max-heap of (count, pair key); ties go to the smaller key, so training is deterministic. */
+class PairHeap {
+  private readonly n: number[] = [];
+  private readonly k: number[] = [];
+  get size(): number {
+    return this.n.length;
+  }
+  private above(i: number, j: number): boolean {
+    return this.n[i]! > this.n[j]! || (this.n[i] === this.n[j] && this.k[i]! < this.k[j]!);
+  }
+  private swap(i: number, j: number): void {
+    [this.n[i], this.n[j]] = [this.n[j]!, this.n[i]!];
+    [this.k[i], this.k[j]] = [this.k[j]!, this.k[i]!];
+  }
+  push(count: number, key: number): void {
+    this.n.push(count);
+    this.k.push(key);
+    for (let i = this.n.length - 1; i > 0; ) {
+      const up = (i - 1) >> 1;
+      if (!this.above(i, up)) break;
+      this.swap(i, up);
+      i = up;
+    }
+  }
+  pop(): [number, number] {
+    const top: [number, number] = [this.n[0]!, this.k[0]!];
+    const last = this.n.length - 1;
+    this.swap(0, last);
+    this.n.pop();
+    this.k.pop();
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1, r = l + 1;
+      let best = i;
+      if (l < this.n.length && this.above(l, best)) best = l;
+      if (r < this.n.length && this.above(r, best)) best = r;
+      if (best === i) break;
+      this.swap(i, best);
+      i = best;
+    }
+    return top;
+  }
 }

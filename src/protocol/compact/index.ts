@@ -1,2 +1,2 @@
 export { BpeTokenizer, BpeDataSchema, trainBpe, type BpeData } from './bpe.js';
-export { CompactRenderer, SPECIALS, compactContent, parseCall, renderTools, type CompactOptions } from './renderer.js';
+export { CompactRenderer, SPECIALS, assistantText, compactContent, parseCall, promptText, renderTools, resultsText, type CompactOptions } from './renderer.js';

@@ -19,9 +19,11 @@ import { BpeTokenizer } from './bpe.js';
 export const SPECIALS = ['<|system|>', '<|user|>', '<|assistant|>', '<|tool|>', '<|call|>', '<|end|>'] as const;
 
 export interface CompactOptions {
-  /** Longest string kept in a tool result (characters); longer ones end with '…'. */
+  /** Longest string kept in other JSON results and error messages (characters; default 160). */
   maxString?: number;
-  /** Longest string kept for fields named text/content (a read document). */
+  /** Longest snippet per search or grep hit (default 80). */
+  maxSnippet?: number;
+  /** Longest text of a read document (default 400). */
   maxText?: number;
 }
 
@@ -39,17 +41,17 @@ export class CompactRenderer implements Renderer {
   }
 
   prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
-    return this.encode(`<|system|>${input.system}${renderTools(input.tools)}<|end|><|user|>${input.user}<|end|><|assistant|>`);
+    return this.encode(promptText(input));
   }
 
   /** Text of a whole assistant turn as the model should write it (for SFT data and tokenizer text). */
   renderAssistant(text: string, calls: { name: string; arguments: unknown }[]): string {
-    return `${text}${calls.map((c) => `<|call|>${JSON.stringify({ name: c.name, arguments: c.arguments })}`).join('')}<|end|>`;
+    return assistantText(text, calls);
   }
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
   renderResults(results: ToolResult[]): string {
-    return results.map((r) => `<|tool|>${compactContent(r.content, this.opts)}<|end|>`).join('') + '<|assistant|>';
+    return resultsText(results.map((r) => r.content), this.opts);
   }
 
   parse(sampled: number[]): ParsedTurn {
@@ -93,6 +95,21 @@ export class CompactRenderer implements Renderer {
   }
 }
 
+/** Text of an assistant turn: free text, then each call as `<|call|>{"name":..,"arguments":..}`, then <|end|>. */
+export function assistantText(text: string, calls: { name: string; arguments: unknown }[]): string {
+  return `${text}${calls.map((c) => `<|call|>${JSON.stringify({ name: c.name, arguments: c.arguments })}`).join('')}<|end|>`;
+}
+
+/** Text of tool results (compacted) followed by the header of the next assistant turn. */
+export function resultsText(contents: string[], opts: CompactOptions = {}): string {
+  return contents.map((c) => `<|tool|>${compactContent(c, opts)}<|end|>`).join('') + '<|assistant|>';
+}
+
+/** Text of a prompt: system message with the tool list, user message, open assistant turn. */
+export function promptText(input: { system: string; user: string; tools: ToolSpec[] }): string {
+  return `<|system|>${input.system}${renderTools(input.tools)}<|end|><|user|>${input.user}<|end|><|assistant|>`;
+}
+
 /** One line per tool: name(required, optional?): description. */
 export function renderTools(tools: ToolSpec[]): string {
   if (!tools.length) return '';
@@ -105,15 +122,16 @@ export function renderTools(tools: ToolSpec[]): string {
   return `\ntools:\n${lines.join('\n')}`;
 }
 
-const TEXT_FIELDS = new Set(['text', 'content', 'body']);
-
 /**
- * Shrink a tool result for the small context: long strings cut (document text less so), numbers
- * rounded to 3 significant digits, nothing else dropped (ids and titles stay whole). Non-JSON
- * content (a short error) is cut to the string limit.
+ * Shrink a tool result for the small context. Search and grep results become one line per hit,
+ * `id title: snippet`, under a line of the other fields (`seen=12 curated=3`); a read document
+ * becomes `id title: text`; snippets and texts are cut (ending in '…'), ids and titles never.
+ * Other JSON is kept as JSON with long strings cut and numbers at 3 significant digits; non-JSON
+ * content (an error message) is cut to the string limit.
  */
 export function compactContent(content: string, opts: CompactOptions = {}): string {
-  const maxString = opts.maxString ?? 120;
+  const maxString = opts.maxString ?? 160;
+  const maxSnippet = opts.maxSnippet ?? 80;
   const maxText = opts.maxText ?? 400;
   const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
   let value: unknown;
@@ -122,14 +140,22 @@ export function compactContent(content: string, opts: CompactOptions = {}): stri
   } catch {
     return cut(content, maxString);
   }
-  const shrink = (v: unknown, key: string): unknown => {
-    if (typeof v === 'string') return key === 'id' || key === 'title' || key === 'ids' ? v : cut(v, TEXT_FIELDS.has(key) ? maxText : maxString);
+  const shrink = (v: unknown): unknown => {
+    if (typeof v === 'string') return cut(v, maxString);
     if (typeof v === 'number') return Number.isInteger(v) ? v : Number(v.toPrecision(3));
-    if (Array.isArray(v)) return v.map((x) => shrink(x, key));
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shrink(x, k)]));
+    if (Array.isArray(v)) return v.map(shrink);
+    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === 'id' || k === 'title' ? x : shrink(x)]));
     return v;
   };
-  return JSON.stringify(shrink(value, ''));
+  if (isObject(value) && Array.isArray(value.hits)) {
+    const fields = Object.entries(value).filter(([k]) => k !== 'hits').map(([k, x]) => `${k}=${typeof x === 'string' ? x : JSON.stringify(shrink(x))}`);
+    const lines = value.hits.map((h) => (isObject(h) ? `${String(h.id ?? '')} ${String(h.title ?? '')}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}` : JSON.stringify(shrink(h))));
+    return [fields.join(' '), ...(lines.length ? lines : ['no hits'])].join('\n');
+  }
+  if (isObject(value) && typeof value.id === 'string' && typeof value.text === 'string') {
+    return `${value.id} ${String(value.title ?? '')}: ${cut(value.text, maxText)}`;
+  }
+  return JSON.stringify(shrink(value));
 }
 
 type CallFields = Pick<ParsedCall, 'name' | 'arguments' | 'status' | 'problem'>;
