@@ -74,7 +74,12 @@ export function bootstrapMean(values: readonly number[], options: BootstrapOptio
  */
 export function pairedBootstrap(a: readonly number[], b: readonly number[], options: BootstrapOptions = {}): Interval & { shown: boolean } {
   if (a.length !== b.length) throw new Error(`paired bootstrap needs aligned samples, got ${a.length} and ${b.length}`);
-  const diffs = a.map((x, i) => b[i]! - x);
+  // Equal scores reached by different float paths (a max vs a mean of equal values) differ by
+  // ~1e-16; that is not a difference, and must not be "shown" as one.
+  const diffs = a.map((x, i) => {
+    const d = b[i]! - x;
+    return Math.abs(d) < 1e-12 ? 0 : d;
+  });
   const ci = bootstrapMean(diffs, options);
   // A difference is shown only when its interval excludes 0; a degenerate interval (n < 2) shows nothing.
   const shown = ci.n >= 2 && (ci.lo > 0 || ci.hi < 0);

@@ -55,6 +55,10 @@ describe('bootstrap intervals', () => {
     const noise = pairedBootstrap(base, base.map((x, i) => x + (i % 2 ? 0.05 : -0.05)), { seed: 0 });
     expect(noise.shown).toBe(false);
     expect(() => pairedBootstrap([1], [1, 2])).toThrow(/aligned/);
+    // the mean of three equal floats need not equal their max bit for bit: still no difference
+    const v = [0.81, 0.81, 0.81];
+    const same = pairedBootstrap([(v[0]! + v[1]! + v[2]!) / 3, 0.3], [Math.max(...v), 0.3]);
+    expect(same).toMatchObject({ mean: 0, lo: 0, hi: 0, shown: false });
   });
   it('best-of-N is the max per task, best-of-1 the mean of the samples', () => {
     const r = bestOf(new Map([['a', [0, 1, 0, 0]], ['b', [0.5, 0.5]]]));
