@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { porter2 } from './porter2.js';
 import { ENGLISH_STOPWORDS } from './stopwords.js';
+import { scanWords } from './tokenize.js';
 
 /**
  * How text becomes terms. Recorded in the index manifest so that queries are analyzed exactly as
@@ -22,13 +23,11 @@ export type AnalyzerConfig = z.infer<typeof AnalyzerConfig>;
 export type AnalyzerOptions = z.input<typeof AnalyzerConfig>;
 
 /**
- * A word is a run of letters, combining marks and digits, optionally joined by apostrophes
- * ("o'neill", "kiss's"), so that Porter2's possessive step sees the apostrophe. Curly apostrophes
- * are folded to ASCII before matching.
+ * Words are split by scanWords (src/search/tokenize.ts): runs of letters, combining marks and
+ * digits, joined by apostrophes ("o'neill", "kiss's") so that Porter2's possessive step sees them.
+ * Curly apostrophes are folded to ASCII before a word is analyzed.
  */
-const CURLY = /[\u2019\u02bc]/u;
 const CURLY_ALL = /[\u2019\u02bc]/gu;
-const WORD = /[\p{L}\p{M}\p{N}]+(?:'[\p{L}\p{M}\p{N}]+)*/gu;
 
 export interface TokenSpan {
   term: string;
@@ -60,6 +59,7 @@ export class Analyzer {
   }
 
   private analyzeWord(word: string): string | null {
+    if (word.includes('\u2019') || word.includes('\u02bc')) word = word.replace(CURLY_ALL, "'");
     const len = [...word].length;
     if (len < this.config.minTokenLength || len > this.config.maxTokenLength) return null;
     if (this.stop.has(word)) return null;
@@ -77,11 +77,7 @@ export class Analyzer {
    * term(word) maps a word to its term; the indexer caches that per distinct word.
    */
   forEachWord(text: string, fn: (word: string, start: number, end: number) => void): void {
-    // Curly apostrophes are folded one for one, so offsets stay those of the original text.
-    const s = CURLY.test(text) ? text.replace(CURLY_ALL, "'") : text;
-    const re = new RegExp(WORD);
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(s)) !== null) fn(m[0], m.index, m.index + m[0].length);
+    scanWords(text, (start, end) => fn(text.slice(start, end), start, end));
   }
 
   /** Calls fn with each term (stopwords dropped) and its UTF-16 span in the text, in order. */

@@ -5,6 +5,7 @@ import { InputError } from '../errors.js';
 import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, Utf8Sink } from './buffers.js';
+import { scanWords, WordTable } from './tokenize.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import { loadGrepModule } from './grep-bridge.js';
 
@@ -95,44 +96,48 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   const grepModule = await loadGrepModule();
   const grep = grepModule ? new grepModule.GrepIndexBuilder() : undefined;
 
-  // Surface word -> term id (-1 = dropped): one Map lookup per token on the hot path.
-  const wordTerm = new Map<string, number>();
+  // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
+  const words = new WordTable();
   const termOf = new Map<string, number>();
   const termStrings: string[] = [];
   let tfScratch = new Uint32Array(1 << 16);
+  let df = new Uint32Array(1 << 16);
   const touched: number[] = [];
   // Per document, the (term, tf) pairs in first-seen order; scattered into postings at the end.
   const pairTerm = new Grow(Uint32Array, 1 << 20);
   const pairTf = new Grow(Uint16Array, 1 << 20);
   const pairStart = new Grow(Float64Array);
   pairStart.push(0);
-  let df = new Uint32Array(1 << 16);
   const doclen = new Grow(Uint32Array);
   let tokens = 0;
   let dl = 0;
 
-  const addWord = (word: string) => {
-    let t = wordTerm.get(word);
+  const newTerm = (word: string): number => {
+    const term = analyzer.term(word);
+    if (term === null) return -1;
+    let t = termOf.get(term);
     if (t === undefined) {
-      const term = analyzer.term(word);
-      if (term === null) t = -1;
-      else {
-        t = termOf.get(term);
-        if (t === undefined) {
-          t = termStrings.length;
-          termOf.set(term, t);
-          termStrings.push(term);
-          if (t >= tfScratch.length) {
-            const next = new Uint32Array(tfScratch.length * 2);
-            next.set(tfScratch);
-            tfScratch = next;
-            const nextDf = new Uint32Array(df.length * 2);
-            nextDf.set(df);
-            df = nextDf;
-          }
-        }
+      t = termStrings.length;
+      termOf.set(term, t);
+      termStrings.push(term);
+      if (t >= tfScratch.length) {
+        const next = new Uint32Array(tfScratch.length * 2);
+        next.set(tfScratch);
+        tfScratch = next;
+        const nextDf = new Uint32Array(df.length * 2);
+        nextDf.set(df);
+        df = nextDf;
       }
-      wordTerm.set(word, t);
+    }
+    return t;
+  };
+  let text = '';
+  const addWord = (start: number, end: number, hash: number) => {
+    let t = words.get(text, start, end, hash);
+    if (t === undefined) {
+      const word = text.slice(start, end);
+      t = newTerm(word);
+      words.add(word, hash, t);
     }
     if (t < 0) return;
     dl++;
@@ -155,8 +160,8 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     grep?.add(doc, chunk.text);
 
     dl = 0;
-    analyzer.forEachWord(chunk.title, addWord);
-    analyzer.forEachWord(chunk.text, addWord);
+    scanWords((text = chunk.title), addWord);
+    scanWords((text = chunk.text), addWord);
     for (const t of touched) {
       pairTerm.push(t);
       pairTf.push(Math.min(tfScratch[t]!, MAX_TF));

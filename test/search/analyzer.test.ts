@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { porter2 } from '../../src/search/porter2.js';
 import { Analyzer } from '../../src/search/analyzer.js';
+import { scanWords, WordTable } from '../../src/search/tokenize.js';
 
 // Input/output pairs from the published Porter2 description and its sample vocabulary
 // (snowballstem.org/algorithms/english/stemmer.html).
@@ -61,5 +62,37 @@ describe('Analyzer', () => {
     const text = 'Ünïcode Kiss’s film';
     const spans = a.spans(text);
     expect(spans.map((s) => text.slice(s.start, s.end))).toEqual(['Ünïcode', 'Kiss’s', 'film']);
+  });
+});
+
+describe('scanWords', () => {
+  const REFERENCE = /[\p{L}\p{M}\p{N}]+(?:['\u2019\u02bc][\p{L}\p{M}\p{N}]+)*/gu;
+  const spans = (text: string) => {
+    const out: [number, number][] = [];
+    scanWords(text, (s, e) => out.push([s, e]));
+    return out;
+  };
+  it('splits exactly like the Unicode word pattern, on random text', () => {
+    const alphabet = ['a', 'Z', '7', ' ', "'", '’', '-', '.', 'é', 'e\u0301', '東', '\u{1d400}', '\u{1f600}', '٣', '\ud800', '\n', 'ß'];
+    let seed = 42;
+    const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    for (let n = 0; n < 500; n++) {
+      const text = Array.from({ length: Math.floor(next() * 30) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+      const want = [...text.matchAll(REFERENCE)].map((m) => [m.index, m.index + m[0].length]);
+      expect(spans(text), JSON.stringify(text)).toEqual(want);
+    }
+  });
+  it('gives equal words equal hashes, so WordTable finds them in place', () => {
+    const table = new WordTable();
+    const text = 'film Film film films';
+    const found: (number | undefined)[] = [];
+    scanWords(text, (s, e, h) => {
+      const v = table.get(text, s, e, h);
+      found.push(v);
+      if (v === undefined) table.add(text.slice(s, e), h, table.size);
+    });
+    expect(found).toEqual([undefined, undefined, 0, undefined]);
+    for (let i = 0; i < 100_000; i++) table.add(`w${i}`, i * 2654435761 >>> 0, i);
+    expect(table.get('x w77777 y', 2, 8, 77777 * 2654435761 >>> 0)).toBe(77777);
   });
 });
