@@ -289,6 +289,8 @@ export function generateInvoiceTasks(built: BuiltDb, tools: InvoiceTools): Invoi
   const rng = new Rng(`${world.seed}:tasks`);
   const index = indexWorld(world);
   const tasks: InvoiceTask[] = [];
+  // Template combinations already used, per question type, across both splits.
+  const usedTemplates = new Set<string>();
 
   for (const split of ['train', 'validation'] as const) {
     const subscriptions = index.byWorld(index.newestBySubscription.values(), split);
@@ -300,7 +302,6 @@ export function generateInvoiceTasks(built: BuiltDb, tools: InvoiceTools): Invoi
       if (!pool) pools.set(type, (pool = { items: rng.shuffle(type === 'bank_id_period_lookup' ? rows : subscriptions), next: 0 }));
       return pool.items[pool.next++ % pool.items.length]!;
     };
-    const usedTemplates = new Set<string>();
 
     /** One try at a task for this plan item on this scenario; undefined when a check fails. */
     const attempt = (item: Planned, f: RowFacts): InvoiceTask | undefined => {
