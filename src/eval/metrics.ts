@@ -55,8 +55,8 @@ export function rolloutRow(r: Rollout, kind: EvalKind, price: Price | undefined)
   const values: Record<string, number> = {
     reward: r.reward.total,
     ...parts,
-    valid: curatedSize > 0 ? 1 : 0,
-    curated_size: curatedSize,
+    // A curated set is what a search episode returns; QA episodes return an answer instead.
+    ...(kind === 'search' ? { valid: curatedSize > 0 ? 1 : 0, curated_size: curatedSize } : {}),
     turns: r.turns.length,
     tokens: r.promptTokens + r.completionTokens,
     prompt_tokens: r.promptTokens,
