@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ToolSpec } from '../../src/env/types.js';
 import { parseHarmonyTurn, splitMessages } from '../../src/protocol/harmony/parse.js';
@@ -6,8 +5,9 @@ import { renderConversation } from '../../src/protocol/harmony/render.js';
 import { createHarmonyRenderer } from '../../src/protocol/harmony/renderer.js';
 import { decodeTokens, encodeWithSpecials } from '../../src/protocol/harmony/tokens.js';
 import type { StopReason } from '../../src/protocol/types.js';
+import { harmonyVector } from './vectors.js';
 
-const vectorTokens = readFileSync('/work/shared/data/harmony/test_simple_tool_call.txt', 'utf8')
+const vectorTokens = harmonyVector('test_simple_tool_call.txt')
   .split(/\s+/)
   .filter(Boolean)
   .map(Number);
@@ -62,7 +62,7 @@ describe('Harmony parsing: the shared tool-call vector', () => {
 
 describe('Harmony parsing: the shared tool-response vector', () => {
   it('gives author, recipient, channel and content, and renders back to the same text', () => {
-    const text = readFileSync('/work/shared/data/harmony/test_tool_response_parsing.txt', 'utf8').trimEnd();
+    const text = harmonyVector('test_tool_response_parsing.txt');
     const { messages, problems } = splitMessages(encodeWithSpecials(text), { afterAssistantHeader: false });
     expect(problems).toEqual([]);
     expect(messages).toHaveLength(1);

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   renderConversation,
@@ -6,9 +5,7 @@ import {
   type HarmonyTool,
 } from '../../src/protocol/harmony/render.js';
 import { decodeTokens, encodeWithSpecials } from '../../src/protocol/harmony/tokens.js';
-
-const VECTORS = '/work/shared/data/harmony';
-const vector = (name: string): string => readFileSync(`${VECTORS}/${name}`, 'utf8').replace(/\r\n/g, '\n').trimEnd();
+import { harmonyVector as vector } from './vectors.js';
 
 /** The four tools of openai/harmony's test_render_functions_with_parameters. */
 const KITCHEN_TOOLS: HarmonyTool[] = [
