@@ -23,18 +23,18 @@ import { packageRoot, writeSplitTasks } from '../src/tasks/store.js';
 /** Changing this (or the fraction) moves tasks between splits: the hashes in SPLITS.md will show it. */
 export const DEFAULT_SPLIT = { seed: 'sleuth-default-v1', evalFraction: 0.2 } as const;
 
-function main(): void {
+async function main(): Promise<void> {
   const { values } = parseArgs({ options: { data: { type: 'string' }, out: { type: 'string' } } });
   const data = resolve(values.data ?? join(packageRoot(), '..', 'shared', 'data'));
   const out = resolve(values.out ?? join(packageRoot(), 'data', 'embedded'));
-  process.stdout.write(buildEmbeddedTasks(data, out));
+  process.stdout.write(await buildEmbeddedTasks(data, out));
 }
 
 /** Write tasks.jsonl.gz and SPLITS.md into `out` from the shared data folder; returns SPLITS.md. */
-export function buildEmbeddedTasks(data: string, out: string): string {
+export async function buildEmbeddedTasks(data: string, out: string): Promise<string> {
 
-  const hotpot = loadHotpotQA(join(data, 'hotpotqa', 'dev500.ircot.jsonl'));
-  const musique = loadMusique(join(data, 'musique', 'train100.json'));
+  const hotpot = await loadHotpotQA(join(data, 'hotpotqa', 'dev500.ircot.jsonl'));
+  const musique = await loadMusique(join(data, 'musique', 'train100.json'));
   for (const s of musique.skipped) console.error(`skipped ${s.where}: ${s.reason}`);
 
   // The embedded corpus: the paragraphs of both question files plus the HotpotQA train-100 corpus.
@@ -88,4 +88,9 @@ export function splitsMarkdown(tasks: SplitTask[]): string {
   ].join('\n');
 }
 
-if (process.argv[1] && resolve(process.argv[1]).endsWith(join('scripts', 'build-embedded-tasks.js'))) main();
+if (process.argv[1] && resolve(process.argv[1]).endsWith(join('scripts', 'build-embedded-tasks.js'))) {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = 2;
+  });
+}

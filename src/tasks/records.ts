@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { z } from 'zod';
+import { readLines } from '../corpus/lines.js';
 import { InputError } from '../errors.js';
 
 /** One raw record of a dataset file, with where it came from so that errors can name it. */
@@ -21,8 +22,31 @@ export function readTextFile(path: string): string {
 /**
  * The records of a dataset file, whichever of the two layouts the datasets ship in: one JSON array
  * (HotpotQA's original files, the HippoRAG samples) or one JSON object per line (IRCoT, MuSiQue,
- * our own). A line that does not parse is an error naming the file and the line.
+ * our own). JSONL is streamed line by line, so a file of any size fits in memory once parsed; a
+ * JSON array is parsed whole. A line that does not parse is an error naming the file and the line.
  */
+export async function* streamRecords(path: string): AsyncGenerator<SourceRecord> {
+  if (!existsSync(path)) throw new InputError(`${path}: no such file`);
+  if (statSync(path).isDirectory()) throw new InputError(`${path}: is a directory, expected a file`);
+  for await (const line of readLines(path)) {
+    if (line.text.trim() === '') continue;
+    if (line.number === 1 && line.text.trimStart().startsWith('[')) {
+      yield* readRecords(path);
+      return;
+    }
+    yield { value: parseLine(line.text, `${path} line ${line.number}`), where: `${path} line ${line.number}` };
+  }
+}
+
+function parseLine(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`${where}: not valid JSON (${(err as Error).message})`);
+  }
+}
+
+/** The same records as streamRecords, read at once: for task-set files, which are small. */
 export function readRecords(path: string): SourceRecord[] {
   const text = readTextFile(path);
   const name = path;
@@ -37,12 +61,7 @@ export function readRecords(path: string): SourceRecord[] {
   }
   const records: SourceRecord[] = [];
   text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    try {
-      records.push({ value: JSON.parse(line), where: `${name} line ${i + 1}` });
-    } catch (err) {
-      throw new InputError(`${path} line ${i + 1}: not valid JSON (${(err as Error).message})`);
-    }
+    if (line.trim() !== '') records.push({ value: parseLine(line, `${name} line ${i + 1}`), where: `${name} line ${i + 1}` });
   });
   return records;
 }

@@ -48,9 +48,9 @@ describe('the embedded default task set', () => {
   });
 
   // Rebuilding from the shared source data must reproduce the shipped file byte for byte.
-  it.skipIf(!existsSync(SHARED))('is reproduced exactly by scripts/build-embedded-tasks.ts', () => {
+  it.skipIf(!existsSync(SHARED))('is reproduced exactly by scripts/build-embedded-tasks.ts', async () => {
     const out = mkdtempSync(join(tmpdir(), 'sleuth-embedded-'));
-    buildEmbeddedTasks(SHARED, out);
+    await buildEmbeddedTasks(SHARED, out);
     expect(readFileSync(join(out, 'SPLITS.md'), 'utf8')).toBe(readFileSync(join('data', 'embedded', 'SPLITS.md'), 'utf8'));
     expect(readFileSync(join(out, 'tasks.jsonl.gz'))).toEqual(readFileSync(embeddedTasksPath()));
   });

@@ -21,9 +21,9 @@ function writeTemp(name: string, records: unknown[], layout: 'array' | 'jsonl'):
   return path;
 }
 
-function expectInputError(fn: () => unknown, ...parts: string[]): void {
+async function expectInputError(fn: () => unknown, ...parts: string[]): Promise<void> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     expect(err).toBeInstanceOf(InputError);
     for (const part of parts) expect((err as Error).message).toContain(part);
@@ -41,8 +41,8 @@ async function expectInputErrorAsync(promise: Promise<unknown>, ...parts: string
 describe('HotpotQA original layout', () => {
   const raw = JSON.parse(readFileSync(join(FIX, 'hotpotqa-original.json'), 'utf8')) as any[];
 
-  it('makes one fact per supporting paragraph, its chunk the paragraph joined by single spaces', () => {
-    const { tasks, chunks } = loadHotpotQA(join(FIX, 'hotpotqa-original.json'));
+  it('makes one fact per supporting paragraph, its chunk the paragraph joined by single spaces', async () => {
+    const { tasks, chunks } = await loadHotpotQA(join(FIX, 'hotpotqa-original.json'));
     expect(tasks.map((t) => t.id)).toEqual(raw.map((r) => r._id));
     const first = tasks[0]!;
     expect(first.query).toBe('If Gallu is a demon Lilu is what?');
@@ -57,7 +57,7 @@ describe('HotpotQA original layout', () => {
     expect(chunks.find((c) => c.title === 'Alû')!.text).toBe(alu.join(' ').replace(/\s+/g, ' ').trim());
   });
 
-  it('gives a paragraph the same id as IRCoT gives it (double-space join)', () => {
+  it('gives a paragraph the same id as IRCoT gives it (double-space join)', async () => {
     const r = raw[1];
     const ircot = {
       question_id: r._id,
@@ -70,41 +70,41 @@ describe('HotpotQA original layout', () => {
         is_supporting: r.supporting_facts.some((f: [string, number]) => f[0] === title),
       })),
     };
-    const fromOriginal = loadHotpotQA(writeTemp('o.json', [r], 'array')).tasks[0]!;
-    const fromIrcot = loadHotpotQA(writeTemp('i.jsonl', [ircot], 'jsonl')).tasks[0]!;
+    const fromOriginal = (await loadHotpotQA(writeTemp('o.json', [r], 'array'))).tasks[0]!;
+    const fromIrcot = (await loadHotpotQA(writeTemp('i.jsonl', [ircot], 'jsonl'))).tasks[0]!;
     expect(fromIrcot.facts.map((f) => f.chunkIds)).toEqual(fromOriginal.facts.map((f) => f.chunkIds));
   });
 
-  it('finds a supporting paragraph missing from the context in the corpus, and fails naming the record without it', () => {
+  it('finds a supporting paragraph missing from the context in the corpus, and fails naming the record without it', async () => {
     const r = structuredClone(raw[0]);
     r.context = r.context.filter((c: [string, string[]]) => c[0] !== 'Alû');
     const path = writeTemp('fullwiki.json', [r], 'array');
-    expectInputError(() => loadHotpotQA(path), 'fullwiki.json record 1', "'Alû'");
+    await expectInputError(async () => await loadHotpotQA(path), 'fullwiki.json record 1', "'Alû'");
     const alu = raw[0].context.find((c: [string, string[]]) => c[0] === 'Alû')[1];
-    const { tasks } = loadHotpotQA(path, { corpusByTitle: new Map([['Alû', alu]]) });
+    const { tasks } = await loadHotpotQA(path, { corpusByTitle: new Map([['Alû', alu]]) });
     expect(tasks[0]!.facts[0]!.chunkIds).toEqual([contentChunkId('Alû', alu.join(' '))]);
   });
 
-  it('names file and record of a malformed row', () => {
+  it('names file and record of a malformed row', async () => {
     const bad = structuredClone(raw.slice(0, 2));
     bad[1].supporting_facts = [['Alû', 'three']];
-    expectInputError(() => loadHotpotQA(writeTemp('bad.json', bad, 'array')), 'bad.json record 2', 'supporting_facts');
+    await expectInputError(async () => await loadHotpotQA(writeTemp('bad.json', bad, 'array')), 'bad.json record 2', 'supporting_facts');
   });
 
-  it('rejects duplicate ids, empty queries and questions without supporting facts', () => {
-    expectInputError(() => loadHotpotQA(writeTemp('dup.json', [raw[0], raw[1], raw[0]], 'array')), 'record 3', "duplicate task id '5a77ec115542992a6e59dff7'", 'record 1');
+  it('rejects duplicate ids, empty queries and questions without supporting facts', async () => {
+    await expectInputError(async () => await loadHotpotQA(writeTemp('dup.json', [raw[0], raw[1], raw[0]], 'array')), 'record 3', "duplicate task id '5a77ec115542992a6e59dff7'", 'record 1');
     const empty = { ...raw[0], question: '   ' };
-    expectInputError(() => loadHotpotQA(writeTemp('empty.json', [empty], 'array')), 'record 1', 'empty query');
+    await expectInputError(async () => await loadHotpotQA(writeTemp('empty.json', [empty], 'array')), 'record 1', 'empty query');
     const nofacts = { ...raw[0], supporting_facts: [] };
-    expectInputError(() => loadHotpotQA(writeTemp('nofacts.json', [nofacts], 'array')), 'record 1', 'no facts');
+    await expectInputError(async () => await loadHotpotQA(writeTemp('nofacts.json', [nofacts], 'array')), 'record 1', 'no facts');
   });
 });
 
 describe('HotpotQA IRCoT layout', () => {
   const lines = readFileSync(join(FIX, 'hotpotqa-ircot.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
-  it('makes facts of the two supporting paragraphs and answers of the spans', () => {
-    const { tasks, chunks } = loadHotpotQA(join(FIX, 'hotpotqa-ircot.jsonl'));
+  it('makes facts of the two supporting paragraphs and answers of the spans', async () => {
+    const { tasks, chunks } = await loadHotpotQA(join(FIX, 'hotpotqa-ircot.jsonl'));
     expect(tasks).toHaveLength(3);
     const t = tasks[0]!;
     expect(t.id).toBe('5a8c7595554299585d9e36b6');
@@ -116,25 +116,25 @@ describe('HotpotQA IRCoT layout', () => {
     expect(chunks.every((c) => !c.text.includes('  '))).toBe(true);
   });
 
-  it('names the line of a row that is not JSON, and of a row missing a field', () => {
+  it('names the line of a row that is not JSON, and of a row missing a field', async () => {
     const path = join(tmp(), 'broken.jsonl');
     writeFileSync(path, JSON.stringify(lines[0]) + '\n{"question_id": "x", \n');
-    expectInputError(() => loadHotpotQA(path), 'broken.jsonl line 2', 'not valid JSON');
+    await expectInputError(async () => await loadHotpotQA(path), 'broken.jsonl line 2', 'not valid JSON');
     const { contexts: _c, ...noContexts } = lines[1];
-    expectInputError(() => loadHotpotQA(writeTemp('nocontexts.jsonl', [lines[0], noContexts], 'jsonl')), 'nocontexts.jsonl line 2', 'contexts');
+    await expectInputError(async () => await loadHotpotQA(writeTemp('nocontexts.jsonl', [lines[0], noContexts], 'jsonl')), 'nocontexts.jsonl line 2', 'contexts');
   });
 
-  it('rejects a question with no supporting paragraph', () => {
+  it('rejects a question with no supporting paragraph', async () => {
     const r = { ...lines[0], contexts: lines[0].contexts.map((c: any) => ({ ...c, is_supporting: false })) };
-    expectInputError(() => loadHotpotQA(writeTemp('x.jsonl', [r], 'jsonl')), 'x.jsonl line 1', 'no facts');
+    await expectInputError(async () => await loadHotpotQA(writeTemp('x.jsonl', [r], 'jsonl')), 'x.jsonl line 1', 'no facts');
   });
 });
 
 describe('MuSiQue official layout', () => {
   const raw = readFileSync(join(FIX, 'musique.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
-  it('makes one fact per hop, supported by its paragraph, the last one the final answer', () => {
-    const { tasks, chunks } = loadMusique(join(FIX, 'musique.jsonl'));
+  it('makes one fact per hop, supported by its paragraph, the last one the final answer', async () => {
+    const { tasks, chunks } = await loadMusique(join(FIX, 'musique.jsonl'));
     expect(tasks.map((t) => t.facts.length)).toEqual([2, 3, 4]);
     const t = tasks[0]!;
     expect(t.id).toBe('2hop__150763_14904');
@@ -149,51 +149,51 @@ describe('MuSiQue official layout', () => {
     expect(chunks.length).toBeGreaterThan(40);
   });
 
-  it('skips unanswerable questions and reports them', () => {
+  it('skips unanswerable questions and reports them', async () => {
     const rows = [raw[0], { ...raw[1], answerable: false }];
-    const { tasks, skipped } = loadMusique(writeTemp('full.jsonl', rows, 'jsonl'));
+    const { tasks, skipped } = await loadMusique(writeTemp('full.jsonl', rows, 'jsonl'));
     expect(tasks.map((t) => t.id)).toEqual([raw[0].id]);
     expect(skipped).toEqual([{ where: expect.stringContaining('full.jsonl line 2'), reason: expect.stringContaining('unanswerable') }]);
   });
 
-  it('names the record and hop whose support paragraph does not exist', () => {
+  it('names the record and hop whose support paragraph does not exist', async () => {
     const bad = structuredClone(raw[1]);
     bad.question_decomposition[2].paragraph_support_idx = 99;
-    expectInputError(() => loadMusique(writeTemp('m.jsonl', [raw[0], bad], 'jsonl')), 'm.jsonl line 2', 'hop 3', 'paragraph 99');
+    await expectInputError(async () => await loadMusique(writeTemp('m.jsonl', [raw[0], bad], 'jsonl')), 'm.jsonl line 2', 'hop 3', 'paragraph 99');
   });
 
-  it('rejects duplicate ids and malformed rows', () => {
-    expectInputError(() => loadMusique(writeTemp('d.jsonl', [raw[0], raw[0]], 'jsonl')), 'd.jsonl line 2', 'duplicate task id');
+  it('rejects duplicate ids and malformed rows', async () => {
+    await expectInputError(async () => await loadMusique(writeTemp('d.jsonl', [raw[0], raw[0]], 'jsonl')), 'd.jsonl line 2', 'duplicate task id');
     const bad = { ...raw[0], question_decomposition: 'two hops' };
-    expectInputError(() => loadMusique(writeTemp('b.jsonl', [bad], 'jsonl')), 'b.jsonl line 1', 'question_decomposition');
+    await expectInputError(async () => await loadMusique(writeTemp('b.jsonl', [bad], 'jsonl')), 'b.jsonl line 1', 'question_decomposition');
   });
 });
 
 describe('plain JSONL tasks', () => {
-  it('reads tasks with their splits', () => {
-    const { tasks, splits } = loadJsonlTasks(join(FIX, 'tasks.jsonl'));
+  it('reads tasks with their splits', async () => {
+    const { tasks, splits } = await loadJsonlTasks(join(FIX, 'tasks.jsonl'));
     expect(tasks.map((t) => t.id)).toEqual(['own-1', 'own-2']);
     expect(tasks[0]).not.toHaveProperty('split');
     expect(tasks[0]!.facts[1]).toEqual({ text: 'The Danube flows through Vienna', chunkIds: ['c-danube', 'c-vienna'], isFinalAnswer: true });
     expect([...splits!]).toEqual([['own-1', 'train'], ['own-2', 'eval']]);
   });
 
-  it('names the line of a malformed task, an empty query, missing facts, a duplicate id', () => {
+  it('names the line of a malformed task, an empty query, missing facts, a duplicate id', async () => {
     const ok = { id: 'a', query: 'q?', facts: [{ text: 'f', chunkIds: ['c'] }] };
-    expectInputError(() => loadJsonlTasks(writeTemp('t.jsonl', [ok, { ...ok, id: 'b', facts: [{ text: 'f', chunkIds: [] }] }], 'jsonl')), 't.jsonl line 2', 'chunkIds');
-    expectInputError(() => loadJsonlTasks(writeTemp('t.jsonl', [ok, { ...ok, id: 'b', query: ' ' }], 'jsonl')), 't.jsonl line 2', "task 'b' has an empty query");
-    expectInputError(() => loadJsonlTasks(writeTemp('t.jsonl', [{ ...ok, facts: [] }], 'jsonl')), 't.jsonl line 1', 'no facts');
-    expectInputError(() => loadJsonlTasks(writeTemp('t.jsonl', [ok, ok], 'jsonl')), 't.jsonl line 2', "duplicate task id 'a'", 'first seen at');
-    expectInputError(() => loadJsonlTasks(writeTemp('t.jsonl', [{ ...ok, id: 7 }], 'jsonl')), 't.jsonl line 1', 'id');
+    await expectInputError(async () => await loadJsonlTasks(writeTemp('t.jsonl', [ok, { ...ok, id: 'b', facts: [{ text: 'f', chunkIds: [] }] }], 'jsonl')), 't.jsonl line 2', 'chunkIds');
+    await expectInputError(async () => await loadJsonlTasks(writeTemp('t.jsonl', [ok, { ...ok, id: 'b', query: ' ' }], 'jsonl')), 't.jsonl line 2', "task 'b' has an empty query");
+    await expectInputError(async () => await loadJsonlTasks(writeTemp('t.jsonl', [{ ...ok, facts: [] }], 'jsonl')), 't.jsonl line 1', 'no facts');
+    await expectInputError(async () => await loadJsonlTasks(writeTemp('t.jsonl', [ok, ok], 'jsonl')), 't.jsonl line 2', "duplicate task id 'a'", 'first seen at');
+    await expectInputError(async () => await loadJsonlTasks(writeTemp('t.jsonl', [{ ...ok, id: 7 }], 'jsonl')), 't.jsonl line 1', 'id');
   });
 
-  it('reports facts none of whose chunks are in the corpus, and stops unless allowed', () => {
-    const { tasks } = loadJsonlTasks(join(FIX, 'tasks.jsonl'));
+  it('reports facts none of whose chunks are in the corpus, and stops unless allowed', async () => {
+    const { tasks } = await loadJsonlTasks(join(FIX, 'tasks.jsonl'));
     const corpus = new Set(['c-vienna']);
     const report = coverageReport(tasks, (id) => corpus.has(id));
     expect(report).toMatchObject({ tasks: 2, facts: 3, chunkIds: 3, missingChunkIds: 2, uncoverableFacts: 1 });
     expect(report.examples).toEqual(['own-2: Moby-Dick is set aboard the Pequod [c-moby]']);
-    expectInputError(() => requireCoverage(report, 'tasks.jsonl', false), '1 of 3 facts', 'own-2', '--allow-missing');
+    await expectInputError(() => requireCoverage(report, 'tasks.jsonl', false), '1 of 3 facts', 'own-2', '--allow-missing');
     expect(() => requireCoverage(report, 'tasks.jsonl', true)).not.toThrow();
   });
 });

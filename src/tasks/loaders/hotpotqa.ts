@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { normalizeWhitespace, type Chunk } from '../../corpus/chunk.js';
 import { InputError } from '../../errors.js';
 import { finishTasks, type DraftTask } from '../check.js';
-import { parseRecord, readRecords, readTextFile, type SourceRecord } from '../records.js';
+import { parseRecord, readTextFile, streamRecords, type SourceRecord } from '../records.js';
 import type { Fact } from '../task.js';
 import { paragraphChunk } from './paragraph.js';
 import { ChunkCollector, type LoadedTasks } from './types.js';
@@ -43,14 +43,15 @@ export interface HotpotQAOptions {
  * Load HotpotQA questions from either layout (told apart per record). Facts are the supporting
  * paragraphs, one fact per paragraph, its chunk the paragraph; answers are the answer strings.
  */
-export function loadHotpotQA(path: string, options: HotpotQAOptions = {}): LoadedTasks {
+export async function loadHotpotQA(path: string, options: HotpotQAOptions = {}): Promise<LoadedTasks> {
   const collector = new ChunkCollector();
-  const drafts: DraftTask[] = readRecords(path).map((record) => {
+  const drafts: DraftTask[] = [];
+  for await (const record of streamRecords(path)) {
     const value = record.value as Record<string, unknown> | null;
-    if (value !== null && typeof value === 'object' && 'question_id' in value) return fromIrcot(record, collector);
-    if (value !== null && typeof value === 'object' && '_id' in value) return fromOriginal(record, collector, options);
-    throw new InputError(`${record.where}: not a HotpotQA record (expected '_id' with 'supporting_facts', or IRCoT's 'question_id' with 'contexts')`);
-  });
+    if (value !== null && typeof value === 'object' && 'question_id' in value) drafts.push(fromIrcot(record, collector));
+    else if (value !== null && typeof value === 'object' && '_id' in value) drafts.push(fromOriginal(record, collector, options));
+    else throw new InputError(`${record.where}: not a HotpotQA record (expected '_id' with 'supporting_facts', or IRCoT's 'question_id' with 'contexts')`);
+  }
   return { tasks: finishTasks(drafts), chunks: collector.chunks, skipped: [] };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { finishTasks, type DraftTask } from '../check.js';
-import { parseRecord, readRecords } from '../records.js';
+import { parseRecord, streamRecords } from '../records.js';
 import { FactSchema } from '../task.js';
 import type { LoadedTasks } from './types.js';
 
@@ -18,12 +18,13 @@ const JsonlTaskRecord = z.object({
 });
 
 /** Load tasks in sleuth's own format, one JSON object per line (`.jsonl` or `.jsonl.gz`). */
-export function loadJsonlTasks(path: string): LoadedTasks {
+export async function loadJsonlTasks(path: string): Promise<LoadedTasks> {
   const splits = new Map<string, string>();
-  const drafts: DraftTask[] = readRecords(path).map((record) => {
+  const drafts: DraftTask[] = [];
+  for await (const record of streamRecords(path)) {
     const { split, ...task } = parseRecord(JsonlTaskRecord, record);
     if (split !== undefined) splits.set(task.id, split);
-    return { where: record.where, task };
-  });
+    drafts.push({ where: record.where, task });
+  }
   return { tasks: finishTasks(drafts), chunks: [], skipped: [], splits };
 }

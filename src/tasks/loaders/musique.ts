@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../../errors.js';
 import { finishTasks, type DraftTask } from '../check.js';
-import { parseRecord, readRecords } from '../records.js';
+import { parseRecord, streamRecords } from '../records.js';
 import type { Fact } from '../task.js';
 import { paragraphChunk } from './paragraph.js';
 import { ChunkCollector, type LoadedTasks } from './types.js';
@@ -29,11 +29,11 @@ const MusiqueRecord = z.object({
  * Answers are the answer and its aliases. Unanswerable questions (MuSiQue-Full) have no gold
  * support and are skipped, and reported as skipped.
  */
-export function loadMusique(path: string): LoadedTasks {
+export async function loadMusique(path: string): Promise<LoadedTasks> {
   const collector = new ChunkCollector();
   const skipped: LoadedTasks['skipped'] = [];
   const drafts: DraftTask[] = [];
-  for (const record of readRecords(path)) {
+  for await (const record of streamRecords(path)) {
     const r = parseRecord(MusiqueRecord, record);
     const paragraphs = new Map<number, ReturnType<typeof paragraphChunk>>();
     for (const p of r.paragraphs) {
