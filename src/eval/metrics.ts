@@ -183,5 +183,5 @@ export function headroom(rows: readonly RolloutRow[], metric: string, bootstrap:
 
 function headroomNumbers(rows: readonly RolloutRow[], metric: string, bootstrap: BootstrapOptions, nName: string, oneName: string): Record<string, unknown> {
   const h = headroom(rows, metric, bootstrap);
-  return h ? { [nName]: h.bestOfN.mean, [oneName]: h.bestOf1.mean } : {};
+  return h ? { [nName]: h.bestOfN.mean, [oneName]: h.bestOf1.mean, [`${nName}_gain`]: h.gain.mean } : {};
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
@@ -64,12 +64,32 @@ export function openRunDir(dir: string, config: RunConfig, identity: readonly st
         throw new InputError(`--out ${dir} already holds a different run (${key} was ${was ?? 'unset'}, now ${now ?? 'unset'}): choose another --out to start a new run, or repeat the original command to resume`);
       }
     }
+    sealJsonlTail(runPath(dir, 'rollouts'));
+    sealJsonlTail(runPath(dir, 'metrics'));
     return { resumed: true };
   }
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--out ${dir} is not a directory`);
   mkdirSync(dir, { recursive: true });
   writeJsonAtomic(runPath(dir, 'config'), config);
   return { resumed: false };
+}
+
+/**
+ * End a JSONL file cut mid-line by a crash with a newline, so that the next append starts a line
+ * of its own instead of gluing a good record onto the broken one (both would then be lost).
+ */
+export function sealJsonlTail(path: string): void {
+  if (!existsSync(path)) return;
+  const size = statSync(path).size;
+  if (size === 0) return;
+  const fd = openSync(path, 'r');
+  try {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    if (last[0] !== 0x0a) appendFileSync(path, '\n');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The fields every reader relies on; the rest of a Rollout passes through unchecked. */

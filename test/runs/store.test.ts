@@ -59,6 +59,21 @@ describe('run directories', () => {
     expect(readRollouts(join(dir, 'missing'))).toEqual({ rollouts: [], skipped: [] });
   });
 
+  it('seal a line cut by a kill when reopened, so the next record is not glued onto it', () => {
+    openRunDir(dir, { kind: 'eval' }, []);
+    appendRollouts(dir, [rollout({ taskId: 'a', sample: 0 })]);
+    appendFileSync(runPath(dir, 'rollouts'), '{"version":1,"taskId":"b","sam');
+    openRunDir(dir, { kind: 'eval' }, []);
+    appendRollouts(dir, [rollout({ taskId: 'b', sample: 0 })]);
+    const { rollouts, skipped } = readRollouts(dir);
+    expect(rollouts.map((r) => r.taskId)).toEqual(['a', 'b']);
+    expect(skipped.map((s) => s.line)).toEqual([2]);
+    // reopening a clean file adds nothing
+    const before = readFileSync(runPath(dir, 'rollouts'), 'utf8');
+    openRunDir(dir, { kind: 'eval' }, []);
+    expect(readFileSync(runPath(dir, 'rollouts'), 'utf8')).toBe(before);
+  });
+
   it('let a re-run supersede an errored sample, but never a finished one', () => {
     const failed = rollout({ taskId: 'a', sample: 0, endReason: 'error', error: 'HTTP 500' });
     const retried = rollout({ taskId: 'a', sample: 0, endReason: 'finish', id: 'retry' });
