@@ -19,7 +19,7 @@ export { InvoiceEnvironment, InvoiceEpisode, INVOICE_BUDGETS, INVOICE_ENV_NAME, 
 export { invoiceBaselineAgent, invoiceBaselinePlan, invoiceOracleAgent, invoiceOraclePlan, type InvoicePlan, type PlanAgent } from './agents.js';
 export { buildInvoiceDb, contentHash, DEFAULT_SEED, WORLD_COUNTS } from './generate.js';
 export { containsGoldValue, scoreReply, type ReplyScore } from './score.js';
-export { generateInvoiceTasks, runGoldSql, toTask, TASK_COUNTS, type InvoiceSplit, type InvoiceTask } from './tasks.js';
+export { generateInvoiceTasks, ONE_CALL_TYPES, runGoldSql, toTask, TASK_COUNTS, type InvoiceSplit, type InvoiceTask } from './tasks.js';
 export { InvoiceTools, INVOICE_TOOL_SPECS } from './tools.js';
 
 export interface InvoiceSuite {
