@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Chunk } from '../corpus/chunk.js';
 import { readCorpora, type CorpusFormat } from '../corpus/read.js';
@@ -6,7 +6,7 @@ import { InputError } from '../errors.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { buildIndex } from '../search/index.js';
 import { harness1CorpusFiles, loadHarness1 } from './loaders/harness1.js';
-import { loadHotpotQA } from './loaders/hotpotqa.js';
+import { loadHotpotQA, readHotpotQACorpusByTitle } from './loaders/hotpotqa.js';
 import { loadJsonlTasks } from './loaders/jsonl.js';
 import { loadMusique } from './loaders/musique.js';
 import type { LoadedTasks } from './loaders/types.js';
@@ -44,17 +44,34 @@ export interface ImportSummary {
 }
 
 /** Load tasks in one of the supported dataset layouts. */
-export async function loadTasksInFormat(format: TaskFormat, path: string, stage?: string): Promise<LoadedTasks> {
+export async function loadTasksInFormat(format: TaskFormat, path: string, options: { stage?: string; corpus?: string[] } = {}): Promise<LoadedTasks> {
   switch (format) {
     case 'harness1':
-      return loadHarness1(path, stage === undefined ? {} : { stage });
+      return loadHarness1(path, options.stage === undefined ? {} : { stage: options.stage });
     case 'hotpotqa':
-      return loadHotpotQA(path);
+      return loadHotpotQA(path, { corpusByTitle: hotpotCorpusByTitle(options.corpus ?? []) });
     case 'musique':
       return loadMusique(path);
     case 'jsonl':
       return loadJsonlTasks(path);
   }
+}
+
+/**
+ * HotpotQA's fullwiki questions name supporting paragraphs that are not in their own context; a
+ * corpus in the `{title: [sentences]}` layout resolves them. Other corpus files are skipped here.
+ */
+function hotpotCorpusByTitle(paths: string[]): Map<string, string[]> {
+  const byTitle = new Map<string, string[]>();
+  for (const path of paths) {
+    if (!path.endsWith('.json') || !existsSync(path) || statSync(path).isDirectory()) continue;
+    try {
+      for (const [title, sentences] of readHotpotQACorpusByTitle(path)) byTitle.set(title, sentences);
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+    }
+  }
+  return byTitle;
 }
 
 /** Where the chunks of an import come from, as a stream. */
@@ -81,7 +98,7 @@ function chunkSource(options: ImportOptions, loaded: LoadedTasks): AsyncIterable
  */
 export async function importTaskSet(name: string, dir: string, options: ImportOptions): Promise<ImportSummary> {
   if (existsSync(dir) && !options.force) throw new InputError(`task set '${name}' already exists at ${dir} (pass --force to replace it)`);
-  const loaded = await loadTasksInFormat(options.format, options.tasks, options.stage);
+  const loaded = await loadTasksInFormat(options.format, options.tasks, { ...(options.stage ? { stage: options.stage } : {}), ...(options.corpus ? { corpus: options.corpus } : {}) });
   const own = loaded.splits;
   const split: SplitTask[] =
     own && own.size === loaded.tasks.length

@@ -112,6 +112,19 @@ describe('task sets on disk', () => {
     expect(index.read('0000320193-23-000106_1')?.text).toContain('iPhone net sales decreased');
   });
 
+  it('imports HotpotQA fullwiki-style questions against a {title: [sentences]} corpus', async () => {
+    const raw = JSON.parse(readFileSync(join(FIX, 'hotpotqa-original.json'), 'utf8')) as { context: [string, string[]][] }[];
+    const corpus = Object.fromEntries(raw.flatMap((r) => r.context));
+    raw[0]!.context = raw[0]!.context.filter(([title]) => title !== 'Alû');
+    const dir = tmp();
+    writeFileSync(join(dir, 'questions.json'), JSON.stringify(raw));
+    writeFileSync(join(dir, 'corpus.json'), JSON.stringify(corpus));
+    const summary = await importTaskSet('wiki', join(dir, 'set'), { format: 'hotpotqa', tasks: join(dir, 'questions.json'), corpus: [join(dir, 'corpus.json')] });
+    expect(summary.chunks).toBe(Object.keys(corpus).length);
+    expect(summary.coverage.uncoverableFacts).toBe(0);
+    await rejects(importTaskSet('wiki2', join(dir, 'set2'), { format: 'hotpotqa', tasks: join(dir, 'questions.json') }), "'Alû'");
+  });
+
   it('imports MuSiQue and loads it from a path as well as by name', async () => {
     const dir = join(tmp(), 'musique-set');
     await importTaskSet('mq', dir, { format: 'musique', tasks: join(FIX, 'musique.jsonl') });
