@@ -91,6 +91,21 @@ describe('sleuth eval, compare, headroom', () => {
     expect(h.stdout).toContain('best-of-N equals best-of-1');
   });
 
+  it('scores the QA variant by its answers: the oracle is always correct', async () => {
+    const dir = join(tmp, 'qa');
+    const log = console.log;
+    console.log = () => {}; // the table; the summary file is what this test reads
+    try {
+      expect(await evalCommand.run(['--agent', 'oracle', '--env', 'qa', '--limit', '3', '--out', dir])).toBe(0);
+    } finally {
+      console.log = log;
+    }
+    const s = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
+    expect(s).toMatchObject({ scoring: 'qa', rubric: 'qa-f1-format', exact_match: 1, f1: 1, f1_format: 1, answered: 1, reward: 1, pass_at_1: 1 });
+    expect(s.buckets).toEqual({ correct: 1, near_miss: 0, wrong: 0, no_answer: 0 });
+    expect(s).not.toHaveProperty('curated_size');
+  });
+
   it('names bad input and refuses to mix two runs in one directory', async () => {
     // In-process: the commands throw InputError, which main() turns into exit status 2.
     await expect(evalCommand.run(['--agent', 'baseline', '--samples', '0', '--out', join(tmp, 'x')])).rejects.toThrow(/--samples must be a whole number from 1/);
