@@ -28,12 +28,14 @@ export function readTextFile(path: string): string {
 export async function* streamRecords(path: string): AsyncGenerator<SourceRecord> {
   if (!existsSync(path)) throw new InputError(`${path}: no such file`);
   if (statSync(path).isDirectory()) throw new InputError(`${path}: is a directory, expected a file`);
+  let first = true;
   for await (const line of readLines(path)) {
     if (line.text.trim() === '') continue;
-    if (line.number === 1 && line.text.trimStart().startsWith('[')) {
+    if (first && line.text.trimStart().startsWith('[')) {
       yield* readRecords(path);
       return;
     }
+    first = false;
     yield { value: parseLine(line.text, `${path} line ${line.number}`), where: `${path} line ${line.number}` };
   }
 }
@@ -49,7 +51,6 @@ function parseLine(text: string, where: string): unknown {
 /** The same records as streamRecords, read at once: for task-set files, which are small. */
 export function readRecords(path: string): SourceRecord[] {
   const text = readTextFile(path);
-  const name = path;
   if (text.trimStart().startsWith('[')) {
     let parsed: unknown;
     try {
@@ -57,11 +58,11 @@ export function readRecords(path: string): SourceRecord[] {
     } catch (err) {
       throw new InputError(`${path}: not valid JSON (${(err as Error).message})`);
     }
-    return (parsed as unknown[]).map((value, i) => ({ value, where: `${name} record ${i + 1}` }));
+    return (parsed as unknown[]).map((value, i) => ({ value, where: `${path} record ${i + 1}` }));
   }
   const records: SourceRecord[] = [];
   text.split('\n').forEach((line, i) => {
-    if (line.trim() !== '') records.push({ value: parseLine(line, `${name} line ${i + 1}`), where: `${name} line ${i + 1}` });
+    if (line.trim() !== '') records.push({ value: parseLine(line, `${path} line ${i + 1}`), where: `${path} line ${i + 1}` });
   });
   return records;
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { ensureDefaultIndex, openIndex } from '../search/index.js';
+import { describeZodError } from './records.js';
 import { withoutSplit, type SplitTask } from './split.js';
 import { embeddedTasksPath, readSplitTasks, sleuthHome } from './store.js';
 import type { Task } from './task.js';
@@ -85,8 +86,14 @@ export function readTaskSet(nameOrPath: string, options: TaskSetOptions = {}): S
   const manifestPath = join(dir, TASKSET_FILES.manifest);
   let manifest: TaskSetManifest | undefined;
   if (existsSync(manifestPath)) {
-    const parsed = TaskSetManifest.safeParse(JSON.parse(readFileSync(manifestPath, 'utf8')));
-    if (!parsed.success) throw new InputError(`${manifestPath}: not a task-set manifest (${parsed.error.issues[0]?.message})`);
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    } catch (err) {
+      throw new InputError(`${manifestPath}: not valid JSON (${(err as Error).message})`);
+    }
+    const parsed = TaskSetManifest.safeParse(json);
+    if (!parsed.success) throw new InputError(`${manifestPath}: not a task-set manifest (${describeZodError(parsed.error)})`);
     manifest = parsed.data;
   }
   const name = manifest?.name ?? basename(dir);
