@@ -77,21 +77,28 @@ const INTROS: Record<SenderRole, ByLang<Slot>> = {
   },
 };
 
-const EXTRAS: ByLang<string> = {
-  sv: [
-    '',
-    'Det är lite bråttom eftersom bokslutet närmar sig.',
-    'Vi vill gärna få ordning på detta innan månadsskiftet.',
-    'Jag har försökt hitta uppgiften själv utan att lyckas.',
-    'Tack för snabb hjälp senast!',
-  ],
-  en: [
-    '',
-    "It's a bit urgent as we're closing the books soon.",
-    "We'd like to sort this out before the end of the month.",
-    'I tried to find this myself without success.',
-    'Thanks for the quick help last time!',
-  ],
+/** An optional sentence of context; staff and subscribers have different reasons to write. */
+const EXTRAS: Record<SenderRole, ByLang<string>> = {
+  client_staff: {
+    sv: [
+      '',
+      'Det är lite bråttom eftersom bokslutet närmar sig.',
+      'Vi vill gärna få ordning på detta innan månadsskiftet.',
+      'Jag har försökt hitta uppgiften själv utan att lyckas.',
+      'Tack för snabb hjälp senast!',
+    ],
+    en: [
+      '',
+      "It's a bit urgent as we're closing the books soon.",
+      "We'd like to sort this out before the end of the month.",
+      'I tried to find this myself without success.',
+      'Thanks for the quick help last time!',
+    ],
+  },
+  end_customer: {
+    sv: ['', 'Jag har letat i mina mejl utan att hitta det.', 'Min chef bad mig kontrollera detta.', 'Jag flyttar snart och vill ha koll på mina prenumerationer.'],
+    en: ['', "I've searched my inbox but can't find it.", 'My manager asked me to check this.', "I'm moving soon and want to keep track of my subscriptions."],
+  },
 };
 
 /** How a subscription number is written (types 1–3). */
@@ -282,7 +289,7 @@ export function chooseTemplate(type: QuestionType, role: SenderRole, lang: Lang,
   return {
     greeting: pick(GREETINGS[lang].length),
     intro: pick(INTROS[role][lang].length),
-    extra: pick(EXTRAS[lang].length),
+    extra: pick(EXTRAS[role][lang].length),
     body: pick(BODIES[type][role][lang].length),
     closing: pick(CLOSINGS[lang].length),
     signature: pick(SIGNATURES[role][lang].length),
@@ -294,7 +301,7 @@ export function templateKey(lang: Lang, role: SenderRole, c: TemplateChoice, fac
 }
 
 export function renderEmail(type: QuestionType, role: SenderRole, lang: Lang, c: TemplateChoice, facts: EmailFacts): string {
-  const paragraph = [INTROS[role][lang][c.intro]!(facts), BODIES[type][role][lang][c.body]!(facts), EXTRAS[lang][c.extra]!]
+  const paragraph = [INTROS[role][lang][c.intro]!(facts), BODIES[type][role][lang][c.body]!(facts), EXTRAS[role][lang][c.extra]!]
     .filter((s) => s !== '')
     .join(' ');
   return [GREETINGS[lang][c.greeting]!, paragraph, `${CLOSINGS[lang][c.closing]!}\n${SIGNATURES[role][lang][c.signature]!(facts)}`].join('\n\n');
