@@ -12,6 +12,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Wait this long before answering (a slow or hung server). */
   delayMs?: number;
+  /** Hold the reply until this many requests are in flight at once, or `maxMs` has passed. */
+  holdUntil?: { inFlight: number; maxMs: number };
 }
 
 export interface RecordedRequest {
@@ -93,6 +95,10 @@ export class ChatServer {
     try {
       const reply = this.script.shift() ?? this.fallback?.(body) ?? { status: 500, body: { error: { message: 'script exhausted' } } };
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      if (reply.holdUntil) {
+        const until = Date.now() + reply.holdUntil.maxMs;
+        while (this.maxInFlight < reply.holdUntil.inFlight && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      }
       if (res.destroyed) return;
       res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
       res.end(JSON.stringify(reply.body ?? {}));

@@ -89,8 +89,8 @@ describe('the openai: agent against a real chat server', () => {
   });
 
   it('gives up a slow response at the timeout and retries it', async () => {
-    server.push({ ...completion([{ name: 'bm25_search', arguments: '{"query":"never seen"}' }]), delayMs: 3000 }, completion([{ name: 'finish', arguments: '{}' }]));
-    const r = await runEpisode(agent({ timeoutMs: 300 }), env, task);
+    server.push({ ...completion([{ name: 'bm25_search', arguments: '{"query":"never seen"}' }]), delayMs: 4000 }, completion([{ name: 'finish', arguments: '{}' }]));
+    const r = await runEpisode(agent({ timeoutMs: 1000 }), env, task);
     expect(r.endReason).toBe('finish');
     expect(r.turns[0]!.calls.map((c) => c.name)).toEqual(['finish']);
     expect(server.requests.length).toBe(2);
@@ -113,7 +113,8 @@ describe('the openai: agent against a real chat server', () => {
   });
 
   it('keeps requests in flight within its concurrency limit across episodes', async () => {
-    const finish = () => ({ ...completion([{ name: 'finish', arguments: '{}' }]), delayMs: 40 });
+    // Each reply waits until three requests overlap (or 300 ms): a limit of 2 can never get there.
+    const finish = () => ({ ...completion([{ name: 'finish', arguments: '{}' }]), holdUntil: { inFlight: 3, maxMs: 300 } });
     server.fallback = finish;
     const limited = agent({ maxConcurrent: 2 });
     await Promise.all(Array.from({ length: 6 }, (_, i) => runEpisode(limited, env, task, undefined, { sample: i })));
@@ -121,6 +122,7 @@ describe('the openai: agent against a real chat server', () => {
     expect(server.maxInFlight).toBeLessThanOrEqual(2);
     // and the limit is what held it there: without it the same load overlaps further
     server.maxInFlight = 0;
+    server.fallback = () => ({ ...completion([{ name: 'finish', arguments: '{}' }]), holdUntil: { inFlight: 3, maxMs: 10_000 } });
     const open = agent({ maxConcurrent: 6 });
     await Promise.all(Array.from({ length: 6 }, (_, i) => runEpisode(open, env, task, undefined, { sample: i })));
     expect(server.maxInFlight).toBeGreaterThan(2);
