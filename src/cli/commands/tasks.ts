@@ -23,7 +23,7 @@ const USAGE = `usage:
       counts of tasks, facts and chunks, facts per task, fact chunk ids missing from the index;
       --json prints the tasks (of the split) as a JSON array in the task format
   sleuth tasks subset --from NAME --train N --eval M [--distractors D] [--distractor-mode bm25|random]
-                      [--seed S] --name NEW [--force]
+                      [--seed S] [--allow-missing] --name NEW [--force]
       N train and M eval queries (seeded), over a reduced corpus: their gold chunks plus D
       distractors per query (default 20; BM25 neighbours of the query, or random), with its own index
   sleuth tasks import --format harness1|hotpotqa|musique|jsonl --tasks PATH [--corpus PATH]...
@@ -122,6 +122,7 @@ async function subset(argv: string[]): Promise<number> {
       'distractor-mode': { type: 'string' },
       seed: { type: 'string' },
       name: { type: 'string' },
+      'allow-missing': { type: 'boolean' },
       force: { type: 'boolean' },
       json: { type: 'boolean' },
     },
@@ -134,7 +135,7 @@ async function subset(argv: string[]): Promise<number> {
   checkNewTaskSetName(values.name);
   const mode = values['distractor-mode'] ?? 'bm25';
   if (mode !== 'bm25' && mode !== 'random') throw new InputError(`--distractor-mode must be bm25 or random, got '${mode}'`);
-  const from = await loadTaskSet(values.from);
+  const from = await loadTaskSet(values.from, { allowMissing: values['allow-missing'] ?? false });
   const dir = taskSetDir(values.name);
   progress(`building task set '${values.name}' from '${from.name}' ...`);
   const summary = await buildSubset(from, values.name, dir, {
