@@ -2,7 +2,7 @@
  * Word splitting without regular expressions or per-token strings: the indexer's hot path.
  * A word is a maximal run of Unicode letters, marks and digits (\p{L}\p{M}\p{N}), where an
  * apostrophe (' ’ ʼ) between two word characters joins ("o'neill", "kiss's"). The callback gets
- * the word's UTF-16 span and an FNV-1a hash of its code units, so a caller can look words up in
+ * the word's UTF-16 span and an FNV-1a hash of its code units (an int32, kept in small-integer range), so a caller can look words up in
  * a hash table (WordTable) and build a string only for words it has not seen.
  */
 
@@ -60,53 +60,62 @@ export function scanWords(text: string, fn: WordCallback): void {
         break;
       }
     }
-    fn(start, i, h >>> 0);
+    fn(start, i, h);
   }
 }
 
 /**
  * Surface word -> number, keyed by the exact code units of the word, found by hash and compared
- * in place against the text: no substring is made for a word already in the table.
+ * in place against the text: no substring is made for a word already in the table. Keys live in
+ * one Uint16Array pool (not as JS strings, which could be slices pinning whole chunk texts).
  */
 export class WordTable {
   private slots = new Int32Array(1 << 16).fill(-1);
-  private hashes: number[] = [];
-  private keys: string[] = [];
-  private values: number[] = [];
-
-  get size(): number {
-    return this.keys.length;
-  }
+  private hashes = new Int32Array(1 << 15);
+  private starts = new Uint32Array(1 << 15);
+  private lengths = new Uint32Array(1 << 15);
+  private values = new Int32Array(1 << 15);
+  private pool = new Uint16Array(1 << 18);
+  private poolUsed = 0;
+  size = 0;
 
   /** The value of text[start, end), or undefined. */
   get(text: string, start: number, end: number, hash: number): number | undefined {
+    hash |= 0;
     const mask = this.slots.length - 1;
     const len = end - start;
+    const pool = this.pool;
     for (let s = hash & mask; ; s = (s + 1) & mask) {
       const e = this.slots[s]!;
       if (e < 0) return undefined;
-      if (this.hashes[e] !== hash) continue;
-      const key = this.keys[e]!;
-      if (key.length !== len) continue;
-      let same = true;
-      for (let j = 0; j < len; j++) {
-        if (key.charCodeAt(j) !== text.charCodeAt(start + j)) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return this.values[e];
+      if (this.hashes[e] !== hash || this.lengths[e] !== len) continue;
+      const at = this.starts[e]!;
+      let j = 0;
+      while (j < len && pool[at + j] === text.charCodeAt(start + j)) j++;
+      if (j === len) return this.values[e];
     }
   }
 
-  /** Add a word known to be absent. */
+  /** Add a word known to be absent; values must fit in an int32. */
   add(word: string, hash: number, value: number): void {
-    if ((this.keys.length + 1) * 2 > this.slots.length) this.grow();
-    const e = this.keys.length;
-    this.keys.push(word);
-    this.hashes.push(hash);
-    this.values.push(value);
-    this.place(e);
+    hash |= 0;
+    const e = this.size;
+    if (e === this.hashes.length) {
+      this.hashes = growTo(this.hashes, e * 2);
+      this.starts = growTo(this.starts, e * 2);
+      this.lengths = growTo(this.lengths, e * 2);
+      this.values = growTo(this.values, e * 2);
+    }
+    while (this.poolUsed + word.length > this.pool.length) this.pool = growTo(this.pool, this.pool.length * 2);
+    for (let j = 0; j < word.length; j++) this.pool[this.poolUsed + j] = word.charCodeAt(j);
+    this.hashes[e] = hash;
+    this.starts[e] = this.poolUsed;
+    this.lengths[e] = word.length;
+    this.values[e] = value;
+    this.poolUsed += word.length;
+    this.size++;
+    if (this.size * 2 > this.slots.length) this.rehash();
+    else this.place(e);
   }
 
   private place(e: number): void {
@@ -116,8 +125,14 @@ export class WordTable {
     this.slots[s] = e;
   }
 
-  private grow(): void {
+  private rehash(): void {
     this.slots = new Int32Array(this.slots.length * 2).fill(-1);
-    for (let e = 0; e < this.keys.length; e++) this.place(e);
+    for (let e = 0; e < this.size; e++) this.place(e);
   }
+}
+
+function growTo<T extends Uint32Array | Int32Array | Uint16Array>(a: T, length: number): T {
+  const next = new (a.constructor as new (n: number) => T)(length);
+  next.set(a as never);
+  return next;
 }
