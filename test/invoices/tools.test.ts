@@ -140,6 +140,11 @@ describe('SearchSupplier', () => {
     expectError(call('SearchSupplier', { name: 5 }), 'bad_arguments', /'name'/);
   });
 
+  it('takes the name literally: SQL wildcards match nothing', () => {
+    expect(suppliersOf(call('SearchSupplier', { name: '%' }))).toEqual([]);
+    expect(suppliersOf(call('SearchSupplier', { name: '_' }))).toEqual([]);
+  });
+
   it('caps long result lists with a note', () => {
     const body = ok(call('SearchSupplier', { name: 'a' }));
     expect((body['suppliers'] as Row[]).length).toBe(10);
