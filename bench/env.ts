@@ -12,7 +12,7 @@
  * building its index once into .sleuth/bench/.
  */
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -122,6 +122,7 @@ async function main(): Promise<void> {
   const workers = Number(values.workers);
   const indexDir = values.index ?? (await synthIndexDir(Number(values.chunks)));
 
+  const loadStartAvg = loadavg()[0]!;
   const loadStart = performance.now();
   const index = await openIndex(indexDir);
   const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers }) : undefined;
@@ -170,6 +171,8 @@ async function main(): Promise<void> {
     bench: 'env',
     date: new Date().toISOString(),
     cpus: availableParallelism(),
+    // Other processes on the machine while it ran (1-minute load average at the start and end).
+    load_avg: [round(loadStartAvg, 2), round(loadavg()[0]!, 2)],
     node: process.version,
     index: indexDir,
     chunks: index.size,

@@ -1,6 +1,6 @@
 import type { Sampler } from '../backend/types.js';
 import type { ParsedCall, Renderer } from '../protocol/types.js';
-import type { Agent, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
+import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
 
 export interface TokenSampling {
   temperature: number;
@@ -82,5 +82,91 @@ class TokenSession implements AgentSession {
     // Stopped by length: the turn cap when it was the binding limit, else the context.
     if (seq.stopReason === 'length') turn.overBudget = maxTokens < budgets.maxTokensPerTurn ? 'context' : 'tokens';
     return turn;
+  }
+}
+
+/**
+ * A message-level agent (scripted, or a chat API teacher) written out as tokens by a Renderer:
+ * each of its turns becomes the tokens the model family would have written (Renderer.writeTurn),
+ * inside the same append-only stream a TokenAgent builds. This is how a teacher's episodes become
+ * SFT data for a model it is not. The calls run are those parsed back from the written tokens, so
+ * the record and the tokens agree; logprobs are 0 (no sampler wrote them). A format that allows one
+ * call per turn (Harmony stops sampling at <|call|>) gets the teacher's turn as several turns, and
+ * the teacher sees all their results together, as if it had made them at once.
+ */
+export class RenderedAgent implements Agent {
+  readonly spec: string;
+
+  constructor(
+    readonly inner: Agent,
+    readonly renderer: Renderer,
+  ) {
+    if (!renderer.writeTurn) throw new Error(`renderer ${renderer.name} cannot write turns (no writeTurn)`);
+    this.spec = inner.spec;
+  }
+
+  async start(ctx: AgentContext): Promise<AgentSession> {
+    const inner = await this.inner.start(ctx);
+    const renderer = this.renderer;
+    const write = (text: string, calls: AgentCall[]) =>
+      renderer.writeTurn!({ text, calls: calls.map((c) => ({ name: c.name, arguments: typeof c.arguments === 'string' ? safeJson(c.arguments) : c.arguments })) });
+    const context: number[] = [];
+    let lastSampled: number[] | undefined;
+    // The teacher's current turn: calls not yet written, and results of those already run.
+    let queue: AgentCall[] = [];
+    let done: ToolExchange[] = [];
+    let written: AgentCall[] = [];
+    return {
+      async next(results: ToolExchange[]): Promise<AgentTurn> {
+        const inserted =
+          lastSampled === undefined
+            ? renderer.prompt({ system: ctx.system, user: ctx.user, tools: ctx.tools })
+            : renderer.toolResults(lastSampled, results.map(({ call, result }) => ({ call: { ...call, raw: call.raw ?? '' } as ParsedCall, result })));
+        for (const t of inserted) context.push(t);
+        const promptTokens = context.length;
+        // The teacher sees its own calls back (matched by position) with the environment's results.
+        results.forEach((r, i) => done.push({ call: written[i] ?? r.call, result: r.result }));
+        let text = '';
+        if (queue.length === 0) {
+          const turn = await inner.next(done);
+          done = [];
+          text = turn.text;
+          queue = [...turn.calls];
+        }
+        let batch = queue;
+        let sampled: number[];
+        try {
+          sampled = write(text, batch);
+        } catch {
+          batch = queue.slice(0, 1);
+          sampled = write(text, batch);
+        }
+        queue = queue.slice(batch.length);
+        written = batch;
+        for (const t of sampled) context.push(t);
+        lastSampled = sampled;
+        const parsed = renderer.parse(sampled, { stopReason: 'stop' });
+        const out: AgentTurn = {
+          text: parsed.text,
+          calls: parsed.calls,
+          insertedTokens: inserted,
+          sampledTokens: sampled,
+          sampledLogprobs: sampled.map(() => 0),
+          promptTokens,
+          completionTokens: sampled.length,
+        };
+        if (sampled.length > ctx.budgets.maxTokensPerTurn) out.overBudget = 'tokens';
+        else if (context.length > ctx.budgets.contextTokens) out.overBudget = 'context';
+        return out;
+      },
+    };
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }

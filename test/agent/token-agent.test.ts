@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
-import { TokenAgent } from '../../src/agent/token-agent.js';
+import { RenderedAgent, TokenAgent } from '../../src/agent/token-agent.js';
+import { goldIds, oracleAgent } from '../../src/agent/scripted.js';
+import { createQwen3Renderer } from '../../src/protocol/qwen3/renderer.js';
 import type { SampledSequence, Sampler, SamplingParams } from '../../src/backend/types.js';
 import { SearchEnvironment } from '../../src/env/search/env.js';
 import { DEFAULT_BUDGETS } from '../../src/env/types.js';
@@ -105,5 +107,38 @@ describe('TokenAgent (Harmony renderer + sampler)', () => {
       seeds.push(sampler.params[0]!.seed);
     }
     expect(seeds[0]).not.toBe(seeds[1]);
+  });
+});
+
+describe('RenderedAgent (a message-level teacher written as tokens)', () => {
+  it.each([
+    ['qwen3', () => createQwen3Renderer()],
+    ['harmony', () => createHarmonyRenderer()],
+  ])('the oracle written by the %s renderer: same calls, ok status, one append-only token stream', async (_name, make) => {
+    const renderer = make();
+    const r = await runEpisode(new RenderedAgent(oracleAgent(searcher), renderer), env, task);
+    const plain = await runEpisode(oracleAgent(searcher), env, task);
+    expect(r.endReason).toBe('finish');
+    expect(r.curated).toEqual(plain.curated);
+    expect(goldIds(task).every((id) => r.curated.includes(id))).toBe(true);
+    // Harmony writes one call per turn, so compare the calls in order rather than turn by turn.
+    expect(r.turns.flatMap((t) => t.calls.map((c) => [c.name, c.arguments, c.status]))).toEqual(plain.turns.flatMap((t) => t.calls.map((c) => [c.name, c.arguments, 'ok'])));
+    if (_name === 'harmony') expect(r.turns.every((t) => t.calls.length <= 1)).toBe(true);
+    let length = 0;
+    for (const t of r.turns) {
+      length += t.insertedTokens.length;
+      expect(t.promptTokens).toBe(length);
+      length += t.sampledTokens.length;
+      expect(t.sampledLogprobs).toEqual(t.sampledTokens.map(() => 0));
+    }
+    const text = renderer.decode(r.turns.flatMap((t) => [...t.insertedTokens, ...t.sampledTokens]));
+    expect(text).toContain(task.query);
+    expect(text).toContain('bm25_search');
+  });
+
+  it('a written turn longer than the per-turn budget ends the episode as tokens', async () => {
+    const r = await runEpisode(new RenderedAgent(oracleAgent(searcher), createQwen3Renderer()), env, task, { ...DEFAULT_BUDGETS, maxTokensPerTurn: 5 });
+    expect(r.endReason).toBe('tokens');
+    expect(r.trajectory).toEqual([]);
   });
 });
