@@ -1,10 +1,11 @@
 import type { Rollout } from '../agent/rollout.js';
 import { allCalls } from '../reward/search.js';
+import { invoiceBucket } from '../env/invoices/env.js';
 import { costUsd, type Price } from './cost.js';
 import { bestOf, bootstrapMean, groupBy, mean, pairedBootstrap, passAtK, type BootstrapOptions, type Interval } from './stats.js';
 
 /** Which kind of scoring a run used: it decides success (pass@k) and the failure buckets. */
-export type EvalKind = 'search' | 'qa';
+export type EvalKind = 'search' | 'qa' | 'invoices';
 
 /**
  * One rollout's numbers under plain names: every reward part, plus the episode's shape.
@@ -31,9 +32,11 @@ export interface RolloutRow {
 export const BUCKETS: Record<EvalKind, readonly string[]> = {
   qa: ['correct', 'near_miss', 'wrong', 'no_answer'],
   search: ['complete', 'partial', 'missed', 'empty'],
+  invoices: ['correct', 'partial', 'wrong', 'no_answer'],
 };
 
 function bucketOf(kind: EvalKind, parts: Record<string, number>, curatedSize: number): string {
+  if (kind === 'invoices') return invoiceBucket(parts);
   if (kind === 'qa') {
     if (parts['exact_match'] === 1) return 'correct';
     if (parts['answered'] !== 1) return 'no_answer';
@@ -66,7 +69,7 @@ export function rolloutRow(r: Rollout, kind: EvalKind, price: Price | undefined)
     wall_s: r.wallMs / 1000,
   };
   if (costUsdValue !== null) values['cost_usd'] = costUsdValue;
-  const success = kind === 'qa' ? parts['exact_match'] === 1 : (parts['recall'] ?? 0) >= 1;
+  const success = kind === 'invoices' ? parts['pass'] === 1 : kind === 'qa' ? parts['exact_match'] === 1 : (parts['recall'] ?? 0) >= 1;
   return { taskId: r.taskId, sample: r.sample, endReason: r.endReason, bucket: bucketOf(kind, parts, curatedSize), success, values, costUsd: costUsdValue, calls: calls.length, offformCalls };
 }
 
@@ -97,7 +100,7 @@ export interface Summary {
 
 /** Metrics averaged per rollout (then per task) and shown in the table, in this order when present. */
 export const MEAN_METRICS = [
-  'reward', 'recall', 'precision', 'f1', 'fbeta', 'trajectory_recall', 'exact_match', 'f1_format', 'partial_credit', 'answered',
+  'reward', 'recall', 'precision', 'f1', 'fbeta', 'trajectory_recall', 'exact_match', 'f1_format', 'partial_credit', 'gold_share', 'pass', 'answered',
   'valid', 'curated_size', 'turns', 'tokens', 'offform_episode', 'wall_s', 'cost_usd',
 ] as const;
 
@@ -118,7 +121,7 @@ export function summarize(rows: readonly RolloutRow[], kind: EvalKind, bootstrap
     const perTask = taskMeans(rows, metric);
     if (perTask.size === 0) continue;
     const ci = bootstrapMean([...perTask.values()], bootstrap);
-    const name = metric === 'offform_episode' ? 'offform_episode_share' : metric === 'cost_usd' ? 'cost_per_question' : metric;
+    const name = metric === 'offform_episode' ? 'offform_episode_share' : metric === 'cost_usd' ? 'cost_per_question' : metric === 'pass' ? 'pass_rate' : metric;
     summary[name] = ci.mean;
     summary.intervals[name] = ci;
   }

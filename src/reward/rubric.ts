@@ -4,6 +4,7 @@ import type { Task } from '../tasks/task.js';
 import type { RewardBreakdown, Rollout } from '../agent/rollout.js';
 import { searchParts } from './search.js';
 import { qaParts } from './qa.js';
+import { invoiceParts } from '../env/invoices/env.js';
 import { BetaScheduleSchema, betaAt } from './schedule.js';
 
 /**
@@ -12,7 +13,7 @@ import { BetaScheduleSchema, betaAt } from './schedule.js';
  */
 export const RubricSchema = z.object({
   name: z.string().min(1),
-  kind: z.enum(['search', 'qa']),
+  kind: z.enum(['search', 'qa', 'invoices']),
   weights: z.record(z.string(), z.number()),
   /** F-beta's beta (search), constant or scheduled over training steps. */
   beta: BetaScheduleSchema.default({ kind: 'constant', beta: 4 }),
@@ -38,6 +39,8 @@ export const RUBRICS: Record<string, Rubric> = {
   'qa-f1': { name: 'qa-f1', kind: 'qa', beta: F4, weights: { f1: 1 } },
   'qa-f1-format': { name: 'qa-f1-format', kind: 'qa', beta: F4, weights: { f1_format: 1 } },
   'qa-partial': { name: 'qa-partial', kind: 'qa', beta: F4, weights: { exact_match: 1, partial_credit: 0.3 } },
+  // Invoices (seed: small language models): the share of gold values in the reply.
+  invoices: { name: 'invoices', kind: 'invoices', beta: F4, weights: { gold_share: 1 } },
 };
 
 /** The seeds' plain F4 reward (with the empty-set value): what every run there started from. */
@@ -70,6 +73,8 @@ export function scoreRollout(task: Task, rollout: Rollout, rubric: Rubric = DEFA
   let parts: Record<string, number>;
   if (rubric.kind === 'search') {
     parts = searchParts(task, rollout, beta);
+  } else if (rubric.kind === 'invoices') {
+    parts = invoiceParts(task, rollout);
   } else {
     if (!task.answers || task.answers.length === 0) throw new InputError(`task '${task.id}' has no answers: the QA rubric '${rubric.name}' cannot score it`);
     parts = qaParts(rollout.answer, task.answers);

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { resolveAgent } from '../../agent/scripted.js';
+import type { Agent } from '../../agent/types.js';
+import { invoiceBaselineAgent, invoiceOracleAgent, loadInvoiceSuite } from '../../env/invoices/index.js';
 import '../../agent/openai.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import { SearchEnvironment } from '../../env/search/env.js';
@@ -42,7 +44,7 @@ export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, o
   --samples N           rollouts per task (default: 1)
   --limit N             only the first N tasks of the split
   --concurrency N       episodes in flight at once (default: 4)
-  --env search|qa       the search harness (default) or the QA variant
+  --env search|qa|invoices  the search harness (default), the QA variant, or the invoice emails
   --rubric NAME         reward rubric: f4 (default), f4-traj, f4-format, f4-traj-format, f1,
                         qa-em, qa-f1, qa-f1-format (QA default), qa-partial
   --beta B              F-beta's beta (default 4)
@@ -74,8 +76,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   const limit = values.limit === undefined ? undefined : intFlag(values.limit, 'limit', 0, 1);
   const concurrency = intFlag(values.concurrency, 'concurrency', 4, 1, 1024);
   const envName = values.env ?? 'search';
-  if (envName !== 'search' && envName !== 'qa') throw new InputError(`--env must be search or qa, got '${envName}'`);
-  let rubric: Rubric = values.rubric ? resolveRubric(values.rubric) : envName === 'qa' ? DEFAULT_QA_RUBRIC : DEFAULT_RUBRIC;
+  if (envName !== 'search' && envName !== 'qa' && envName !== 'invoices') throw new InputError(`--env must be search, qa or invoices, got '${envName}'`);
+  let rubric: Rubric = values.rubric ? resolveRubric(values.rubric) : envName === 'qa' ? DEFAULT_QA_RUBRIC : envName === 'invoices' ? resolveRubric('invoices') : DEFAULT_RUBRIC;
   if (rubric.kind !== envName) throw new InputError(`--rubric ${rubric.name} scores ${rubric.kind} rollouts, but --env is ${envName}`);
   if (values.beta !== undefined) {
     const beta = numberFlag(values.beta, 'beta', 4);
@@ -91,22 +93,35 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   if (values['price-model'] && !prices.models[priceModel]) throw new InputError(`--price-model ${priceModel}: not in the prices table (${Object.keys(prices.models).join(', ')})`);
   const price: Price | undefined = prices.models[priceModel];
 
-  const set = await loadTaskSet(tasksName);
-  let tasks: Task[] = set.tasks(split);
-  if (limit !== undefined) tasks = tasks.slice(0, limit);
-  if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
-  if (rubric.kind === 'qa') {
-    const missing = tasks.find((t) => !t.answers || t.answers.length === 0);
-    if (missing) throw new InputError(`--env qa needs tasks with answers; task '${missing.id}' of ${tasksName}/${split} has none`);
-  }
-  const index = await openIndex(set.indexDir);
-  const env: Environment = envName === 'qa' ? new QaEnvironment(index) : new SearchEnvironment(index);
-  const budgets = maxTurns === undefined ? env.defaultBudgets : { ...env.defaultBudgets, maxTurns };
-
   const openai: OpenAIFactoryOptions = { maxConcurrent: concurrency };
   if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
   if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1);
-  const agent = await resolveAgent(agentSpec, { corpus: index, openai });
+
+  let tasks: Task[];
+  let env: Environment;
+  let agent: Agent;
+  let indexDir: string | null = null;
+  if (envName === 'invoices') {
+    // The invoice environment brings its own database and tasks (--tasks is not used).
+    const suite = loadInvoiceSuite();
+    tasks = suite.tasks(split);
+    env = suite.env;
+    agent = agentSpec === 'oracle' ? invoiceOracleAgent() : agentSpec === 'baseline' ? invoiceBaselineAgent() : await resolveAgent(agentSpec, { openai });
+  } else {
+    const set = await loadTaskSet(tasksName);
+    tasks = set.tasks(split);
+    if (rubric.kind === 'qa') {
+      const missing = tasks.find((t) => !t.answers || t.answers.length === 0);
+      if (missing) throw new InputError(`--env qa needs tasks with answers; task '${missing.id}' of ${tasksName}/${split} has none`);
+    }
+    const index = await openIndex(set.indexDir);
+    env = envName === 'qa' ? new QaEnvironment(index) : new SearchEnvironment(index);
+    agent = await resolveAgent(agentSpec, { corpus: index, openai });
+    indexDir = set.indexDir;
+  }
+  if (limit !== undefined) tasks = tasks.slice(0, limit);
+  if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
+  const budgets = maxTurns === undefined ? env.defaultBudgets : { ...env.defaultBudgets, maxTurns };
 
   const config = {
     agent: agentSpec,
@@ -118,7 +133,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     rubric,
     budgets,
     concurrency,
-    indexDir: set.indexDir,
+    indexDir,
     priceModel,
     price: price ?? null,
     // The name of the key's variable only: the key itself is never written.
