@@ -18,6 +18,8 @@ export interface GrepOptions {
   k?: number;
   /** Wall-clock cap for one call, in ms (default 1000). */
   timeLimitMs?: number;
+  /** Approximate length of each hit's snippet, in characters (default 200). */
+  snippetChars?: number;
 }
 
 export interface GrepResult {

@@ -1,0 +1,339 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC, HEADER_BYTES } from './format.js';
+
+/**
+ * Builds the grep prefilter: for every distinct folded word of the corpus (fold.ts), the blocks of
+ * `blockSize` consecutive chunks that contain it.
+ *
+ * Why words over blocks, not trigrams over chunks: on English text nearly every trigram occurs in
+ * nearly every block of 64 chunks (measured on 1M synthetic chunks: "arc", "rch", "che", "her" each in
+ * 100% of blocks), so block-level trigrams filter nothing, while chunk-level trigram postings would
+ * cost several times the text. Whole words stay selective at block level, and a literal maps to words
+ * through a small vocabulary (exact, prefix, suffix or substring match), as described in index.ts.
+ *
+ * Memory while building: one hash table of the vocabulary, and a forward list (block -> sorted word
+ * ids, delta-varint, ~1 byte per entry) that write() inverts in two streaming passes.
+ */
+export interface GrepBuilderOptions {
+  /** Chunks per block (default 64). */
+  blockSize?: number;
+}
+
+export const DEFAULT_BLOCK_SIZE = 64;
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+export class GrepIndexBuilder {
+  readonly blockSize: number;
+  private nDocs = 0;
+  private words: string[] = [];
+  private hashes: Uint32Array = new Uint32Array(1024);
+  private lastBlock = new Int32Array(1024).fill(-1);
+  private table = new Int32Array(2048);
+  private block = 0;
+  private blockIds = new Int32Array(4096);
+  private blockCount = 0;
+  /** Block b's entries: varint(count), then varint gaps of its sorted word ids. */
+  private fwd = new Uint8Array(1 << 16);
+  private fwdLen = 0;
+  private written = false;
+
+  constructor(options: GrepBuilderOptions = {}) {
+    const b = options.blockSize ?? DEFAULT_BLOCK_SIZE;
+    if (!Number.isInteger(b) || b < 1 || b > 1 << 16) throw new Error(`grep block size must be a whole number from 1 to 65536, got ${b}`);
+    this.blockSize = b;
+  }
+
+  /** Add the text of document `doc`; documents must come in order 0, 1, 2, ... */
+  add(doc: number, text: string): void {
+    if (this.written) throw new Error('GrepIndexBuilder.add after write');
+    if (doc !== this.nDocs) throw new Error(`GrepIndexBuilder.add: expected document ${this.nDocs}, got ${doc}`);
+    const blk = Math.floor(doc / this.blockSize);
+    while (this.block < blk) this.flushBlock();
+    this.nDocs++;
+
+    let h = FNV_OFFSET;
+    let len = 0;
+    let lone = false; // the current word contains an unpaired surrogate
+    const n = text.length;
+    for (let i = 0; i <= n; i++) {
+      let u = i < n ? text.charCodeAt(i) : 0x20;
+      if (u >= 0x41 && u <= 0x5a) u += 32;
+      else if (u >= 0x80) {
+        if (u === 0x17f) u = 0x73;
+        else if (u === 0x212a) u = 0x6b;
+        else if (u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, i)) {
+          // Stored text is UTF-8, where an unpaired surrogate becomes U+FFFD: index what grep sees.
+          u = 0xfffd;
+          lone = true;
+        }
+      }
+      if ((u >= 0x61 && u <= 0x7a) || (u >= 0x30 && u <= 0x39) || u === 0x5f || u >= 0x80) {
+        h = Math.imul(h ^ u, FNV_PRIME);
+        len++;
+      } else if (len > 0) {
+        this.addWord(text, i - len, len, h >>> 0, lone);
+        h = FNV_OFFSET;
+        len = 0;
+        lone = false;
+      }
+    }
+  }
+
+  private addWord(text: string, start: number, len: number, h: number, lone: boolean): void {
+    const mask = this.table.length - 1;
+    let slot = h & mask;
+    for (;;) {
+      const id = this.table[slot]! - 1;
+      if (id < 0) break;
+      if (this.hashes[id] === h && this.words[id]!.length === len && sameFolded(this.words[id]!, text, start)) {
+        this.touch(id);
+        return;
+      }
+      slot = (slot + 1) & mask;
+    }
+    const id = this.words.length;
+    this.words.push(lone ? foldWithReplacement(text, start, len) : foldSlice(text, start, len));
+    if (id >= this.hashes.length) {
+      this.hashes = grow32(this.hashes, id + 1);
+      const last = new Int32Array(this.hashes.length).fill(-1);
+      last.set(this.lastBlock);
+      this.lastBlock = last;
+    }
+    this.hashes[id] = h;
+    this.table[slot] = id + 1;
+    if ((id + 1) * 2 > this.table.length) this.rehash();
+    this.touch(id);
+  }
+
+  private touch(id: number): void {
+    if (this.lastBlock[id] === this.block) return;
+    this.lastBlock[id] = this.block;
+    if (this.blockCount === this.blockIds.length) {
+      const next = new Int32Array(this.blockIds.length * 2);
+      next.set(this.blockIds);
+      this.blockIds = next;
+    }
+    this.blockIds[this.blockCount++] = id;
+  }
+
+  private rehash(): void {
+    const table = new Int32Array(this.table.length * 2);
+    const mask = table.length - 1;
+    for (let id = 0; id < this.words.length; id++) {
+      let slot = this.hashes[id]! & mask;
+      while (table[slot] !== 0) slot = (slot + 1) & mask;
+      table[slot] = id + 1;
+    }
+    this.table = table;
+  }
+
+  private flushBlock(): void {
+    const ids = this.blockIds.subarray(0, this.blockCount).sort();
+    this.ensureFwd(5 + 5 * ids.length);
+    this.fwdLen = writeVarint(this.fwd, this.fwdLen, ids.length);
+    let prev = -1;
+    for (let j = 0; j < ids.length; j++) {
+      this.fwdLen = writeVarint(this.fwd, this.fwdLen, ids[j]! - prev);
+      prev = ids[j]!;
+    }
+    this.blockCount = 0;
+    this.block++;
+  }
+
+  private ensureFwd(extra: number): void {
+    if (this.fwdLen + extra <= this.fwd.length) return;
+    const next = new Uint8Array(Math.max(this.fwd.length * 2, this.fwdLen + extra));
+    next.set(this.fwd.subarray(0, this.fwdLen));
+    this.fwd = next;
+  }
+
+  /** Write grep.bin into `dir` (deterministic bytes: same documents, same file). */
+  write(dir: string): void {
+    if (this.written) throw new Error('GrepIndexBuilder.write called twice');
+    this.written = true;
+    const nBlocks = Math.ceil(this.nDocs / this.blockSize);
+    while (this.block < nBlocks) this.flushBlock();
+    const nWords = this.words.length;
+
+    // Vocabulary in code-unit order, so the file does not depend on the order words were first seen.
+    const order = Array.from({ length: nWords }, (_, i) => i).sort((a, b) => (this.words[a]! < this.words[b]! ? -1 : this.words[a]! > this.words[b]! ? 1 : 0));
+    const rank = new Uint32Array(nWords);
+    order.forEach((id, r) => (rank[id] = r));
+
+    // Pass 1: block counts and the exact size of each word's gap list.
+    const df = new Uint32Array(nWords);
+    const varintSize = new Float64Array(nWords);
+    const prev = new Int32Array(nWords).fill(-1);
+    this.forEachPosting((id, blk) => {
+      const r = rank[id]!;
+      df[r]!++;
+      varintSize[r]! += varintLength(blk - prev[r]!);
+      prev[r] = blk;
+    });
+
+    // A word's postings are a bitmap over blocks when that is smaller than its gap list.
+    const bitmapWordsEach = Math.ceil(nBlocks / 32);
+    const postStart = new Uint32Array(nWords);
+    let bitmapWords = 0;
+    let varintBytes = 0;
+    for (let r = 0; r < nWords; r++) {
+      if (varintSize[r]! > bitmapWordsEach * 4) {
+        postStart[r] = (0x80000000 | (bitmapWords / bitmapWordsEach)) >>> 0;
+        bitmapWords += bitmapWordsEach;
+      } else {
+        postStart[r] = varintBytes;
+        varintBytes += varintSize[r]!;
+      }
+    }
+    if (varintBytes >= 0x80000000 || bitmapWords / Math.max(1, bitmapWordsEach) >= 0x80000000) throw new Error('grep index too large for format version 1');
+
+    // Pass 2: fill postings.
+    const bitmaps = new Uint32Array(bitmapWords);
+    const varints = new Uint8Array(varintBytes);
+    const cursor = new Uint32Array(nWords);
+    prev.fill(-1);
+    this.forEachPosting((id, blk) => {
+      const r = rank[id]!;
+      const start = postStart[r]!;
+      if (start & 0x80000000) {
+        bitmaps[(start & 0x7fffffff) * bitmapWordsEach + (blk >>> 5)]! |= 1 << (blk & 31);
+      } else {
+        cursor[r] = writeVarint(varints, start + cursor[r]!, blk - prev[r]!) - start;
+        prev[r] = blk;
+      }
+    });
+
+    // Vocabulary: UTF-8 words, each followed by '\n' (never part of a word), so a substring search over
+    // the whole blob cannot match across two words.
+    const vocabParts: Buffer[] = [];
+    const vocabOff = new Uint32Array(nWords + 1);
+    let vocabBytes = 0;
+    for (let r = 0; r < nWords; r++) {
+      const b = Buffer.from(this.words[order[r]!]! + '\n', 'utf8');
+      vocabOff[r] = vocabBytes;
+      vocabParts.push(b);
+      vocabBytes += b.length;
+    }
+    vocabOff[nWords] = vocabBytes;
+
+    const header = Buffer.alloc(HEADER_BYTES);
+    header.write(GREP_MAGIC, 0, 'latin1');
+    const fields = [GREP_FORMAT_VERSION, this.blockSize, this.nDocs, nBlocks, nWords, bitmapWords, varintBytes, vocabBytes];
+    fields.forEach((v, i) => header.writeUInt32LE(v, 8 + 4 * i));
+
+    const fd = openSync(join(dir, GREP_FILE), 'w');
+    try {
+      for (const part of [header, df, postStart, vocabOff, bitmaps, varints, ...vocabParts]) {
+        const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
+        let off = 0;
+        while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    // The builder is done; let its memory go before the caller's next step.
+    this.words = [];
+    this.fwd = new Uint8Array(0);
+    this.table = new Int32Array(0);
+  }
+
+  private forEachPosting(fn: (id: number, blk: number) => void): void {
+    const fwd = this.fwd;
+    let p = 0;
+    for (let blk = 0; p < this.fwdLen; blk++) {
+      let count = 0;
+      let shift = 0;
+      for (;;) {
+        const byte = fwd[p++]!;
+        count += (byte & 0x7f) * 2 ** shift;
+        if (byte < 0x80) break;
+        shift += 7;
+      }
+      let id = -1;
+      for (let j = 0; j < count; j++) {
+        let gap = 0;
+        shift = 0;
+        for (;;) {
+          const byte = fwd[p++]!;
+          gap += (byte & 0x7f) * 2 ** shift;
+          if (byte < 0x80) break;
+          shift += 7;
+        }
+        id += gap;
+        fn(id, blk);
+      }
+    }
+  }
+}
+
+function pairedSurrogate(text: string, i: number): boolean {
+  const u = text.charCodeAt(i);
+  if (u <= 0xdbff) {
+    const next = text.charCodeAt(i + 1);
+    return next >= 0xdc00 && next <= 0xdfff;
+  }
+  const before = text.charCodeAt(i - 1);
+  return before >= 0xd800 && before <= 0xdbff;
+}
+
+function foldCode(u: number): number {
+  if (u >= 0x41 && u <= 0x5a) return u + 32;
+  if (u === 0x17f) return 0x73;
+  if (u === 0x212a) return 0x6b;
+  return u;
+}
+
+function foldSlice(text: string, start: number, len: number): string {
+  let out = '';
+  for (let i = start; i < start + len; i++) out += String.fromCharCode(foldCode(text.charCodeAt(i)));
+  return out;
+}
+
+function foldWithReplacement(text: string, start: number, len: number): string {
+  let out = '';
+  for (let i = start; i < start + len; i++) {
+    const u = text.charCodeAt(i);
+    out += String.fromCharCode(u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, i) ? 0xfffd : foldCode(u));
+  }
+  return out;
+}
+
+/** Whether `word` equals the folded text at `start` (same length already checked). */
+function sameFolded(word: string, text: string, start: number): boolean {
+  for (let j = 0; j < word.length; j++) {
+    let u = text.charCodeAt(start + j);
+    if (u >= 0x41 && u <= 0x5a) u += 32;
+    else if (u === 0x17f) u = 0x73;
+    else if (u === 0x212a) u = 0x6b;
+    else if (u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, start + j)) u = 0xfffd;
+    if (word.charCodeAt(j) !== u) return false;
+  }
+  return true;
+}
+
+function grow32(a: Uint32Array, min: number): Uint32Array {
+  const next = new Uint32Array(Math.max(a.length * 2, min));
+  next.set(a);
+  return next;
+}
+
+export function varintLength(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 128);
+    n++;
+  }
+  return n;
+}
+
+export function writeVarint(out: Uint8Array, pos: number, v: number): number {
+  while (v >= 0x80) {
+    out[pos++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  out[pos++] = v;
+  return pos;
+}

@@ -1,0 +1,16 @@
+/**
+ * grep.bin, little-endian:
+ *   header (48 bytes): magic "SLGREP\0\0", then u32 version, blockSize, nDocs, nBlocks, nWords,
+ *                      bitmapWords, varintBytes, vocabBytes, then padding
+ *   u32 df[nWords]            blocks containing each word (words in code-unit order)
+ *   u32 postStart[nWords]     high bit set: index of the word's bitmap (nBlocks bits, padded to u32);
+ *                             else byte offset of its varint list of block gaps (first gap from -1)
+ *   u32 vocabOff[nWords + 1]  byte offset of each word in the vocabulary blob
+ *   u32 bitmaps[bitmapWords]
+ *   u8  varints[varintBytes]
+ *   u8  vocab[vocabBytes]     UTF-8 words, each followed by '\n'
+ */
+export const GREP_FILE = 'grep.bin';
+export const GREP_MAGIC = 'SLGREP\0\0';
+export const GREP_FORMAT_VERSION = 1;
+export const HEADER_BYTES = 48;

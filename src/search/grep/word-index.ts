@@ -1,0 +1,240 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../../errors.js';
+import { isWordUnit } from './fold.js';
+import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC, HEADER_BYTES } from './format.js';
+import type { Query } from './literals.js';
+
+/**
+ * The loaded grep prefilter (format.ts), viewed straight from the file's bytes.
+ *
+ * A required literal (folded, see fold.ts) is answered through the vocabulary: split at the non-word
+ * units it contains, its inner pieces are whole words, its first piece ends a word, its last piece
+ * starts one; a literal with no separator lies inside one word. Each piece selects the vocabulary words
+ * it fits, and the blocks holding any of them; pieces too short to be selective are skipped.
+ */
+
+/** Pieces shorter than this (other than whole words) are not looked up: they fit too many words. */
+const MIN_PARTIAL = 3;
+/** A piece fitting more vocabulary words than this is not worth the union: treat it as "anywhere". */
+const MAX_WORDS_PER_PIECE = 4096;
+
+/** A set of blocks as a bitmap, or null for "every block". */
+export type BlockSet = Uint32Array | null;
+
+export class GrepIndex {
+  readonly blockSize: number;
+  readonly nDocs: number;
+  readonly nBlocks: number;
+  readonly nWords: number;
+  private readonly df: Uint32Array;
+  private readonly postStart: Uint32Array;
+  private readonly vocabOff: Uint32Array;
+  private readonly bitmaps: Uint32Array;
+  private readonly varints: Uint8Array;
+  private readonly vocab: Buffer;
+  private readonly bitmapWordsEach: number;
+
+  constructor(file: Buffer, path: string) {
+    const bad = (why: string): never => {
+      throw new InputError(`grep index ${path} ${why}; rebuild it with \`sleuth index\``);
+    };
+    if (file.length < HEADER_BYTES) bad(`is truncated (${file.length} bytes)`);
+    if (file.toString('latin1', 0, 8) !== GREP_MAGIC) bad('is not a sleuth grep index');
+    const u32 = (i: number) => file.readUInt32LE(8 + 4 * i);
+    const version = u32(0);
+    if (version !== GREP_FORMAT_VERSION) bad(`has format version ${version}, this sleuth reads version ${GREP_FORMAT_VERSION}`);
+    this.blockSize = u32(1);
+    this.nDocs = u32(2);
+    this.nBlocks = u32(3);
+    this.nWords = u32(4);
+    const bitmapWords = u32(5);
+    const varintBytes = u32(6);
+    const vocabBytes = u32(7);
+    const expected = HEADER_BYTES + 4 * (3 * this.nWords + 1 + bitmapWords) + varintBytes + vocabBytes;
+    if (file.length !== expected) bad(`is truncated or corrupt (expected ${expected} bytes, found ${file.length})`);
+    if (this.blockSize < 1 || this.nBlocks !== Math.ceil(this.nDocs / this.blockSize)) bad('has an inconsistent header');
+
+    // Typed-array views need 4-byte alignment; readFileSync's buffer normally has it, copy if not.
+    const bytes = file.byteOffset % 4 === 0 ? file : Buffer.from(file);
+    const view32 = (offset: number, length: number) => new Uint32Array(bytes.buffer, bytes.byteOffset + offset, length);
+    let off = HEADER_BYTES;
+    this.df = view32(off, this.nWords);
+    off += 4 * this.nWords;
+    this.postStart = view32(off, this.nWords);
+    off += 4 * this.nWords;
+    this.vocabOff = view32(off, this.nWords + 1);
+    off += 4 * (this.nWords + 1);
+    this.bitmaps = view32(off, bitmapWords);
+    off += 4 * bitmapWords;
+    this.varints = bytes.subarray(off, off + varintBytes);
+    off += varintBytes;
+    this.vocab = bytes.subarray(off, off + vocabBytes);
+    this.bitmapWordsEach = Math.ceil(this.nBlocks / 32);
+    if (this.vocabOff[this.nWords] !== vocabBytes) bad('has an inconsistent vocabulary');
+  }
+
+  /** The blocks that may hold a match of a regex whose matches all satisfy `query`. */
+  candidates(query: Query): BlockSet {
+    switch (query.op) {
+      case 'all':
+        return null;
+      case 'lit':
+        return this.literal(query.s);
+      case 'and': {
+        let acc: BlockSet = null;
+        for (const q of query.args) {
+          const set = this.candidates(q);
+          if (set === null) continue;
+          if (acc === null) acc = set;
+          else for (let i = 0; i < acc.length; i++) acc[i]! &= set[i]!;
+        }
+        return acc;
+      }
+      case 'or': {
+        const acc = this.emptySet();
+        for (const q of query.args) {
+          const set = this.candidates(q);
+          if (set === null) return null;
+          for (let i = 0; i < acc.length; i++) acc[i]! |= set[i]!;
+        }
+        return acc;
+      }
+    }
+  }
+
+  private emptySet(): Uint32Array {
+    return new Uint32Array(this.bitmapWordsEach);
+  }
+
+  /** Blocks whose folded text may contain the folded string `s`. */
+  literal(s: string): BlockSet {
+    const pieces: string[] = [];
+    let cur = '';
+    for (let i = 0; i < s.length; i++) {
+      if (isWordUnit(s.charCodeAt(i))) cur += s[i];
+      else {
+        pieces.push(cur);
+        cur = '';
+      }
+    }
+    pieces.push(cur);
+    const sets: Array<number[] | null> = [];
+    if (pieces.length === 1) {
+      sets.push(s.length >= MIN_PARTIAL ? this.wordsContaining(s, 'inside') : null);
+    } else {
+      const first = pieces[0]!;
+      const last = pieces[pieces.length - 1]!;
+      if (first.length >= MIN_PARTIAL) sets.push(this.wordsContaining(first, 'end'));
+      if (last.length >= MIN_PARTIAL) sets.push(this.wordsStartingWith(last));
+      for (const piece of pieces.slice(1, -1)) if (piece !== '') sets.push(this.exactWord(piece));
+    }
+    let acc: BlockSet = null;
+    for (const words of sets) {
+      if (words === null) continue;
+      const set = this.blocksOf(words);
+      if (acc === null) acc = set;
+      else for (let i = 0; i < acc.length; i++) acc[i]! &= set[i]!;
+    }
+    return acc;
+  }
+
+  private word(r: number): string {
+    return this.vocab.toString('utf8', this.vocabOff[r]!, this.vocabOff[r + 1]! - 1);
+  }
+
+  /** First word rank whose word is >= s (code-unit order, as written). */
+  private lowerBound(s: string): number {
+    let lo = 0;
+    let hi = this.nWords;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.word(mid) < s) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private exactWord(s: string): number[] {
+    const r = this.lowerBound(s);
+    return r < this.nWords && this.word(r) === s ? [r] : [];
+  }
+
+  private wordsStartingWith(s: string): number[] | null {
+    const out: number[] = [];
+    for (let r = this.lowerBound(s); r < this.nWords && this.word(r).startsWith(s); r++) {
+      if (out.length === MAX_WORDS_PER_PIECE) return null;
+      out.push(r);
+    }
+    return out;
+  }
+
+  /** Words containing s anywhere ('inside') or as their ending ('end'). */
+  private wordsContaining(s: string, where: 'inside' | 'end'): number[] | null {
+    const needle = Buffer.from(where === 'end' ? s + '\n' : s, 'utf8');
+    const out: number[] = [];
+    let from = 0;
+    for (;;) {
+      const at = this.vocab.indexOf(needle, from);
+      if (at < 0) return out;
+      const r = this.rankAt(at);
+      if (out.length === MAX_WORDS_PER_PIECE) return null;
+      out.push(r);
+      from = this.vocabOff[r + 1]!;
+    }
+  }
+
+  /** Rank of the word whose bytes include vocabulary offset `at`. */
+  private rankAt(at: number): number {
+    let lo = 0;
+    let hi = this.nWords - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.vocabOff[mid]! <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private blocksOf(ranks: number[]): Uint32Array {
+    const set = this.emptySet();
+    const each = this.bitmapWordsEach;
+    for (const r of ranks) {
+      const start = this.postStart[r]!;
+      if (start & 0x80000000) {
+        const base = (start & 0x7fffffff) * each;
+        for (let i = 0; i < each; i++) set[i]! |= this.bitmaps[base + i]!;
+        continue;
+      }
+      let p = start;
+      let blk = -1;
+      const n = this.df[r]!;
+      for (let j = 0; j < n; j++) {
+        let gap = 0;
+        let shift = 0;
+        for (;;) {
+          const byte = this.varints[p++]!;
+          gap += (byte & 0x7f) * 2 ** shift;
+          if (byte < 0x80) break;
+          shift += 7;
+        }
+        blk += gap;
+        set[blk >>> 5]! |= 1 << (blk & 31);
+      }
+    }
+    return set;
+  }
+}
+
+/** The grep index in an index directory: undefined if it has none; InputError if it is unreadable. */
+export function loadGrepIndex(dir: string): GrepIndex | undefined {
+  const path = join(dir, GREP_FILE);
+  if (!existsSync(path)) return undefined;
+  let file: Buffer;
+  try {
+    file = readFileSync(path);
+  } catch (err) {
+    throw new InputError(`cannot read grep index ${path}: ${(err as Error).message}`);
+  }
+  return new GrepIndex(file, path);
+}
