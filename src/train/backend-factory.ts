@@ -1,0 +1,80 @@
+import { createLocalBackend, type LocalBackend } from '../backend/local/index.js';
+import type { Sampler, TrainingBackend } from '../backend/types.js';
+import type { Agent } from '../agent/types.js';
+import { TokenAgent } from '../agent/token-agent.js';
+import { InputError } from '../errors.js';
+import { getRenderer } from '../protocol/registry.js';
+import type { Renderer } from '../protocol/types.js';
+import type { TrainConfig } from './config.js';
+import { baseSpecOf, ensureBaseModel } from './base-model.js';
+import { localRenderer } from './local-agent.js';
+
+/**
+ * The seam between the trainer and the backends: the trainer asks for a backend, a renderer for its
+ * model, and a way to turn a sampler into an agent; it never learns which backend it drives.
+ * The Tinker client is imported only when asked for, so a build without it still trains locally.
+ */
+export interface TrainingSetup {
+  backend: TrainingBackend;
+  renderer: Renderer;
+  /** A token-level agent over a sampler of this backend. */
+  agent(sampler: Sampler, spec: string, temperature: number, seed?: number): Agent;
+}
+
+export interface BackendFactoryOptions {
+  /** Where checkpoints go (the run directory's checkpoints/). */
+  checkpointDir: string;
+  /** Resume from this saved state (a path or tinker:// URI from checkpoints.jsonl). */
+  resumeFrom?: string;
+  log?: (line: string) => void;
+}
+
+/** A variable, so the build does not require the module to exist. */
+const TINKER_MODULE = '../backend/tinker/index.js';
+
+/** The shape src/backend/tinker/index.ts exports. */
+interface TinkerModule {
+  createTinkerBackend(options: { baseUrl?: string; baseModel: string; loraRank: number; apiKeyEnv?: string }): Promise<TrainingBackend>;
+}
+
+export async function createBackend(config: TrainConfig, opts: BackendFactoryOptions): Promise<TrainingSetup> {
+  if (config.backend === 'local') {
+    let backend: LocalBackend;
+    if (opts.resumeFrom) backend = createLocalBackend({ checkpoint: opts.resumeFrom, dir: opts.checkpointDir });
+    else {
+      const path = config.model === 'base' ? await ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) }) : config.model;
+      backend = createLocalBackend({ checkpoint: path, dir: opts.checkpointDir });
+      // A run starts with fresh Adam moments even from a 'state' checkpoint of another run.
+      if (backend.step !== 0) backend.step = 0;
+    }
+    if (config.budgets.contextTokens > backend.config.context) {
+      throw new InputError(`budgets.contextTokens ${config.budgets.contextTokens} exceeds the local model's context of ${backend.config.context} tokens`);
+    }
+    const renderer = localRenderer(backend.tokenizer);
+    return {
+      backend,
+      renderer,
+      agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, { temperature, ...(seed !== undefined ? { seed } : {}) }),
+    };
+  }
+  let mod: TinkerModule;
+  try {
+    mod = (await import(TINKER_MODULE)) as TinkerModule;
+  } catch (err) {
+    throw new InputError(`backend tinker: the Tinker client (src/backend/tinker/) is not available in this build (${(err as Error).message})`);
+  }
+  if (typeof mod.createTinkerBackend !== 'function') throw new InputError('backend tinker: src/backend/tinker/index.js does not export createTinkerBackend');
+  const backend = await mod.createTinkerBackend({
+    baseModel: config.model,
+    loraRank: config.loraRank,
+    ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+    ...(config.apiKeyEnv ? { apiKeyEnv: config.apiKeyEnv } : {}),
+  });
+  if (opts.resumeFrom) await backend.loadState(opts.resumeFrom);
+  const renderer = await getRenderer(config.renderer);
+  return {
+    backend,
+    renderer,
+    agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, { temperature, ...(seed !== undefined ? { seed } : {}) }),
+  };
+}

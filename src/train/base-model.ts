@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, pretrain, trainLocalTokenizer } from '../backend/local/index.js';
+import { sleuthHome } from '../tasks/store.js';
+
+/**
+ * The local base model: a BPE tokenizer trained on the embedded corpus and synthetic transcripts,
+ * a freshly initialised transformer of the given size, and optionally some next-token steps on the
+ * same texts. Everything is seeded, so the same spec rebuilds the same file; it is cached under
+ * $SLEUTH_HOME/models/ by the hash of its spec.
+ */
+export interface BaseModelSpec {
+  vocab: number;
+  dModel: number;
+  nLayers: number;
+  nHeads: number;
+  context: number;
+  pretrainSteps: number;
+  seed: number;
+}
+
+export const DEFAULT_BASE: BaseModelSpec = { vocab: 2048, dModel: 64, nLayers: 2, nHeads: 2, context: 768, pretrainSteps: 0, seed: 0 };
+
+/** Characters of corpus text the tokenizer (and pretraining) read: a few seconds of BPE training. */
+const TOKENIZER_CHARS = 400_000;
+const TOKENIZER_TRANSCRIPTS = 200;
+
+export function baseSpecOf(partial: Partial<BaseModelSpec>): BaseModelSpec {
+  const spec = { ...DEFAULT_BASE };
+  for (const [k, v] of Object.entries(partial)) if (v !== undefined) (spec as Record<string, number>)[k] = v;
+  return spec;
+}
+
+export function baseModelPath(spec: BaseModelSpec, home = sleuthHome()): string {
+  const hash = createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 12);
+  return join(home, 'models', `base-${hash}.sampler.ckpt`);
+}
+
+/** The base model's sampler checkpoint, built on first use. */
+export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string; log?: (line: string) => void } = {}): Promise<string> {
+  const path = baseModelPath(spec, opts.home);
+  if (existsSync(path)) return path;
+  const log = opts.log ?? (() => {});
+  log(`base model: training a ${spec.vocab}-token BPE tokenizer on the embedded corpus`);
+  const texts = await embeddedTokenizerTexts(TOKENIZER_CHARS, TOKENIZER_TRANSCRIPTS);
+  const tokenizer = trainLocalTokenizer(texts, spec.vocab);
+  const dir = join(path, '..');
+  const backend = createLocalBackend({
+    tokenizer,
+    config: { ...DEFAULT_MODEL, dModel: spec.dModel, nLayers: spec.nLayers, nHeads: spec.nHeads, context: spec.context },
+    seed: spec.seed,
+    dir,
+  });
+  if (spec.pretrainSteps > 0) {
+    log(`base model: ${spec.pretrainSteps} next-token steps on corpus text and transcripts`);
+    pretrain(backend, texts, { steps: spec.pretrainSteps, seed: spec.seed, seqLen: Math.min(256, spec.context - 1) });
+  }
+  const name = path.slice(dir.length + 1).replace(/\.sampler\.ckpt$/, '');
+  await backend.saveWeightsForSampler(name);
+  return path;
+}

@@ -1,0 +1,290 @@
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { InputError } from '../errors.js';
+import { BetaScheduleSchema } from '../reward/schedule.js';
+import { RUBRICS, resolveRubric, type Rubric } from '../reward/rubric.js';
+
+/**
+ * The configuration of a GRPO run (`sleuth train`). A preset file (JSON or YAML) and flags are
+ * merged, then validated here; the resolved config is written to the run directory as config.json,
+ * and `--resume` reads it back from there. Defaults are the seeds' settings (Tinker, gpt-oss-20b).
+ */
+
+const AdamSchema = z
+  .object({
+    learningRate: z.number().positive().default(1e-4),
+    beta1: z.number().min(0).max(1).default(0.9),
+    beta2: z.number().min(0).max(1).default(0.95),
+    eps: z.number().positive().default(1e-8),
+    weightDecay: z.number().min(0).default(0),
+    /** 0 = off. */
+    gradClipNorm: z.number().min(0).default(0),
+  })
+  .strict();
+
+const BudgetsSchema = z
+  .object({
+    maxTurns: z.number().int().min(1).default(40),
+    maxTokensPerTurn: z.number().int().min(1).default(2048),
+    contextTokens: z.number().int().min(16).default(30720),
+  })
+  .strict();
+
+export const RewardConfigSchema = z
+  .object({
+    /** A named rubric (src/reward/rubric.ts): f4, f4-traj, f4-format, qa-f1-format, ... */
+    rubric: z.string().default('f4'),
+    /** F-beta's beta, constant (a number) or a schedule over training steps. */
+    beta: z.union([z.number().positive(), BetaScheduleSchema]).optional(),
+    /** Reward when nothing was curated (the seeds: -0.2). */
+    emptyValue: z.number().optional(),
+    /** Weight of trajectory recall (the seeds: +0.2). */
+    trajectoryBonus: z.number().optional(),
+    /** Subtracted when any call of the episode was off-form (the seeds: 0.1). */
+    offformPenalty: z.number().min(0).optional(),
+  })
+  .strict();
+
+/** The local model's size when training starts from scratch (no checkpoint). */
+const LocalModelSchema = z
+  .object({
+    dModel: z.number().int().min(8).optional(),
+    nLayers: z.number().int().min(1).optional(),
+    nHeads: z.number().int().min(1).optional(),
+    context: z.number().int().min(16).optional(),
+    vocab: z.number().int().min(300).optional(),
+    /** Next-token steps on corpus text and transcripts when the base model is built. */
+    pretrainSteps: z.number().int().min(0).optional(),
+  })
+  .strict();
+
+export const TrainConfigSchema = z
+  .object({
+    /** Task set name or path, and the splits trained and evaluated on. */
+    tasks: z.string().default('default'),
+    trainSplit: z.string().default('train'),
+    evalSplit: z.string().default('eval'),
+    /** Only the first N tasks of each split (0 = all). */
+    trainLimit: z.number().int().min(0).default(0),
+    evalLimit: z.number().int().min(0).default(0),
+    env: z.enum(['search', 'qa']).default('search'),
+    backend: z.enum(['local', 'tinker']).default('local'),
+    /**
+     * local: a checkpoint path, or `base` (the local base model, built on first use).
+     * tinker: the base model name (e.g. openai/gpt-oss-20b) or a tinker:// checkpoint.
+     */
+    model: z.string().default('base'),
+    /** Renderer name (local: compact; tinker: harmony, qwen3, ...). */
+    renderer: z.string().default('compact'),
+    /** Tinker only. */
+    loraRank: z.number().int().min(1).default(32),
+    baseUrl: z.string().optional(),
+    apiKeyEnv: z.string().optional(),
+    localModel: LocalModelSchema.default({}),
+    groupsPerStep: z.number().int().min(1).default(64),
+    groupSize: z.number().int().min(1).default(8),
+    /** Optimiser steps; when absent, epochs over the train split decide (ceil(epochs × tasks / groupsPerStep)). */
+    steps: z.number().int().min(1).optional(),
+    epochs: z.number().positive().optional(),
+    adam: AdamSchema.default(AdamSchema.parse({})),
+    temperature: z.number().min(0).default(1),
+    budgets: BudgetsSchema.default(BudgetsSchema.parse({})),
+    reward: RewardConfigSchema.default(RewardConfigSchema.parse({})),
+    /** dr-grpo: reward - group mean; grpo: also divided by the group's std. */
+    advantage: z.enum(['dr-grpo', 'grpo']).default('dr-grpo'),
+    loss: z.enum(['importance_sampling', 'ppo', 'cispo']).default('importance_sampling'),
+    clipLow: z.number().min(0).optional(),
+    clipHigh: z.number().min(0).optional(),
+    /**
+     * Divide each datum's advantages by this many tokens so that a step's loss is a mean, not a sum
+     * over hundreds of thousands of tokens (Tinker sums): `tokens` = the batch's trained tokens,
+     * `none` = Tinker's raw sum.
+     */
+    lossScale: z.enum(['tokens', 'none']).default('tokens'),
+    /** off: keep every group; filter: drop groups with no reward variance; refill: drop and sample more. */
+    dynamicSampling: z.enum(['off', 'filter', 'refill']).default('off'),
+    /** With refill: at most this many extra rounds of groups per step. */
+    refillRounds: z.number().int().min(1).default(4),
+    /** Maximum off-policy staleness in steps (0 = fully synchronous, the seeds' setting). */
+    maxStaleness: z.number().int().min(0).max(0, 'only 0 (fully synchronous) is implemented').default(0),
+    /** Eval on the eval split every N steps (0 = only at the end), with M samples per task. */
+    evalEvery: z.number().int().min(0).default(0),
+    evalSamples: z.number().int().min(1).default(1),
+    /** Eval at step 0 and after the last step. */
+    evalAtStart: z.boolean().default(true),
+    checkpointEvery: z.number().int().min(1).default(1),
+    /** Episodes in flight at once while sampling. */
+    concurrency: z.number().int().min(1).default(16),
+    seed: z.number().int().min(0).default(0),
+  })
+  .strict();
+
+export type TrainConfig = z.infer<typeof TrainConfigSchema>;
+export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
+
+/** Read a JSON or YAML config file (by extension; anything else is tried as JSON then YAML). */
+export function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new InputError(`--config ${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const ext = extname(path).toLowerCase();
+  let value: unknown;
+  try {
+    value = ext === '.yaml' || ext === '.yml' ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`--config ${path}: not valid ${ext === '.yaml' || ext === '.yml' ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(`--config ${path}: must hold an object of settings`);
+  // Keys starting with '$' are notes ($comment), not settings.
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => !k.startsWith('$')));
+}
+
+/** Validate a merged config; the message names the source and the field. */
+export function parseTrainConfig(value: unknown, source: string): TrainConfig {
+  const r = TrainConfigSchema.safeParse(value);
+  if (!r.success) {
+    const issues = r.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`);
+    throw new InputError(`${source}: ${issues.join('; ')}`);
+  }
+  const c = r.data;
+  if (c.steps === undefined && c.epochs === undefined) throw new InputError(`${source}: give steps or epochs`);
+  if (c.backend === 'local' && c.renderer !== 'compact') throw new InputError(`${source}: renderer: the local backend's model speaks only the compact renderer, got '${c.renderer}'`);
+  const rubric = resolveRubric(c.reward.rubric);
+  if (rubric.kind !== c.env) throw new InputError(`${source}: reward.rubric '${rubric.name}' scores ${rubric.kind} rollouts, but env is ${c.env}`);
+  return c;
+}
+
+/** Deep-merge plain objects (b wins); arrays and scalars are replaced. */
+export function mergeConfig(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] = isPlain(prev) && isPlain(v) ? mergeConfig(prev, v) : v;
+  }
+  return out;
+}
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The rubric a config asks for: the named one with its overrides applied (named in the result). */
+export function rubricOf(c: TrainConfig): Rubric {
+  const base = resolveRubric(c.reward.rubric);
+  const weights = { ...base.weights };
+  const notes: string[] = [];
+  const { beta, emptyValue, trajectoryBonus, offformPenalty } = c.reward;
+  if (emptyValue !== undefined) {
+    weights['empty'] = emptyValue;
+    notes.push(`empty=${emptyValue}`);
+  }
+  if (trajectoryBonus !== undefined) {
+    weights['trajectory_recall'] = trajectoryBonus;
+    notes.push(`traj=${trajectoryBonus}`);
+  }
+  if (offformPenalty !== undefined) {
+    weights['offform'] = -offformPenalty;
+    notes.push(`offform=-${offformPenalty}`);
+  }
+  let schedule = base.beta;
+  if (beta !== undefined) {
+    schedule = typeof beta === 'number' ? { kind: 'constant', beta } : beta;
+    notes.push(`beta=${schedule.kind === 'constant' ? schedule.beta : `${schedule.kind}:${schedule.from}->${schedule.to}@${schedule.steps}`}`);
+  }
+  if (base.kind === 'qa' && notes.length) {
+    const bad = [emptyValue, trajectoryBonus, offformPenalty, beta].some((x) => x !== undefined);
+    if (bad) throw new InputError(`reward: emptyValue, trajectoryBonus, offformPenalty and beta apply to search rubrics, not '${base.name}'`);
+  }
+  return { name: notes.length ? `${base.name}[${notes.join(',')}]` : base.name, kind: base.kind, weights, beta: schedule };
+}
+
+/** Steps of the run: `steps`, else ceil(epochs × train tasks / groupsPerStep). */
+export function totalSteps(c: TrainConfig, trainTasks: number): number {
+  if (c.steps !== undefined) return c.steps;
+  return Math.max(1, Math.ceil(((c.epochs ?? 1) * trainTasks) / c.groupsPerStep));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flags: every config field can be set on the command line, `--group-size 8`, `--adam.beta2 0.99`,
+// `--reward.beta 2`. Names are the config's keys in kebab case; nested keys use a dot.
+// ---------------------------------------------------------------------------------------------
+
+type FlagKind = 'string' | 'int' | 'number' | 'boolean' | 'beta';
+
+/** Every settable leaf of the config, with how its flag value is read. */
+export const CONFIG_FLAGS: Record<string, { path: string[]; kind: FlagKind }> = {};
+function leaf(flag: string, path: string[], kind: FlagKind) {
+  CONFIG_FLAGS[flag] = { path, kind };
+}
+const kebab = (s: string) => s.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`);
+for (const [key, kind] of Object.entries({
+  tasks: 'string', trainSplit: 'string', evalSplit: 'string', trainLimit: 'int', evalLimit: 'int', env: 'string', backend: 'string', model: 'string',
+  renderer: 'string', loraRank: 'int', baseUrl: 'string', apiKeyEnv: 'string', groupsPerStep: 'int', groupSize: 'int', steps: 'int', epochs: 'number',
+  temperature: 'number', advantage: 'string', loss: 'string', clipLow: 'number', clipHigh: 'number', lossScale: 'string', dynamicSampling: 'string',
+  refillRounds: 'int', maxStaleness: 'int', evalEvery: 'int', evalSamples: 'int', evalAtStart: 'boolean', checkpointEvery: 'int', concurrency: 'int', seed: 'int',
+} as Record<string, FlagKind>)) leaf(kebab(key), [key], kind);
+for (const key of ['learningRate', 'beta1', 'beta2', 'eps', 'weightDecay', 'gradClipNorm']) leaf(`adam.${kebab(key)}`, ['adam', key], 'number');
+leaf('lr', ['adam', 'learningRate'], 'number');
+for (const key of ['maxTurns', 'maxTokensPerTurn', 'contextTokens']) leaf(kebab(key), ['budgets', key], 'int');
+leaf('rubric', ['reward', 'rubric'], 'string');
+leaf('beta', ['reward', 'beta'], 'beta');
+for (const key of ['emptyValue', 'trajectoryBonus', 'offformPenalty']) leaf(kebab(key), ['reward', key], 'number');
+for (const key of ['dModel', 'nLayers', 'nHeads', 'context', 'vocab', 'pretrainSteps']) leaf(`local.${kebab(key)}`, ['localModel', key], 'int');
+
+/** parseArgs options for every config flag (all strings, converted by configFromFlags). */
+export function configFlagOptions(): Record<string, { type: 'string' }> {
+  return Object.fromEntries(Object.keys(CONFIG_FLAGS).map((f) => [f, { type: 'string' as const }]));
+}
+
+/** The config fields set by flags, as a nested object to merge over the file. */
+export function configFromFlags(values: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> = {};
+  for (const [flag, { path, kind }] of Object.entries(CONFIG_FLAGS)) {
+    const raw = values[flag];
+    if (raw === undefined) continue;
+    const text = String(raw);
+    let v: unknown = text;
+    if (kind === 'int' || kind === 'number') {
+      const n = Number(text);
+      if (text.trim() === '' || !Number.isFinite(n) || (kind === 'int' && !Number.isInteger(n))) throw new InputError(`--${flag} must be a ${kind === 'int' ? 'whole number' : 'number'}, got '${text}'`);
+      v = n;
+    } else if (kind === 'boolean') {
+      if (text !== 'true' && text !== 'false') throw new InputError(`--${flag} must be true or false, got '${text}'`);
+      v = text === 'true';
+    } else if (kind === 'beta') {
+      const n = Number(text);
+      if (Number.isFinite(n)) v = n;
+      else {
+        // linear:FROM:TO:STEPS or cosine:FROM:TO:STEPS
+        const m = /^(linear|cosine):([\d.]+):([\d.]+):(\d+)$/.exec(text);
+        if (!m) throw new InputError(`--${flag} must be a number or linear|cosine:FROM:TO:STEPS, got '${text}'`);
+        v = { kind: m[1], from: Number(m[2]), to: Number(m[3]), steps: Number(m[4]) };
+      }
+    }
+    let nested: Record<string, unknown> = { [path[path.length - 1]!]: v };
+    for (let i = path.length - 2; i >= 0; i--) nested = { [path[i]!]: nested };
+    out = mergeConfig(out, nested);
+  }
+  return out;
+}
+
+/** One usage line per flag group, for --help. */
+export function configFlagsUsage(): string {
+  return `Every config field is also a flag (kebab case; nested fields with a dot):
+  --tasks NAME --train-split S --eval-split S --train-limit N --eval-limit N --env search|qa
+  --backend local|tinker --model PATH|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
+  --local.d-model N --local.n-layers N --local.n-heads N --local.context N --local.vocab N --local.pretrain-steps N
+  --groups-per-step N --group-size N --steps N --epochs X --concurrency N --seed N
+  --lr X (= --adam.learning-rate) --adam.beta1 --adam.beta2 --adam.eps --adam.weight-decay --adam.grad-clip-norm
+  --temperature T --max-turns N --max-tokens-per-turn N --context-tokens N
+  --rubric NAME (${Object.keys(RUBRICS).join(', ')}) --beta B|linear:FROM:TO:STEPS|cosine:FROM:TO:STEPS
+  --empty-value X --trajectory-bonus X --offform-penalty X
+  --advantage dr-grpo|grpo --loss importance_sampling|ppo|cispo --clip-low X --clip-high X --loss-scale tokens|none
+  --dynamic-sampling off|filter|refill --refill-rounds N --max-staleness 0
+  --eval-every N --eval-samples M --eval-at-start true|false --checkpoint-every N`;
+}

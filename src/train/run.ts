@@ -1,0 +1,96 @@
+import { join, resolve } from 'node:path';
+import { QaEnvironment } from '../env/qa/env.js';
+import { SearchEnvironment } from '../env/search/env.js';
+import type { Environment } from '../env/types.js';
+import { InputError } from '../errors.js';
+import { loadPrices, type Price } from '../eval/cost.js';
+import { readRunConfig, isRunDir } from '../runs/store.js';
+import { openIndex } from '../search/index.js';
+import { loadTaskSet } from '../tasks/registry.js';
+import type { Task } from '../tasks/task.js';
+import { createBackend } from './backend-factory.js';
+import { parseTrainConfig, rubricOf, totalSteps, TrainConfigSchema, type TrainConfig } from './config.js';
+import { lastCheckpoint, trainGrpo, type TrainResult, type TrainRunOptions } from './grpo.js';
+
+/** Everything a GRPO run needs besides its config: tasks, index, environment, rubric, price. */
+export interface TrainInputs {
+  env: Environment;
+  trainTasks: Task[];
+  evalTasks: Task[];
+  indexDir: string;
+}
+
+export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
+  const set = await loadTaskSet(c.tasks);
+  const limit = (ts: Task[], n: number) => (n > 0 ? ts.slice(0, n) : ts);
+  const trainTasks = limit(set.tasks(c.trainSplit), c.trainLimit);
+  const evalTasks = limit(set.tasks(c.evalSplit), c.evalLimit);
+  if (trainTasks.length === 0) throw new InputError(`tasks ${c.tasks}: split '${c.trainSplit}' has no tasks`);
+  if (c.env === 'qa') {
+    const missing = [...trainTasks, ...evalTasks].find((t) => !t.answers?.length);
+    if (missing) throw new InputError(`env qa needs tasks with answers; task '${missing.id}' of ${c.tasks} has none`);
+  }
+  const index = await openIndex(set.indexDir);
+  const env: Environment = c.env === 'qa' ? new QaEnvironment(index, { budgets: c.budgets }) : new SearchEnvironment(index, { budgets: c.budgets });
+  return { env, trainTasks, evalTasks, indexDir: set.indexDir };
+}
+
+/** The price of the config's model (local runs cost nothing; unknown models: undefined). */
+export function priceOf(c: TrainConfig): Price | undefined {
+  const prices = loadPrices();
+  return prices.models[c.backend === 'local' ? 'local' : c.model];
+}
+
+/** The TrainConfig stored in a run directory's config.json (its other keys are records, not settings). */
+export function storedConfig(dir: string): Record<string, unknown> {
+  if (!isRunDir(dir)) throw new InputError(`--resume ${dir}: not a run directory (no config.json)`);
+  const raw = readRunConfig(dir);
+  if (raw.kind !== 'train') throw new InputError(`--resume ${dir}: holds a ${raw.kind} run, not a train run`);
+  const keys = Object.keys(TrainConfigSchema.shape);
+  return Object.fromEntries(Object.entries(raw).filter(([k]) => keys.includes(k)));
+}
+
+export interface StartOptions {
+  dir: string;
+  config: TrainConfig;
+  resume: boolean;
+  shouldStop?: () => boolean;
+  onStep?: TrainRunOptions['onStep'];
+  onEval?: TrainRunOptions['onEval'];
+  log?: (line: string) => void;
+}
+
+/** Start or resume a GRPO run in `dir`. */
+export async function startTraining(o: StartOptions): Promise<TrainResult & { steps: number; resumedFrom: number | null }> {
+  const c = o.config;
+  const dir = resolve(o.dir);
+  const inputs = await loadTrainInputs(c);
+  const steps = totalSteps(c, inputs.trainTasks.length);
+  const point = o.resume ? lastCheckpoint(dir) : undefined;
+  if (o.resume && !point) throw new InputError(`--resume ${o.dir}: no checkpoint to resume from (checkpoints.jsonl is empty or its files are gone)`);
+  if (!o.resume && isRunDir(dir)) throw new InputError(`--out ${o.dir} already holds a run: resume it with --resume ${o.dir}, or choose another --out`);
+  const setup = await createBackend(c, { checkpointDir: join(dir, 'checkpoints'), ...(point ? { resumeFrom: point.path } : {}), ...(o.log ? { log: o.log } : {}) });
+  const rubric = rubricOf(c);
+  const price = priceOf(c);
+  const record = { ...c, rubric, indexDir: inputs.indexDir, baseModel: setup.backend.baseModel, price: price ?? null, createdAt: new Date().toISOString() };
+  const result = await trainGrpo({
+    dir,
+    config: c,
+    record,
+    setup,
+    env: inputs.env,
+    trainTasks: inputs.trainTasks,
+    evalTasks: inputs.evalTasks,
+    rubric,
+    price,
+    steps,
+    ...(point ? { start: { step: point.step, cursor: point.cursor, statePath: point.path } } : {}),
+    ...(o.shouldStop ? { shouldStop: o.shouldStop } : {}),
+    ...(o.onStep ? { onStep: o.onStep } : {}),
+    ...(o.onEval ? { onEval: o.onEval } : {}),
+    ...(o.log ? { log: o.log } : {}),
+  });
+  return { ...result, steps, resumedFrom: point ? point.step : null };
+}
+
+export { parseTrainConfig };
