@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, Utf8Sink } from './buffers.js';
-import { scanWords, WordTable } from './tokenize.js';
+import { WordTable } from './tokenize.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import { loadGrepModule } from './grep-bridge.js';
 
@@ -110,7 +110,6 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   pairStart.push(0);
   const doclen = new Grow(Uint32Array);
   let tokens = 0;
-  let dl = 0;
 
   const newTerm = (word: string): number => {
     const term = analyzer.term(word);
@@ -131,17 +130,16 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     }
     return t;
   };
-  let text = '';
-  const addWord = (start: number, end: number, hash: number) => {
-    let t = words.get(text, start, end, hash);
-    if (t === undefined) {
-      const word = text.slice(start, end);
-      t = newTerm(word);
-      words.add(word, hash, t);
+  // Term ids of the current document's words (-1 = dropped), grown to the longest document.
+  let docWords = new Int32Array(1 << 16);
+  const lookup = (text: string, at: number): number => {
+    // A text of L code units has at most L/2 + 1 words.
+    if (at + text.length / 2 + 1 > docWords.length) {
+      const next = new Int32Array(2 * (at + text.length));
+      next.set(docWords.subarray(0, at));
+      docWords = next;
     }
-    if (t < 0) return;
-    dl++;
-    if (tfScratch[t]++ === 0) touched.push(t);
+    return words.lookupAll(text, newTerm, docWords, at);
   };
 
   for await (const chunk of chunks) {
@@ -159,9 +157,14 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     metaOff.push(metaSink.position);
     grep?.add(doc, chunk.text);
 
-    dl = 0;
-    scanWords((text = chunk.title), addWord);
-    scanWords((text = chunk.text), addWord);
+    const count = lookup(chunk.text, lookup(chunk.title, 0));
+    let dl = 0;
+    for (let i = 0; i < count; i++) {
+      const t = docWords[i]!;
+      if (t < 0) continue;
+      dl++;
+      if (tfScratch[t]++ === 0) touched.push(t);
+    }
     for (const t of touched) {
       pairTerm.push(t);
       pairTf.push(Math.min(tfScratch[t]!, MAX_TF));

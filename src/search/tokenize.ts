@@ -96,6 +96,47 @@ export class WordTable {
     }
   }
 
+  /**
+   * The indexer's inner loop: split text exactly as scanWords does and append the value of each
+   * word to `out` (returning the new length), asking onMiss for the value of a word not yet in
+   * the table. One specialised loop with no per-word callback, because it runs once per token.
+   */
+  lookupAll(text: string, onMiss: (word: string) => number, out: Int32Array, outLength: number): number {
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      let w = wordCharAt(text, i);
+      if (w === 0) {
+        i++;
+        continue;
+      }
+      const start = i;
+      let h = 0x811c9dc5 | 0;
+      for (;;) {
+        for (let j = 0; j < w; j++) h = Math.imul(h ^ text.charCodeAt(i + j), 0x01000193);
+        i += w;
+        if (i >= n) break;
+        w = wordCharAt(text, i);
+        if (w === 0) {
+          if (i + 1 < n && isApostrophe(text.charCodeAt(i)) && (w = wordCharAt(text, i + 1)) !== 0) {
+            h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+            i++;
+            continue;
+          }
+          break;
+        }
+      }
+      let v = this.get(text, start, i, h);
+      if (v === undefined) {
+        const word = text.slice(start, i);
+        v = onMiss(word);
+        this.add(word, h, v);
+      }
+      out[outLength++] = v;
+    }
+    return outLength;
+  }
+
   /** Add a word known to be absent; values must fit in an int32. */
   add(word: string, hash: number, value: number): void {
     hash |= 0;

@@ -80,6 +80,13 @@ describe('scanWords', () => {
       const text = Array.from({ length: Math.floor(next() * 30) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
       const want = [...text.matchAll(REFERENCE)].map((m) => [m.index, m.index + m[0].length]);
       expect(spans(text), JSON.stringify(text)).toEqual(want);
+      // The indexer's specialised loop sees the same words.
+      const table = new WordTable();
+      const seen: string[] = [];
+      const out = new Int32Array(64);
+      const n2 = table.lookupAll(text, (w) => seen.push(w) - 1, out, 0);
+      const words = want.map(([s, e]) => text.slice(s!, e!));
+      expect([...out.subarray(0, n2)].map((v) => seen[v]), JSON.stringify(text)).toEqual(words);
     }
   });
   it('gives equal words equal hashes, so WordTable finds them in place', () => {
