@@ -7,7 +7,7 @@ import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, Utf8Sink } from './buffers.js';
 import { WordTable } from './tokenize.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
-import { loadGrepModule } from './grep-bridge.js';
+import { GrepIndexBuilder } from './grep/index.js';
 
 export interface BuildOptions {
   analyzer?: AnalyzerOptions;
@@ -93,8 +93,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   const textOff = new Grow(Float64Array);
   const metaOff = new Grow(Uint32Array);
   idOff.push(0), titleOff.push(0), textOff.push(0), metaOff.push(0);
-  const grepModule = await loadGrepModule();
-  const grep = grepModule ? new grepModule.GrepIndexBuilder() : undefined;
+  const grep = new GrepIndexBuilder();
 
   // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
   const words = new WordTable();
@@ -155,7 +154,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
     if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
     metaOff.push(metaSink.position);
-    grep?.add(doc, chunk.text);
+    grep.add(doc, chunk.text);
 
     const count = lookup(chunk.text, lookup(chunk.title, 0));
     let dl = 0;
@@ -233,7 +232,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     ['post.off', postOff], ['post.docs', postDocs], ['post.tfs', postTfs], ['term.maxtf', maxTf],
   ];
   for (const [name, arr] of arrays) writeWhole(join(dir, name), arr);
-  grep?.write(dir);
+  grep.write(dir);
 
   const files: Record<string, number> = {};
   for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;

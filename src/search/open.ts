@@ -5,7 +5,7 @@ import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer } from './analyzer.js';
 import { Bm25Scorer, type ScoredDoc } from './bm25.js';
 import { readManifest, readWhole, type Manifest } from './format.js';
-import { loadGrepModule, type GrepModule } from './grep-bridge.js';
+import { grep, loadGrepIndex, type GrepIndex } from './grep/index.js';
 import { makeSnippet } from './snippet.js';
 import { IndexChunkStore } from './store.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
@@ -35,8 +35,7 @@ export class SearchIndex implements Searcher {
     readonly manifest: Manifest,
     readonly store: IndexChunkStore,
     readonly scorer: Bm25Scorer,
-    private readonly grepModule: GrepModule | undefined,
-    private readonly grepIndex: unknown,
+    private readonly grepIndex: GrepIndex | undefined,
     private readonly snippetChars: number,
   ) {
     this.analyzer = new Analyzer(manifest.analyzer);
@@ -83,8 +82,7 @@ export class SearchIndex implements Searcher {
   }
 
   grep(pattern: string, options?: GrepOptions): GrepResult {
-    if (!this.grepModule) throw new Error('regex grep is not part of this build (src/search/grep is missing)');
-    return this.grepModule.grep(this.store, this.grepIndex, pattern, options);
+    return grep(this.store, this.grepIndex, pattern, options);
   }
 
   read(id: string): Chunk | undefined {
@@ -146,7 +144,5 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     postTfs: new Uint16Array(tfBytes.buffer, tfBytes.byteOffset, P),
     maxTf: new Float64Array(maxTfBytes.buffer, maxTfBytes.byteOffset, T),
   });
-  const grepModule = await loadGrepModule();
-  const grepIndex = grepModule?.loadGrepIndex(dir);
-  return new SearchIndex(dir, m, store, scorer, grepModule, grepIndex, options.snippetChars ?? 240);
+  return new SearchIndex(dir, m, store, scorer, loadGrepIndex(dir), options.snippetChars ?? 240);
 }
