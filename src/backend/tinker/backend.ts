@@ -1,0 +1,400 @@
+import { InputError } from '../../errors.js';
+import { BpeDataSchema, BpeTokenizer } from '../../protocol/compact/bpe.js';
+import { clipRange, tokenLoss } from '../local/losses.js';
+import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, SampledSequence, Sampler, SamplingParams, TrainingBackend } from '../types.js';
+import { checkBaseUrl, TinkerClient, type ClientOptions, type Submitted } from './client.js';
+import { TinkerHttp, TinkerRequestError, type HttpOptions } from './http.js';
+import {
+  API,
+  adamParams,
+  ForwardBackwardResultSchema,
+  fromWireSequences,
+  lossFnConfig,
+  mergeMetrics,
+  modelInput,
+  OptimStepResultSchema,
+  PathResult,
+  SamplerResult,
+  SampleResultSchema,
+  samplingParams,
+  toWireDatum,
+  type Flavor,
+  type WireDatum,
+} from './wire.js';
+
+/**
+ * sleuth's TrainingBackend over the Tinker REST API (hosted Tinker or SkyRL's tx server).
+ *
+ * Loss reduction (TINKER_API.md §9): `reduction: 'sum'` (default) gives hosted Tinker's semantics
+ * on both servers: per-token losses summed over tokens and datums. SkyRL divides each sequence's
+ * loss by its Σ weights and averages gradients over the B sequences of a step, so on SkyRL each
+ * datum's advantages are multiplied by n_i · B (n_i = its Σ weights, B = datums of the
+ * forwardBackward call), which restores the sum for every RL loss (all are linear in A). This
+ * assumes one forwardBackward per optimStep, as sleuth's trainer does. `reduction: 'server'`
+ * sends advantages unchanged (SkyRL: token mean, then sequence mean).
+ *
+ * The loss and the ratio/KL/clip metrics are computed here from the learner logprobs the server
+ * returns, so they mean the same thing whichever server trained.
+ */
+
+export const HOSTED_BASE_URL = 'https://tinker.thinkingmachines.dev/services/tinker-prod';
+
+/** Per-request limits of a chunked forward_backward (§5, the SDK's client_config defaults). */
+const MAX_CHUNK_DATUMS = 1024;
+const MAX_CHUNK_BYTES = 5_000_000;
+const NAME = /^[A-Za-z0-9_-]{1,255}$/;
+
+/** USD per 1M tokens, as in configs/prices.json (null = unknown). */
+export interface TokenPrice {
+  prefill: number | null;
+  sample: number | null;
+  train: number | null;
+}
+
+export interface TinkerBackendOptions {
+  /** Default: $TINKER_BASE_URL, else hosted Tinker. */
+  baseUrl?: string;
+  /** The base model name (e.g. openai/gpt-oss-20b). */
+  baseModel: string;
+  loraRank: number;
+  /** The environment variable holding the API key (default TINKER_API_KEY). */
+  apiKeyEnv?: string;
+  /** 'auto' (default): hosted Tinker by its URL; otherwise what the server says it is, else SkyRL. */
+  flavor?: Flavor | 'auto';
+  reduction?: 'sum' | 'server';
+  /** named: save_weights_for_sampler with a name (a tinker:// path); ephemeral: a sampling session. */
+  samplerWeights?: 'named' | 'ephemeral';
+  /** Prices of this model, for the spend carried in optimStep's metrics. */
+  price?: TokenPrice;
+  /** LoRA initialisation seed. */
+  seed?: number;
+  maxChunkDatums?: number;
+  maxChunkBytes?: number;
+  log?: (line: string) => void;
+  /** Transport tuning (tests shrink the back-off). */
+  http?: Partial<Omit<HttpOptions, 'baseUrl' | 'apiKey' | 'log'>> & Pick<ClientOptions, 'heartbeatMs' | 'pollTimeoutMs' | 'maxPollErrors'>;
+}
+
+/** Tokens this backend has been billed for, and their price (null when a needed price is unknown). */
+export interface TinkerUsage {
+  prefillTokens: number;
+  sampleTokens: number;
+  trainTokens: number;
+  spendUsd: number | null;
+}
+
+export class TinkerBackend implements TrainingBackend {
+  readonly kind = 'tinker' as const;
+  readonly baseModel: string;
+  readonly client: TinkerClient;
+  readonly reduction: 'sum' | 'server';
+  /** The model's tokenizer when the server is `sleuth serve-tinker` (its local BPE model). */
+  readonly tokenizer: BpeTokenizer | undefined;
+  private modelIdValue: string;
+  private readonly opts: TinkerBackendOptions;
+  private readonly used = { prefillTokens: 0, sampleTokens: 0, trainTokens: 0 };
+
+  constructor(client: TinkerClient, modelId: string, opts: TinkerBackendOptions, tokenizer?: BpeTokenizer) {
+    this.client = client;
+    this.modelIdValue = modelId;
+    this.baseModel = opts.baseModel;
+    this.reduction = opts.reduction ?? 'sum';
+    this.opts = opts;
+    this.tokenizer = tokenizer;
+  }
+
+  get modelId(): string {
+    return this.modelIdValue;
+  }
+
+  get flavor(): Flavor {
+    return this.client.flavor;
+  }
+
+  async forwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): Promise<ForwardBackwardResult> {
+    const pending = await this.submitForwardBackward(datums, lossFn, config);
+    return this.collectForwardBackward(pending, datums, lossFn, config);
+  }
+
+  async optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }> {
+    const sub = await this.submitOptimStep(adam);
+    return this.collectOptimStep(sub);
+  }
+
+  /**
+   * forward_backward and optim_step submitted back to back, then both awaited: the service works
+   * in clock cycles of about 10 s, and waiting for the first result before sending the step costs
+   * a cycle (§1 rule 4).
+   */
+  async forwardBackwardAndStep(datums: Datum[], lossFn: LossFn, config: LossConfig, adam: AdamParams): Promise<{ forwardBackward: ForwardBackwardResult; optim: { metrics: Record<string, number> } }> {
+    const fb = await this.submitForwardBackward(datums, lossFn, config);
+    const step = await this.submitOptimStep(adam);
+    const [forwardBackward, optim] = await Promise.all([this.collectForwardBackward(fb, datums, lossFn, config), this.collectOptimStep(step)]);
+    return { forwardBackward, optim };
+  }
+
+  async saveWeightsForSampler(name: string): Promise<TinkerSampler> {
+    checkName(name, 'saveWeightsForSampler');
+    if (this.opts.samplerWeights === 'ephemeral') {
+      const seq = this.client.nextSamplingSessionSeq();
+      const r = await this.client.request('save_weights_for_sampler', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), sampling_session_seq_id: seq, type: 'save_weights_for_sampler' }, SamplerResult);
+      if (!('sampling_session_id' in r)) throw new InputError(`save_weights_for_sampler: the server returned a path, not a sampling session`);
+      return new TinkerSampler(this, { sampling_session_id: r.sampling_session_id }, `${this.modelId}@${name}`);
+    }
+    const r = await this.client.request('save_weights_for_sampler', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), path: name, type: 'save_weights_for_sampler' }, SamplerResult);
+    if (!('path' in r)) throw new InputError('save_weights_for_sampler: the server returned a sampling session, not a path');
+    return new TinkerSampler(this, { model_path: r.path }, r.path);
+  }
+
+  /** A sampler on a saved path (tinker://…, either form of §11) or on a base model name. */
+  samplerFor(pathOrModel: string): TinkerSampler {
+    return new TinkerSampler(this, pathOrModel.startsWith('tinker://') ? { model_path: pathOrModel } : { base_model: pathOrModel }, pathOrModel);
+  }
+
+  async saveState(name: string): Promise<string> {
+    checkName(name, 'saveState');
+    const r = await this.client.request('save_weights', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), path: name, type: 'save_weights' }, PathResult);
+    return r.path;
+  }
+
+  /**
+   * Load weights and optimiser state. Servers accept load_weights only as a model's first request
+   * (§4), so a model that has already been used is replaced by a fresh one first.
+   */
+  async loadState(path: string): Promise<void> {
+    if (!path.startsWith('tinker://')) throw new InputError(`loadState: '${path}' is not a tinker:// path (Tinker loads only checkpoints saved on the server)`);
+    if (this.client.requestsSent(this.modelId) > 0) {
+      this.modelIdValue = await this.client.createModel(this.baseModel, { rank: this.opts.loraRank, ...(this.opts.seed !== undefined ? { seed: this.opts.seed } : {}) });
+    }
+    await this.client.request('load_weights', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), path, optimizer: true, type: 'load_weights' }, PathResultLoose);
+  }
+
+  usage(): TinkerUsage {
+    return { ...this.used, spendUsd: spend(this.used, this.opts.price) };
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  /** @internal Counts a sampling request's tokens. */
+  countSampling(prefill: number, sampled: number): void {
+    this.used.prefillTokens += prefill;
+    this.used.sampleTokens += sampled;
+  }
+
+  private async submitForwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig): Promise<{ subs: Submitted[]; sizes: number[] }> {
+    datums.forEach((d, i) => checkDatum(d, i, lossFn));
+    const skyrlSum = this.flavor === 'skyrl' && this.reduction === 'sum';
+    if (skyrlSum && lossFn === 'cross_entropy') {
+      throw new InputError("forwardBackward: SkyRL averages cross_entropy over each sequence's weights, which no rescaling of the inputs undoes; use reduction 'server' for cross_entropy on SkyRL");
+    }
+    const B = datums.length;
+    const wire: WireDatum[] = datums.map((d) => {
+      if (!skyrlSum) return toWireDatum(d, lossFn);
+      const n = d.weights.reduce((a, w) => a + w, 0);
+      const factor = n > 0 ? n * B : 1;
+      return toWireDatum(d, lossFn, d.advantages!.map((a) => a * factor));
+    });
+    const maxDatums = this.opts.maxChunkDatums ?? MAX_CHUNK_DATUMS;
+    const maxBytes = this.opts.maxChunkBytes ?? MAX_CHUNK_BYTES;
+    const chunks: WireDatum[][] = [];
+    let current: WireDatum[] = [], bytes = 0;
+    for (const w of wire) {
+      const size = JSON.stringify(w).length;
+      if (current.length && (current.length >= maxDatums || bytes + size > maxBytes)) {
+        chunks.push(current);
+        current = [];
+        bytes = 0;
+      }
+      current.push(w);
+      bytes += size;
+    }
+    if (current.length) chunks.push(current);
+    const cfg = lossFnConfig(lossFn, config);
+    const subs: Submitted[] = [];
+    // Submitted one after another so seq_ids reach the server in order; results are awaited together.
+    for (const data of chunks) {
+      subs.push(await this.client.submit('forward_backward', {
+        model_id: this.modelId,
+        seq_id: this.client.nextSeq(this.modelId),
+        forward_backward_input: { data, loss_fn: lossFn, ...(cfg ? { loss_fn_config: cfg } : {}) },
+        type: 'forward_backward',
+      }));
+    }
+    this.used.trainTokens += datums.reduce((s, d) => s + d.inputTokens.length, 0);
+    return { subs, sizes: chunks.map((c) => c.length) };
+  }
+
+  private async collectForwardBackward(p: { subs: Submitted[]; sizes: number[] }, datums: Datum[], lossFn: LossFn, config: LossConfig): Promise<ForwardBackwardResult> {
+    const outs = await Promise.all(p.subs.map((s) => this.client.result(s, ForwardBackwardResultSchema)));
+    const logprobs: number[][] = [];
+    outs.forEach((o, i) => {
+      if (o.loss_fn_outputs.length !== p.sizes[i]) throw new Error(`forward_backward: the server returned ${o.loss_fn_outputs.length} outputs for ${p.sizes[i]} datums`);
+      for (const out of o.loss_fn_outputs) logprobs.push(out['logprobs']?.data ?? []);
+    });
+    datums.forEach((d, i) => {
+      if (logprobs[i]!.length !== d.inputTokens.length) throw new Error(`forward_backward: datum ${i}: the server returned ${logprobs[i]!.length} logprobs for ${d.inputTokens.length} tokens`);
+    });
+    const metrics = mergeMetrics(outs.map((o, i) => ({ metrics: o.metrics, weight: p.sizes[i]! })));
+    Object.assign(metrics, lossMetrics(datums, logprobs, lossFn, config));
+    return { loss: metrics['loss:sum']!, logprobs, metrics };
+  }
+
+  private async submitOptimStep(adam: AdamParams): Promise<Submitted> {
+    for (const [k, v] of Object.entries(adam)) if (!Number.isFinite(v)) throw new InputError(`optimStep: ${k} must be a finite number, got ${v}`);
+    return this.client.submit('optim_step', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), adam_params: adamParams(adam), type: 'optim_step' });
+  }
+
+  private async collectOptimStep(sub: Submitted): Promise<{ metrics: Record<string, number> }> {
+    const r = await this.client.result(sub, OptimStepResultSchema);
+    const u = this.usage();
+    const metrics: Record<string, number> = { ...(r.metrics ?? {}), 'tinker/prefill_tokens': u.prefillTokens, 'tinker/sample_tokens': u.sampleTokens, 'tinker/train_tokens': u.trainTokens };
+    if (u.spendUsd !== null) metrics['tinker/spend_usd'] = u.spendUsd;
+    return { metrics };
+  }
+}
+
+/** load_weights answers {path?, model_id?}: nothing required. */
+const PathResultLoose = PathResult.partial().passthrough();
+
+export class TinkerSampler implements Sampler {
+  private seq = 0;
+  constructor(
+    private readonly backend: TinkerBackend,
+    /** How asample addresses the weights: model_path, sampling_session_id (+ seq_id) or base_model. */
+    private readonly target: { model_path: string } | { sampling_session_id: string } | { base_model: string },
+    readonly modelPath: string,
+  ) {}
+
+  async sample(prompt: number[], params: SamplingParams, numSamples = 1): Promise<SampledSequence[]> {
+    if (prompt.length === 0) throw new InputError('sampling: the prompt is empty');
+    if (!Number.isInteger(params.maxTokens) || params.maxTokens < 1) throw new InputError(`sampling: maxTokens must be a whole number >= 1, got ${params.maxTokens}`);
+    if (!Number.isInteger(numSamples) || numSamples < 1) throw new InputError(`sampling: numSamples must be a whole number >= 1, got ${numSamples}`);
+    const r = await this.backend.client.request('asample', { ...this.address(), prompt: modelInput(prompt), num_samples: numSamples, sampling_params: samplingParams(params), type: 'sample' }, SampleResultSchema);
+    const out = fromWireSequences(r);
+    this.backend.countSampling(prompt.length, out.reduce((s, q) => s + q.tokens.length, 0));
+    return out;
+  }
+
+  /** asample with max_tokens 1 and prompt_logprobs (as the SDK's compute_logprobs). */
+  async computeLogprobs(tokens: number[]): Promise<(number | null)[]> {
+    if (tokens.length === 0) return [];
+    const r = await this.backend.client.request('asample', { ...this.address(), prompt: modelInput(tokens), num_samples: 1, sampling_params: samplingParams({ maxTokens: 1, temperature: 1 }), prompt_logprobs: true, type: 'sample' }, SampleResultSchema);
+    this.backend.countSampling(tokens.length, 1);
+    if (!r.prompt_logprobs || r.prompt_logprobs.length !== tokens.length) throw new Error(`computeLogprobs: the server returned ${r.prompt_logprobs?.length ?? 'no'} prompt logprobs for ${tokens.length} tokens`);
+    return r.prompt_logprobs.map((v, i) => (i === 0 ? null : v));
+  }
+
+  private address(): Record<string, unknown> {
+    if ('sampling_session_id' in this.target) return { sampling_session_id: this.target.sampling_session_id, seq_id: this.seq++ };
+    return { ...this.target };
+  }
+}
+
+function checkName(name: string, what: string): void {
+  // SkyRL's rule (§11), stricter than hosted Tinker's.
+  if (!NAME.test(name)) throw new InputError(`${what}: name '${name}' must be 1-255 letters, digits, '_' or '-'`);
+}
+
+function checkDatum(d: Datum, i: number, lossFn: LossFn): void {
+  const n = d.inputTokens.length;
+  const bad = (msg: string) => new InputError(`forwardBackward: datum ${i}: ${msg}`);
+  if (n === 0) throw bad('inputTokens is empty');
+  for (const [key, arr] of [['targetTokens', d.targetTokens], ['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
+    if (arr !== undefined && arr.length !== n) throw bad(`${key} has ${arr.length} entries, inputTokens ${n}`);
+  }
+  if (lossFn !== 'cross_entropy' && (!d.logprobs || !d.advantages)) throw bad(`${lossFn} needs logprobs and advantages`);
+  for (const [key, arr] of [['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
+    if (arr) for (let t = 0; t < n; t++) if (!Number.isFinite(arr[t])) throw bad(`${key}[${t}] is not a finite number`);
+  }
+}
+
+/** Tinker's summed loss and sleuth's RL diagnostics, from the learner logprobs (same definitions as the local backend). */
+function lossMetrics(datums: Datum[], logprobs: number[][], lossFn: LossFn, config: LossConfig): Record<string, number> {
+  const [lo, hi] = clipRange(lossFn, config);
+  let loss = 0, tokens = 0, clipped = 0, ratioSum = 0, kl = 0;
+  datums.forEach((d, i) => {
+    const lps = logprobs[i]!;
+    for (let t = 0; t < d.inputTokens.length; t++) {
+      const q = d.logprobs?.[t] ?? 0;
+      const r = tokenLoss(lossFn, { lp: lps[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
+      loss += r.loss;
+      if (d.weights[t] === 0) continue;
+      tokens += 1;
+      if (r.clipped) clipped += 1;
+      if (lossFn !== 'cross_entropy') {
+        ratioSum += Math.exp(lps[t]! - q);
+        kl += q - lps[t]!;
+      }
+    }
+  });
+  const m: Record<string, number> = { 'loss:sum': loss, 'tokens:sum': tokens };
+  if (lossFn !== 'cross_entropy') {
+    m['ratio:mean'] = tokens ? ratioSum / tokens : 1;
+    m['kl_sampler_learner:mean'] = tokens ? kl / tokens : 0;
+  }
+  if (lossFn === 'ppo' || lossFn === 'cispo') m['clip_fraction:mean'] = tokens ? clipped / tokens : 0;
+  return m;
+}
+
+function spend(u: { prefillTokens: number; sampleTokens: number; trainTokens: number }, price: TokenPrice | undefined): number | null {
+  if (!price) return null;
+  let usd = 0;
+  for (const [count, perM] of [[u.prefillTokens, price.prefill], [u.sampleTokens, price.sample], [u.trainTokens, price.train]] as const) {
+    if (count === 0) continue;
+    if (perM === null) return null;
+    usd += (count * perM) / 1e6;
+  }
+  return usd;
+}
+
+/** Hosted Tinker by its host name (§2). */
+export function isHostedUrl(url: URL): boolean {
+  return url.hostname.endsWith('thinkingmachines.dev') || url.hostname.endsWith('thinkingmachines.ai');
+}
+
+/**
+ * Connect, create a session and a LoRA training model, and return the backend.
+ * The key is read from the environment variable `apiKeyEnv` (default TINKER_API_KEY); a
+ * self-hosted server without one gets the placeholder `tml-dummy` (SkyRL accepts any key).
+ */
+export async function createTinkerBackend(options: TinkerBackendOptions): Promise<TinkerBackend> {
+  const baseUrl = options.baseUrl ?? process.env['TINKER_BASE_URL'] ?? HOSTED_BASE_URL;
+  const url = checkBaseUrl(baseUrl);
+  if (!options.baseModel) throw new InputError('tinker: a base model name is required (--model)');
+  if (!Number.isInteger(options.loraRank) || options.loraRank < 1) throw new InputError(`tinker: --lora-rank must be a whole number >= 1, got ${options.loraRank}`);
+  const envName = options.apiKeyEnv ?? 'TINKER_API_KEY';
+  let apiKey = process.env[envName];
+  if (!apiKey) {
+    if (options.apiKeyEnv || isHostedUrl(url)) throw new InputError(`tinker: no API key: set ${envName} (hosted Tinker keys start with 'tml-')`);
+    apiKey = 'tml-dummy';
+  }
+  const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  const transport = { ...options.http, log };
+  let flavor: Flavor;
+  if (options.flavor && options.flavor !== 'auto') flavor = options.flavor;
+  else if (isHostedUrl(url)) flavor = 'tinker';
+  else {
+    // A self-hosted server: sleuth serve-tinker says which dialect it speaks; anything else is SkyRL's.
+    let caps: unknown = {};
+    try {
+      caps = await new TinkerHttp({ baseUrl, apiKey, ...transport }).call('GET', `${API}/get_server_capabilities`);
+    } catch (err) {
+      if (!(err instanceof TinkerRequestError)) throw err;
+    }
+    const said = (caps as Record<string, unknown> | null)?.['sleuth_flavor'];
+    flavor = said === 'tinker' || said === 'skyrl' ? said : 'skyrl';
+  }
+  const client = await TinkerClient.connect({ baseUrl, apiKey, flavor, ...transport });
+  try {
+    const modelId = await client.createModel(options.baseModel, { rank: options.loraRank, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
+    const info = await client.getInfo(modelId).catch(() => ({}) as Record<string, unknown>);
+    const data = (info['model_data'] ?? {}) as Record<string, unknown>;
+    const tok = BpeDataSchema.safeParse(data['sleuth_tokenizer']);
+    return new TinkerBackend(client, modelId, options, tok.success ? new BpeTokenizer(tok.data) : undefined);
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+}
