@@ -375,7 +375,7 @@ class Parser {
     }
     if (ch >= '1' && ch <= '9') {
       const octal = /^[0-7]{3}/.exec(this.src.slice(this.pos, this.pos + 3));
-      if (ch <= '3' && octal) return { type: 'char', cp: this.octal(start), flags: f };
+      if (octal) return { type: 'char', cp: this.octal(start), flags: f };
       const digits = /^\d{1,2}/.exec(this.src.slice(this.pos))![0];
       if (Number(digits) > this.groupCount) this.fail(`invalid group reference ${digits}`, start + 1);
       this.unsupported(`the backreference \\${digits}`);

@@ -123,7 +123,7 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
 
   for (let b = 0; b < nBlocks; b++) {
     if (candidates !== null && (candidates[b >>> 5]! & (1 << (b & 31))) === 0) continue;
-    if (performance.now() > deadline) {
+    if (performance.now() >= deadline) {
       timedOut = true;
       break;
     }
