@@ -91,6 +91,19 @@ describe('sampler', () => {
     expect(lps.slice(prompt.length)).toEqual(seq!.logprobs);
   });
 
+  it('resumes a longer prompt from its prefix cache with exactly the results of a fresh run', async () => {
+    const b = tinyBackend(tok);
+    const s = b.samplerInMemory('cached');
+    const p1 = ids.slice(0, 5);
+    const [first] = s.sampleSync(p1, { maxTokens: 6, temperature: 1, seed: 1 });
+    s.sampleSync(ids.slice(2, 8), { maxTokens: 3, temperature: 1, seed: 1 }); // another episode in between
+    const p2 = [...p1, ...first!.tokens, ...ids.slice(5, 9)];
+    const cached = s.sampleSync(p2, { maxTokens: 6, temperature: 1, seed: 2 });
+    const fresh = b.samplerInMemory('fresh').sampleSync(p2, { maxTokens: 6, temperature: 1, seed: 2 });
+    expect(cached).toEqual(fresh);
+    expect((await s.computeLogprobs([...p2, ...cached[0]!.tokens])).slice(p2.length)).toEqual(cached[0]!.logprobs);
+  });
+
   it('is deterministic given a seed, honours stop tokens and the token budget', async () => {
     const b = tinyBackend(tok);
     const s = b.samplerInMemory();

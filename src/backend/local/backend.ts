@@ -3,7 +3,8 @@ import { InputError } from '../../errors.js';
 import { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, TrainingBackend } from '../types.js';
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpoint.js';
-import { clipRange, tokenLoss } from './losses.js';
+import { accumulateGradients, splitByTokens, summarize } from './gradients.js';
+import { defaultThreads, GradientPool } from './pool.js';
 import { Model, ModelConfigSchema, paramShapes, type ModelConfig } from './model.js';
 import { LocalSampler } from './sampler.js';
 
@@ -32,6 +33,8 @@ export interface LocalBackendOptions {
   /** Where saveState and saveWeightsForSampler write (default .sleuth/checkpoints). */
   dir?: string;
   kernels?: 'auto' | 'wasm-simd' | 'js';
+  /** Threads for forwardBackward (default: 2 when the machine has 2 or more cores, and workers can run). */
+  threads?: number;
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
@@ -50,7 +53,7 @@ export class LocalBackend implements TrainingBackend {
   private readonly decayMask: Uint8Array;
   private pendingDatums = 0;
 
-  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string } = {}) {
+  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
     this.model = new Model(config, { training: true, kernels: opts.kernels });
     this.tokenizer = tokenizer;
@@ -65,57 +68,53 @@ export class LocalBackend implements TrainingBackend {
       off += s.size;
     }
     this.kernelsKind = opts.kernels ?? 'auto';
+    this.threads = opts.threads ?? defaultThreads();
   }
 
   private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
+  /** Threads forwardBackward uses (this one included). */
+  readonly threads: number;
+  private pool: GradientPool | undefined;
 
   get config(): ModelConfig {
     return this.model.config;
   }
 
+  /**
+   * With threads > 1 and more than one datum, the datums are split (balanced by tokens) between
+   * this thread and worker threads, each with its own copy of the weights; their gradients are
+   * added in shard order, so results are deterministic for a given thread count.
+   */
   async forwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): Promise<ForwardBackwardResult> {
-    return this.forwardBackwardSync(datums, lossFn, config);
+    const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads) : [datums];
+    if (shards.length === 1) return this.forwardBackwardSync(datums, lossFn, config);
+    this.validate(datums, lossFn);
+    const pool = (this.pool ??= new GradientPool(this.config, shards.length - 1, this.kernelsKind));
+    const remote = pool.run(this.model.params.a, shards.slice(1), lossFn, config);
+    const local = accumulateGradients(this.model, shards[0]!, lossFn, config);
+    const parts = [local, ...(await remote)];
+    const g = this.model.grads!.a;
+    for (const p of parts.slice(1)) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
+    this.pendingDatums += datums.length;
+    return summarize(parts, lossFn);
+  }
+
+  /** Stop the worker threads (they are also unref'd, so they never keep the process alive). */
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = undefined;
   }
 
   forwardBackwardSync(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): ForwardBackwardResult {
+    this.validate(datums, lossFn);
+    const part = accumulateGradients(this.model, datums, lossFn, config);
+    this.pendingDatums += datums.length;
+    return summarize([part], lossFn);
+  }
+
+  private validate(datums: Datum[], lossFn: LossFn): void {
     if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`loss function '${lossFn}' is not one of cross_entropy, importance_sampling, ppo, cispo`);
     datums.forEach((d, i) => this.checkDatum(d, i, lossFn));
-    const [lo, hi] = clipRange(lossFn, config);
-    const m = this.model;
-    let loss = 0, tokens = 0, entropy = 0, clipped = 0, ratioSum = 0, kl = 0;
-    const logprobs: number[][] = [];
-    for (const d of datums) {
-      const n = d.inputTokens.length;
-      m.forward(d.inputTokens, 0);
-      m.logprobs(d.targetTokens);
-      const lp = m.lp.a, g = m.g_lp.a;
-      for (let t = 0; t < n; t++) {
-        const q = d.logprobs?.[t] ?? 0;
-        const r = tokenLoss(lossFn, { lp: lp[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
-        loss += r.loss;
-        g[t] = r.grad;
-        if (d.weights[t] !== 0) {
-          tokens += 1;
-          entropy += m.entropy.a[t]!;
-          if (r.clipped) clipped += 1;
-          if (lossFn !== 'cross_entropy') {
-            ratioSum += Math.exp(lp[t]! - q);
-            kl += q - lp[t]!;
-          }
-        }
-      }
-      logprobs.push(Array.from(lp.subarray(0, n)));
-      m.backward(n);
-    }
-    this.pendingDatums += datums.length;
-    const metrics: Record<string, number> = { 'loss:sum': loss, 'tokens:sum': tokens, 'entropy:mean': tokens ? entropy / tokens : 0 };
-    if (lossFn !== 'cross_entropy') {
-      metrics['ratio:mean'] = tokens ? ratioSum / tokens : 1;
-      // Mean of (sampler - learner) logprob over trained tokens: a KL(sampler || learner) estimate.
-      metrics['kl_sampler_learner:mean'] = tokens ? kl / tokens : 0;
-    }
-    if (lossFn === 'ppo' || lossFn === 'cispo') metrics['clip_fraction:mean'] = tokens ? clipped / tokens : 0;
-    return { loss, logprobs, metrics };
   }
 
   async optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }> {
@@ -221,7 +220,7 @@ export class LocalBackend implements TrainingBackend {
 export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (opts.checkpoint) {
     const { header, tensors } = readCheckpoint(opts.checkpoint);
-    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels });
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads });
     b.model.params.a.set(tensors.params!);
     if (header.kind === 'state') b.loadStateSync(opts.checkpoint);
     else b.step = header.step;
@@ -230,7 +229,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (!opts.tokenizer) throw new InputError('createLocalBackend: give a checkpoint, or a tokenizer (and optionally a config) for a new model');
   const parsed = ModelConfigSchema.safeParse({ ...DEFAULT_MODEL, ...opts.config, vocabSize: opts.tokenizer.vocabSize });
   if (!parsed.success) throw new InputError(`local model config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`);
-  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels });
+  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads });
   b.model.init(opts.seed ?? 0);
   return b;
 }

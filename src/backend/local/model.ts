@@ -309,6 +309,20 @@ export class Model {
     }
   }
 
+  /** The KV cache of rows [0, n): every layer's q|k|v rows, copied out. */
+  exportKV(n: number): Float32Array {
+    const w = 3 * this.config.dModel;
+    const out = new Float32Array(this.config.nLayers * n * w);
+    this.acts.forEach((a, l) => out.set(a.qkv.a.subarray(0, n * w), l * n * w));
+    return out;
+  }
+
+  /** Restore rows [0, n) of the KV cache from exportKV(n); forward(tokens, n) then continues. */
+  importKV(kv: Float32Array, n: number): void {
+    const w = 3 * this.config.dModel;
+    this.acts.forEach((a, l) => a.qkv.a.set(kv.subarray(l * n * w, (l + 1) * n * w)));
+  }
+
   zeroGrads(): void {
     this.grads?.a.fill(0);
   }

@@ -15,6 +15,15 @@ import { Model, seededRandom, type ModelConfig } from './model.js';
  */
 export class LocalSampler implements Sampler {
   private readonly model: Model;
+  /**
+   * KV caches of recent sequences (most recent last). An agent re-sends the whole episode every
+   * turn, and a trainer interleaves many episodes: a new prompt resumes from the cached sequence
+   * sharing its longest prefix, so only the new tokens are run.
+   */
+  private readonly cache: { tokens: number[]; kv: Float32Array }[] = [];
+  private cacheBytes = 0;
+  /** Most memory the KV caches may hold. */
+  static cacheLimitBytes = 256 * 1024 * 1024;
 
   constructor(
     readonly modelPath: string,
@@ -45,7 +54,9 @@ export class LocalSampler implements Sampler {
     const rng = seededRandom(params.seed ?? randomInt(2 ** 31));
     const temp = params.temperature;
     const P = prompt.length;
-    m.forward(prompt, 0, P - 1);
+    // Resume from the longest cached prefix; the last prompt row always runs (its logits are needed).
+    const from = Math.min(this.restore(prompt), P - 1);
+    m.forward(prompt, from, P - 1);
     const out: SampledSequence[] = [];
     for (let s = 0; s < numSamples; s++) {
       const seq = prompt.slice();
@@ -67,8 +78,49 @@ export class LocalSampler implements Sampler {
         m.forward(seq, seq.length - 1);
       }
       out.push({ tokens, logprobs, stopReason });
+      // Rows run: every token but the last sampled one.
+      this.remember(seq.slice(0, -1));
     }
     return out;
+  }
+
+  /** Load the cached KV rows sharing the longest prefix with `tokens`; returns that prefix length. */
+  private restore(tokens: number[]): number {
+    let best = -1, bestLen = 0;
+    this.cache.forEach((e, i) => {
+      const n = Math.min(e.tokens.length, tokens.length);
+      let k = 0;
+      while (k < n && e.tokens[k] === tokens[k]) k++;
+      if (k > bestLen) {
+        bestLen = k;
+        best = i;
+      }
+    });
+    if (best < 0) return 0;
+    const e = this.cache[best]!;
+    // The entry stores rows [0, e.tokens.length); the layout is per layer, so copy layer by layer.
+    const w = 3 * this.config.dModel, n = e.tokens.length;
+    const rows = new Float32Array(this.config.nLayers * bestLen * w);
+    for (let l = 0; l < this.config.nLayers; l++) rows.set(e.kv.subarray(l * n * w, l * n * w + bestLen * w), l * bestLen * w);
+    this.model.importKV(rows, bestLen);
+    this.cache.push(...this.cache.splice(best, 1));
+    return bestLen;
+  }
+
+  private remember(tokens: number[]): void {
+    if (tokens.length === 0) return;
+    // A sequence that extends a cached one replaces it.
+    for (let i = this.cache.length - 1; i >= 0; i--) {
+      const e = this.cache[i]!;
+      if (e.tokens.length <= tokens.length && e.tokens.every((t, k) => t === tokens[k])) {
+        this.cacheBytes -= e.kv.byteLength;
+        this.cache.splice(i, 1);
+      }
+    }
+    const kv = this.model.exportKV(tokens.length);
+    this.cache.push({ tokens, kv });
+    this.cacheBytes += kv.byteLength;
+    while (this.cacheBytes > LocalSampler.cacheLimitBytes && this.cache.length > 1) this.cacheBytes -= this.cache.shift()!.kv.byteLength;
   }
 
   async computeLogprobs(tokens: number[]): Promise<(number | null)[]> {
@@ -76,6 +128,7 @@ export class LocalSampler implements Sampler {
     if (tokens.length > this.config.context) throw new InputError(`computeLogprobs: ${tokens.length} tokens exceed the model context of ${this.config.context}`);
     if (tokens.length === 0) return [];
     const m = this.model;
+    // Every row's logits are needed, so no cache here: run the whole sequence.
     m.forward(tokens.slice(0, -1), 0);
     m.logprobs(tokens.slice(1));
     return [null, ...Array.from(m.lp.a.subarray(0, tokens.length - 1))];

@@ -71,10 +71,11 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
       const di = dinp + <usize>t * rowIn;
       let o = 0;
       for (; o + 4 <= OC; o += 4) {
-        const s0 = f32x4.splat(load<f32>(d + (<usize>o << 2)));
-        const s1 = f32x4.splat(load<f32>(d + (<usize>o << 2) + 4));
-        const s2 = f32x4.splat(load<f32>(d + (<usize>o << 2) + 8));
-        const s3 = f32x4.splat(load<f32>(d + (<usize>o << 2) + 12));
+        const g0 = load<f32>(d + (<usize>o << 2)), g1 = load<f32>(d + (<usize>o << 2) + 4);
+        const g2 = load<f32>(d + (<usize>o << 2) + 8), g3 = load<f32>(d + (<usize>o << 2) + 12);
+        // Zero gradients (the logits of masked tokens) add nothing: skip the work.
+        if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0) continue;
+        const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
         const w0 = w + <usize>o * rowIn;
         for (let c: usize = 0; c < rowIn; c += 16) {
           let acc = v128.load(di + c);

@@ -1,0 +1,82 @@
+import type { Datum, ForwardBackwardResult, LossConfig, LossFn } from '../types.js';
+import { clipRange, tokenLoss } from './losses.js';
+import type { Model } from './model.js';
+
+/** What one thread's share of a forwardBackward call produced. */
+export interface GradientPart {
+  loss: number;
+  logprobs: number[][];
+  /** Weighted tokens, and sums over them for the metrics. */
+  tokens: number;
+  entropy: number;
+  clipped: number;
+  ratio: number;
+  kl: number;
+  /** The gradient (worker threads only; the main thread's stays in its model). */
+  grads?: Float32Array;
+}
+
+/**
+ * Forward and backward over each datum in turn, adding the gradient of the summed per-token loss
+ * into the model's gradients. Datums must have been validated.
+ */
+export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, config: LossConfig): GradientPart {
+  const [lo, hi] = clipRange(lossFn, config);
+  const part: GradientPart = { loss: 0, logprobs: [], tokens: 0, entropy: 0, clipped: 0, ratio: 0, kl: 0 };
+  for (const d of datums) {
+    const n = d.inputTokens.length;
+    m.forward(d.inputTokens, 0);
+    m.logprobs(d.targetTokens);
+    const lp = m.lp.a, g = m.g_lp.a;
+    for (let t = 0; t < n; t++) {
+      const q = d.logprobs?.[t] ?? 0;
+      const r = tokenLoss(lossFn, { lp: lp[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
+      part.loss += r.loss;
+      g[t] = r.grad;
+      if (d.weights[t] !== 0) {
+        part.tokens += 1;
+        part.entropy += m.entropy.a[t]!;
+        if (r.clipped) part.clipped += 1;
+        if (lossFn !== 'cross_entropy') {
+          part.ratio += Math.exp(lp[t]! - q);
+          part.kl += q - lp[t]!;
+        }
+      }
+    }
+    part.logprobs.push(Array.from(lp.subarray(0, n)));
+    m.backward(n);
+  }
+  return part;
+}
+
+/** Combine the parts (in shard order) into Tinker's result: summed loss, logprobs per datum, metrics. */
+export function summarize(parts: GradientPart[], lossFn: LossFn): ForwardBackwardResult {
+  const sum = (k: 'loss' | 'tokens' | 'entropy' | 'clipped' | 'ratio' | 'kl') => parts.reduce((s, p) => s + p[k], 0);
+  const tokens = sum('tokens');
+  const metrics: Record<string, number> = { 'loss:sum': sum('loss'), 'tokens:sum': tokens, 'entropy:mean': tokens ? sum('entropy') / tokens : 0 };
+  if (lossFn !== 'cross_entropy') {
+    metrics['ratio:mean'] = tokens ? sum('ratio') / tokens : 1;
+    // Mean of (sampler - learner) logprob over trained tokens: a KL(sampler || learner) estimate.
+    metrics['kl_sampler_learner:mean'] = tokens ? sum('kl') / tokens : 0;
+  }
+  if (lossFn === 'ppo' || lossFn === 'cispo') metrics['clip_fraction:mean'] = tokens ? sum('clipped') / tokens : 0;
+  return { loss: sum('loss'), logprobs: parts.flatMap((p) => p.logprobs), metrics };
+}
+
+/**
+ * Split datums into at most `k` contiguous shards of about equal cost (tokens, plus the quadratic
+ * attention term), keeping their order so that logprobs come back in datum order.
+ */
+export function splitByTokens(datums: Datum[], k: number): Datum[][] {
+  const cost = datums.map((d) => d.inputTokens.length * (1 + d.inputTokens.length / 2048));
+  const total = cost.reduce((a, b) => a + b, 0);
+  const shards: Datum[][] = [[]];
+  let acc = 0;
+  datums.forEach((d, i) => {
+    const target = (total * shards.length) / k;
+    if (acc >= target && shards.length < k && shards.at(-1)!.length) shards.push([]);
+    shards.at(-1)!.push(d);
+    acc += cost[i]!;
+  });
+  return shards;
+}

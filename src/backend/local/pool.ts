@@ -1,0 +1,74 @@
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import type { Datum, LossConfig, LossFn } from '../types.js';
+import type { GradientPart } from './gradients.js';
+import type { ModelConfig } from './model.js';
+
+/** The compiled worker script; absent when running from TypeScript sources (tests), so no workers then. */
+function workerFile(): string | null {
+  const url = new URL('./worker.js', import.meta.url);
+  const path = fileURLToPath(url);
+  return existsSync(path) ? path : null;
+}
+
+export function defaultThreads(): number {
+  return workerFile() ? Math.min(2, availableParallelism()) : 1;
+}
+
+export interface WorkerRequest {
+  id: number;
+  params: Float32Array;
+  datums: Datum[];
+  lossFn: LossFn;
+  config: LossConfig;
+}
+
+export type WorkerReply = { id: number; part: GradientPart } | { id: number; error: string };
+
+/** Worker threads that each hold a copy of the model and return the gradient of their datums. */
+export class GradientPool {
+  private readonly workers: Worker[];
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve: (p: GradientPart) => void; reject: (e: Error) => void }>();
+
+  constructor(config: ModelConfig, count: number, kernels: 'auto' | 'wasm-simd' | 'js') {
+    const file = workerFile();
+    if (!file) throw new Error('worker threads need the compiled backend (npm run build)');
+    this.workers = Array.from({ length: count }, () => {
+      const w = new Worker(file, { workerData: { config, kernels } });
+      w.unref();
+      w.on('message', (msg: WorkerReply) => {
+        const p = this.waiting.get(msg.id);
+        if (!p) return;
+        this.waiting.delete(msg.id);
+        if ('error' in msg) p.reject(new Error(`gradient worker: ${msg.error}`));
+        else p.resolve(msg.part);
+      });
+      w.on('error', (err) => {
+        for (const p of this.waiting.values()) p.reject(err);
+        this.waiting.clear();
+      });
+      return w;
+    });
+  }
+
+  run(params: Float32Array, shards: Datum[][], lossFn: LossFn, config: LossConfig): Promise<GradientPart[]> {
+    return Promise.all(
+      shards.map(
+        (datums, i) =>
+          new Promise<GradientPart>((resolve, reject) => {
+            const id = this.next++;
+            this.waiting.set(id, { resolve, reject });
+            const req: WorkerRequest = { id, params: params.slice(), datums, lossFn, config };
+            this.workers[i]!.postMessage(req, [req.params.buffer as ArrayBuffer]);
+          }),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}

@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureWasm, TEXTS, tinyTokenizer, datumFor } from './helpers.js';
+
+// Worker threads run the compiled backend, so this test drives dist/ (built here if missing).
+const DIST = join(process.cwd(), 'dist/src/backend/local/backend.js');
+
+beforeAll(() => {
+  ensureWasm();
+  if (!existsSync(join(process.cwd(), 'dist/src/backend/local/worker.js'))) spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'ignore' });
+});
+
+describe('forwardBackward on two threads', () => {
+  it('gives the same loss, logprobs and (to rounding) gradient as one thread', async () => {
+    const { createLocalBackend } = (await import(DIST)) as typeof import('../../src/backend/local/backend.js');
+    const tok = tinyTokenizer();
+    const make = (threads: number) => createLocalBackend({ tokenizer: tok, config: { context: 64, dModel: 16, nLayers: 2, nHeads: 2 }, seed: 3, threads, dir: mkdtempSync(join(tmpdir(), 'sleuth-threads-')) });
+    const one = make(1), two = make(2);
+    expect(two.threads).toBe(2);
+    const datums = TEXTS.map((t) => datumFor(tok.encode(t).slice(0, 40)));
+    const lps = datums.map((d) => d.weights.map(() => -3));
+    const rl = datums.map((d, i) => ({ ...d, logprobs: lps[i], advantages: d.weights.map((_, t) => (t % 2 ? 1 : -0.5)) }));
+    try {
+      for (const [data, loss] of [[datums, 'cross_entropy'], [rl, 'ppo']] as const) {
+        // Same weights on both (after a step they differ by the gradients' rounding).
+        two.model.params.a.set(one.model.params.a);
+        const a = await one.forwardBackward([...data], loss);
+        const b = await two.forwardBackward([...data], loss);
+        expect(b.logprobs).toEqual(a.logprobs);
+        expect(b.loss).toBeCloseTo(a.loss, 6);
+        expect(Object.keys(b.metrics)).toEqual(Object.keys(a.metrics));
+        const ga = one.model.grads!.a, gb = two.model.grads!.a;
+        let worst = 0;
+        for (let i = 0; i < ga.length; i++) worst = Math.max(worst, Math.abs(ga[i]! - gb[i]!) / (1e-3 + Math.abs(ga[i]!)));
+        expect(worst).toBeLessThan(1e-3);
+        expect(gb.some((x) => x !== 0)).toBe(true);
+        const adam = { learningRate: 1e-3, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 0 };
+        await one.optimStep(adam);
+        await two.optimStep(adam);
+      }
+    } finally {
+      await two.close();
+    }
+  });
+});
