@@ -174,7 +174,8 @@ export class TinkerServer {
   private readonly samplingSessions = new Map<string, LocalSampler>();
   private baseSampler: LocalSampler | undefined;
   private readonly idempotent = new Map<string, Promise<Reply>>();
-  private readonly counts = new Map<string, number>();
+  /** Requests received per endpoint (the fault rules count with it). */
+  readonly requestCounts = new Map<string, number>();
   private readonly log: (line: string) => void;
 
   constructor(o: TinkerServerOptions) {
@@ -208,8 +209,8 @@ export class TinkerServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const endpoint = url.pathname.startsWith(`${API}/`) ? url.pathname.slice(API.length + 1) : url.pathname;
-    const n = (this.counts.get(endpoint) ?? 0) + 1;
-    this.counts.set(endpoint, n);
+    const n = (this.requestCounts.get(endpoint) ?? 0) + 1;
+    this.requestCounts.set(endpoint, n);
     const fault = this.o.faults?.find((f) => f.endpoint === endpoint && f.nth === n)?.fault;
     const rule = this.o.faults?.find((f) => f.endpoint === endpoint && f.nth === n);
     if (fault === 'drop') {

@@ -1,0 +1,93 @@
+import { resolve } from 'node:path';
+import { parseFaults, TinkerServer, type Flavor } from '../../backend/tinker/index.js';
+import { InputError } from '../../errors.js';
+import { intFlag, parseFlags, type Command } from '../command.js';
+
+const usage = `usage: sleuth serve-tinker [--port N] [--checkpoint PATH] [--model NAME] [--flavor tinker|skyrl]
+                          [--dir DIR] [--faults SCRIPT] [--poll-timeout-ms N] [--host ADDR]
+
+The Tinker REST API (/api/v1/...) over sleuth's local CPU backend, so the Tinker client and
+\`sleuth train --backend tinker --base-url http://127.0.0.1:PORT\` run end to end on this machine:
+sessions, create_model, forward_backward, optim_step, save_weights(_for_sampler), load_weights,
+asample and retrieve_future, with real futures, seq_id ordering and idempotency keys.
+
+  --port N            port (default 8000; 0 picks a free one)
+  --host ADDR         address to bind (default 127.0.0.1)
+  --checkpoint PATH   the local model every training model starts from (default: the local base
+                      model, built on first use as \`sleuth train\` does)
+  --model NAME        the base model name clients ask for (default 'base')
+  --flavor F          the dialect: tinker (hosted Tinker, default) or skyrl (SkyRL's tx server:
+                      400 {detail} errors, 408 polls, per-sequence mean loss)
+  --dir DIR           where saved weights go (default .sleuth/tinker-server)
+  --faults SCRIPT     inject faults (also $SLEUTH_TINKER_FAULTS): comma-separated rules
+                      ENDPOINT:NTH=FAULT[@SECONDS|@NNNms] on the NTH request to ENDPOINT, FAULT one of
+                      429 402 408 410 500 502 503 400 try_again lose drop; e.g.
+                      forward_backward:1=429@0.5,optim_step:1=lose,retrieve_future:2=try_again
+  --poll-timeout-ms N how long retrieve_future waits before answering "pending" (default 5000)
+
+Any non-empty X-API-Key is accepted. Prints "listening on http://HOST:PORT" when ready.`;
+
+/** The trainer's base-model builder, loaded only when no --checkpoint is given. */
+interface BaseModelModule {
+  baseSpecOf(partial: Record<string, number | undefined>): unknown;
+  ensureBaseModel(spec: unknown, opts?: { log?: (line: string) => void }): Promise<string>;
+}
+const BASE_MODEL_MODULE = '../../train/base-model.js';
+
+export const command: Command = {
+  summary: 'the Tinker REST API over the local training backend (127.0.0.1)',
+  usage,
+  async run(argv) {
+    const { values, positionals } = parseFlags(
+      argv,
+      {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        checkpoint: { type: 'string' },
+        model: { type: 'string' },
+        flavor: { type: 'string' },
+        dir: { type: 'string' },
+        faults: { type: 'string' },
+        'poll-timeout-ms': { type: 'string' },
+      },
+      'serve-tinker',
+    );
+    if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
+    const port = intFlag(values.port, 'port', 8000, 0, 65535);
+    const host = values.host ?? '127.0.0.1';
+    const flavor = values.flavor ?? 'tinker';
+    if (flavor !== 'tinker' && flavor !== 'skyrl') throw new InputError(`--flavor must be tinker or skyrl, got '${flavor}'`);
+    const pollTimeoutMs = intFlag(values['poll-timeout-ms'], 'poll-timeout-ms', 5000, 1, 600_000);
+    const script = values.faults ?? process.env['SLEUTH_TINKER_FAULTS'] ?? '';
+    const faults = parseFaults(script, values.faults !== undefined ? '--faults' : 'SLEUTH_TINKER_FAULTS');
+    const log = (line: string) => process.stderr.write(`serve-tinker: ${line}\n`);
+    let checkpoint = values.checkpoint;
+    if (!checkpoint) {
+      const mod = (await import(BASE_MODEL_MODULE)) as BaseModelModule;
+      checkpoint = await mod.ensureBaseModel(mod.baseSpecOf({}), { log });
+    }
+    const server = new TinkerServer({
+      checkpoint,
+      dir: resolve(values.dir ?? '.sleuth/tinker-server'),
+      flavor: flavor as Flavor,
+      pollTimeoutMs,
+      faults,
+      log,
+      ...(values.model ? { modelName: values.model } : {}),
+    });
+    let bound: number;
+    try {
+      bound = await server.listen(port, host);
+    } catch (err) {
+      throw new InputError(`--port ${port}: cannot listen on ${host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    if (faults.length) log(`injecting ${faults.length} fault(s): ${script}`);
+    console.log(`listening on http://${host}:${bound} (Tinker API, ${flavor} dialect, model '${server.modelName}' from ${checkpoint})`);
+    await new Promise<void>((done) => {
+      const stop = () => void server.close().then(done);
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    return 0;
+  },
+};
