@@ -37,13 +37,31 @@ function rng(seed: number): () => number {
   };
 }
 
-/** Words of a random chunk: queries and grep literals that exist in the corpus, as an agent's would. */
-function wordsOf(index: SearchIndex, rand: () => number, n: number, minLength = 1): string[] {
+/**
+ * Words of a random chunk (letters only, at least minLength long): search queries built from
+ * words that exist in the corpus, as an agent's would be.
+ */
+function wordsOf(index: SearchIndex, rand: () => number, n: number, minLength = 4): string[] {
   for (;;) {
-    const words = index.store.text(Math.floor(rand() * index.size)).split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= minLength);
+    const words = index.store.text(Math.floor(rand() * index.size)).split(/[^\p{L}]+/u).filter((w) => w.length >= minLength);
     if (words.length < n) continue;
     const start = Math.floor(rand() * (words.length - n + 1));
     return words.slice(start, start + n);
+  }
+}
+
+/**
+ * A grep an agent would write: a case-insensitive phrase of two adjacent distinctive words (six
+ * letters or more) of a random chunk, so it matches at least that chunk.
+ */
+function phraseOf(index: SearchIndex, rand: () => number): string {
+  for (;;) {
+    const tokens = index.store.text(Math.floor(rand() * index.size)).split(/\s+/u);
+    const good = (w: string | undefined) => w !== undefined && w.length >= 6 && /^\p{L}+$/u.test(w);
+    const starts = tokens.map((_, i) => i).filter((i) => good(tokens[i]) && good(tokens[i + 1]));
+    if (starts.length === 0) continue;
+    const i = starts[Math.floor(rand() * starts.length)]!;
+    return `(?i)${tokens[i]}\\s+${tokens[i + 1]}`;
   }
 }
 
@@ -63,7 +81,7 @@ function mixAgent(index: SearchIndex, questions: string[], seed: number): Agent 
       const rand = rng(seed);
       const plan = (function* (): Generator<AgentTurn, void, ToolExchange[]> {
         const a = hits(yield turn(ok('bm25_search', { query: questions[Math.floor(rand() * questions.length)]! })));
-        const g = hits(yield turn(ok('grep_corpus', { pattern: `(?i)${wordsOf(index, rand, 2, 4).join('\\s+')}` })));
+        const g = hits(yield turn(ok('grep_corpus', { pattern: phraseOf(index, rand) })));
         yield turn(...[...a, ...g].slice(0, 2).map((id) => ok('read_document', { id })));
         const b = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 3).join(' ') })));
         yield turn(ok('curate', { ids: [...a.slice(0, 2), ...b.slice(0, 1)].slice(0, 3) }));
