@@ -1,0 +1,257 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InputError } from '../../src/errors.js';
+import { GrepIndexBuilder, grep, loadGrepIndex, type GrepIndex } from '../../src/search/grep/index.js';
+import type { ChunkStore } from '../../src/search/types.js';
+
+interface TestChunk {
+  id: string;
+  title: string;
+  text: string;
+}
+
+/**
+ * A chunk store over real paragraphs. `contiguous` keeps all texts in one buffer in document order
+ * (as the index's store does, which lets grep test a whole block in one call); otherwise every text
+ * has its own buffer and grep must go chunk by chunk.
+ */
+class MemoryStore implements ChunkStore {
+  readonly size: number;
+  private readonly bytes: Uint8Array[];
+  constructor(
+    private readonly chunks: TestChunk[],
+    contiguous: boolean,
+  ) {
+    this.size = chunks.length;
+    if (contiguous) {
+      const parts = chunks.map((c) => Buffer.from(c.text, 'utf8'));
+      const all = Buffer.concat(parts);
+      let off = 0;
+      this.bytes = parts.map((p) => {
+        const view = all.subarray(off, off + p.length);
+        off += p.length;
+        return view;
+      });
+    } else {
+      this.bytes = chunks.map((c) => Buffer.from(c.text, 'utf8'));
+    }
+  }
+  id(doc: number) {
+    return this.chunks[doc]!.id;
+  }
+  title(doc: number) {
+    return this.chunks[doc]!.title;
+  }
+  text(doc: number) {
+    return this.chunks[doc]!.text;
+  }
+  textBytes(doc: number) {
+    return this.bytes[doc]!;
+  }
+  docOf(id: string) {
+    return this.chunks.findIndex((c) => c.id === id);
+  }
+}
+
+/** Paragraphs of the HotpotQA dev-500 file, deduplicated by title + text, in file order. */
+function hotpotParagraphs(): TestChunk[] {
+  const seen = new Set<string>();
+  const out: TestChunk[] = [];
+  const lines = readFileSync('/work/shared/data/hotpotqa/dev500.ircot.jsonl', 'utf8').trim().split('\n');
+  for (const line of lines) {
+    for (const c of (JSON.parse(line) as { contexts: Array<{ title: string; paragraph_text: string }> }).contexts) {
+      const key = `${c.title}\n${c.paragraph_text}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ id: `p${out.length}`, title: c.title, text: c.paragraph_text });
+    }
+  }
+  return out;
+}
+
+/** Deterministic PRNG (mulberry32). */
+function rng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\\-#&~\s]/g, (c) => (c === ' ' ? ' ' : `\\${c}`));
+
+let dir: string;
+let chunks: TestChunk[];
+let contiguousStore: MemoryStore;
+let separateStore: MemoryStore;
+let index: GrepIndex;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sleuth-grep-'));
+  // A few hand-made chunks first: case folding that RE2 does beyond ASCII, an unpaired surrogate.
+  chunks = [
+    { id: 'kelvin', title: 'Kelvin sign', text: 'A \u212Aiss and a long \u017Ftory.' },
+    { id: 'lone', title: 'Lone surrogate', text: 'broken \ud800text here' },
+    { id: 'newline', title: 'Trailing newline', text: 'ends with a newline\n' },
+    { id: 'aaaa', title: 'Backtracking trap', text: 'a'.repeat(20_000) + '!' },
+    { id: 'saga', title: 'Ends in a', text: 'the end of the saga' },
+    ...hotpotParagraphs().slice(0, 2000),
+  ];
+  contiguousStore = new MemoryStore(chunks, true);
+  separateStore = new MemoryStore(chunks, false);
+  const builder = new GrepIndexBuilder({ blockSize: 16 });
+  chunks.forEach((c, doc) => builder.add(doc, c.text));
+  builder.write(dir);
+  index = loadGrepIndex(dir)!;
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** All matching ids in document order, by a scan without the index. */
+const fullScan = (pattern: string) => grep(separateStore, undefined, pattern, { k: 1_000_000, timeLimitMs: 60_000 }).hits.map((h) => h.id);
+
+describe('grep over chunks', () => {
+  it('finds the Corliss Archer paragraphs with a case-insensitive pattern, with title and snippet', () => {
+    const r = grep(contiguousStore, index, '(?i)corliss\\s+archer', { k: 50 });
+    expect(r.timedOut).toBe(false);
+    const titles = r.hits.map((h) => h.title);
+    expect(titles).toContain('Kiss and Tell (1945 film)');
+    for (const h of r.hits) expect(h.snippet).toMatch(/corliss\s+archer/i);
+    // The prefilter kept most of the corpus out of the regex.
+    expect(r.scanned).toBeLessThan(chunks.length / 4);
+  });
+
+  it('gives exactly the hits of a full scan on random literals and regexes, with and without contiguous texts', () => {
+    const rand = rng(7);
+    const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
+    const patterns: string[] = ['(?i)kiss', '(?i)story', 'text', '(?i)KISS AND', 'newline$', 'newline\\Z', '\\bnewline\\b', '(?i)ω'];
+    for (let n = 0; n < 100; n++) {
+      const c = pick(chunks.slice(5));
+      const words = c.text.split(/\s+/).filter((w) => w.length > 0);
+      const i = Math.floor(rand() * words.length);
+      const word = words[i]!;
+      const phrase = words.slice(i, i + 2 + Math.floor(rand() * 2)).join(' ');
+      const start = Math.floor(rand() * Math.max(1, c.text.length - 8));
+      const piece = c.text.slice(start, start + 3 + Math.floor(rand() * 6));
+      switch (n % 10) {
+        case 0: patterns.push(escape(word)); break;
+        case 1: patterns.push(`(?i)${escape(word.toUpperCase())}`); break;
+        case 2: patterns.push(escape(phrase)); break;
+        case 3: patterns.push(escape(piece)); break;
+        case 4: patterns.push(`${escape(word)}|${escape(pick(words))}`); break;
+        case 5: patterns.push(`${escape(word)}.*${escape(pick(words))}`); break;
+        case 6: patterns.push(`\\b${escape(word)}\\b`); break;
+        case 7: patterns.push(`(?i)${escape(phrase).replace(/ /g, '\\s+')}`); break;
+        case 8: patterns.push(`${escape(word)}${String.fromCharCode(97 + Math.floor(rand() * 26))}`); break; // often absent
+        default: patterns.push(`[${word[0]}${String.fromCharCode(97 + Math.floor(rand() * 26))}]${escape(word.slice(1))}`);
+      }
+    }
+    let filtered = 0;
+    for (const p of patterns) {
+      const expected = fullScan(p);
+      const withIndex = grep(contiguousStore, index, p, { k: 1_000_000, timeLimitMs: 60_000 });
+      expect(withIndex.hits.map((h) => h.id), p).toEqual(expected);
+      expect(grep(separateStore, index, p, { k: 1_000_000, timeLimitMs: 60_000 }).hits.map((h) => h.id), p).toEqual(expected);
+      // With a hit cap, the first k of the same list.
+      expect(grep(contiguousStore, index, p, { k: 3 }).hits.map((h) => h.id), p).toEqual(expected.slice(0, 3));
+      if (withIndex.scanned < chunks.length) filtered++;
+    }
+    // Most of these patterns have a usable literal; the prefilter must actually have skipped chunks.
+    expect(filtered).toBeGreaterThan(patterns.length / 2);
+  });
+
+  it('finds chunks whose letters RE2 folds to ASCII (Kelvin sign, long s) through the index', () => {
+    expect(grep(contiguousStore, index, '(?i)kiss').hits.map((h) => h.id)).toContain('kelvin');
+    expect(grep(contiguousStore, index, '(?i)long story').hits.map((h) => h.id)).toEqual(['kelvin']);
+    expect(grep(contiguousStore, index, 'long story').hits).toEqual([]);
+  });
+
+  it('stops at k hits, in document order', () => {
+    const all = fullScan('the');
+    const r = grep(contiguousStore, index, 'the', { k: 5 });
+    expect(r.hits.map((h) => h.id)).toEqual(all.slice(0, 5));
+  });
+
+  it('stops at the time limit and says so', () => {
+    const r = grep(contiguousStore, index, '\\d', { timeLimitMs: 0 });
+    expect(r.timedOut).toBe(true);
+    expect(r.hits).toEqual([]);
+  });
+
+  it('returns from catastrophic-backtracking patterns (RE2 is linear)', () => {
+    const r = grep(contiguousStore, index, '(a+)+$', { k: 1000, timeLimitMs: 60_000 });
+    expect(r.timedOut).toBe(false);
+    expect(r.hits.map((h) => h.id)).toEqual(fullScan('(a+)+$'));
+    expect(r.hits.map((h) => h.id)).toContain('saga');
+    expect(r.hits.map((h) => h.id)).not.toContain('aaaa');
+  });
+
+  it('matches the text only, not the title', () => {
+    expect(grep(contiguousStore, index, 'Trailing').hits).toEqual([]);
+  });
+
+  it('cuts snippets to about the requested length, around the match', () => {
+    const r = grep(contiguousStore, index, '(?i)kiss and tell', { k: 3, snippetChars: 60 });
+    expect(r.hits.length).toBeGreaterThan(0);
+    for (const h of r.hits) {
+      expect(h.snippet.length).toBeLessThanOrEqual(62);
+      expect(h.snippet).toMatch(/kiss and tell/i);
+    }
+  });
+
+  it('throws InputError for invalid and unsupported patterns', () => {
+    expect(() => grep(contiguousStore, index, '(?<=a)b')).toThrow(InputError);
+    expect(() => grep(contiguousStore, index, '(?<=a)b')).toThrow(/lookbehind/);
+    expect(() => grep(contiguousStore, index, 'a[')).toThrow(/unterminated character set/);
+  });
+});
+
+describe('grep index files', () => {
+  it('writes the same bytes for the same documents', () => {
+    const other = mkdtempSync(join(tmpdir(), 'sleuth-grep-'));
+    try {
+      const builder = new GrepIndexBuilder({ blockSize: 16 });
+      chunks.forEach((c, doc) => builder.add(doc, c.text));
+      builder.write(other);
+      expect(readFileSync(join(other, 'grep.bin')).equals(readFileSync(join(dir, 'grep.bin')))).toBe(true);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('is absent (undefined) from a directory without one', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'sleuth-grep-'));
+    try {
+      expect(loadGrepIndex(empty)).toBeUndefined();
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('rejects a truncated file or another format version with InputError naming the file', () => {
+    const bad = mkdtempSync(join(tmpdir(), 'sleuth-grep-'));
+    try {
+      const bytes = readFileSync(join(dir, 'grep.bin'));
+      writeFileSync(join(bad, 'grep.bin'), bytes.subarray(0, bytes.length - 5));
+      expect(() => loadGrepIndex(bad)).toThrow(InputError);
+      expect(() => loadGrepIndex(bad)).toThrow(/grep\.bin is truncated/);
+      const other = Buffer.from(bytes);
+      other.writeUInt32LE(99, 8);
+      writeFileSync(join(bad, 'grep.bin'), other);
+      expect(() => loadGrepIndex(bad)).toThrow(/format version 99/);
+      writeFileSync(join(bad, 'grep.bin'), Buffer.from('not an index at all, really not one of ours'));
+      expect(() => loadGrepIndex(bad)).toThrow(InputError);
+    } finally {
+      rmSync(bad, { recursive: true, force: true });
+    }
+  });
+
+  it('requires documents in order', () => {
+    const builder = new GrepIndexBuilder();
+    builder.add(0, 'a');
+    expect(() => builder.add(2, 'b')).toThrow(/expected document 1/);
+  });
+});
