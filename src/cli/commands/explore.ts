@@ -1,0 +1,46 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InputError } from '../../errors.js';
+import { defaultWebDir, startExplorer } from '../../explorer/server.js';
+import { intFlag, parseFlags, type Command } from '../command.js';
+
+const USAGE = `usage: sleuth explore [RUNS_DIR] [--port N] [--host H]
+
+A local, read-only web app over run directories (default RUNS_DIR: ./runs): the runs, their
+charts against step, every rollout turn by turn and token by token, groups and a reward-shape lab.
+Runs still going are followed as they grow.
+
+  --port N     port to listen on (default 8520; 0 picks a free one)
+  --host H     address to listen on (default 127.0.0.1: this machine only)`;
+
+export const command: Command = {
+  summary: 'the local web explorer over run directories',
+  usage: USAGE,
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, { port: { type: 'string' }, host: { type: 'string' } }, 'explore');
+    if (positionals.length > 1) throw new InputError(`sleuth explore takes one RUNS_DIR, got ${positionals.length}: ${positionals.join(' ')}`);
+    const runsDir = resolve(positionals[0] ?? 'runs');
+    if (!existsSync(runsDir)) throw new InputError(`RUNS_DIR ${runsDir} does not exist`);
+    if (!statSync(runsDir).isDirectory()) throw new InputError(`RUNS_DIR ${runsDir} is not a directory`);
+    const port = intFlag(values.port, 'port', 8520, 0, 65535);
+    const host = values.host ?? '127.0.0.1';
+    const webDir = defaultWebDir();
+    if (!existsSync(webDir)) throw new InputError(`the explorer's front end is not built (${webDir} is missing): run npm run build`);
+    let explorer;
+    try {
+      explorer = await startExplorer({ runsDir, port, host, webDir });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new InputError(`--port ${port}: already in use on ${host}`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new InputError(`--host ${host}: not an address of this machine`);
+      throw err;
+    }
+    console.log(`sleuth explore: ${runsDir}\nlistening on ${explorer.url} (read-only; Ctrl-C to stop)`);
+    await new Promise<void>((done) => {
+      const stop = () => void explorer.close().then(done);
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    return 0;
+  },
+};

@@ -1,0 +1,82 @@
+import type { Rollout } from '../agent/rollout.js';
+import { fBeta } from '../reward/search.js';
+import { scoreRollout, type Rubric } from '../reward/rubric.js';
+import type { Task } from '../tasks/task.js';
+
+/**
+ * The reward-shape lab: a group's rollouts scored again under another rubric (weights, beta) and
+ * their group-relative advantages recomputed, without sampling anything. With the run's tasks at
+ * hand the rollouts go through scoreRollout itself; without them the stored parts are reweighed
+ * (every part is logged even at weight 0, and F-beta is recomputed from precision and recall).
+ */
+export type AdvantageKind = 'dr-grpo' | 'grpo';
+
+export interface LabSettings {
+  weights: Record<string, number>;
+  beta: number;
+  advantage: AdvantageKind;
+}
+
+export interface LabRow {
+  id: string;
+  sample: number;
+  reward: number;
+  advantage: number;
+  parts: Record<string, number>;
+  /** As recorded by the run. */
+  recordedReward: number | null;
+  recordedAdvantage: number | null;
+}
+
+export interface LabResult {
+  settings: LabSettings;
+  /** 'scoreRollout' when the tasks were found, 'stored parts' otherwise. */
+  source: 'scoreRollout' | 'stored parts';
+  rows: LabRow[];
+  /** All rewards equal: the group carries no gradient under these settings. */
+  allEqual: boolean;
+}
+
+const EQUAL = 1e-9;
+
+/** Dr. GRPO centres rewards on the group mean; GRPO also divides by the (population) std + 1e-6. */
+export function groupAdvantages(rewards: readonly number[], kind: AdvantageKind): number[] {
+  if (rewards.length === 0) return [];
+  const mean = rewards.reduce((s, r) => s + r, 0) / rewards.length;
+  if (Math.max(...rewards) - Math.min(...rewards) <= EQUAL) return rewards.map(() => 0);
+  const centred = rewards.map((r) => r - mean);
+  if (kind === 'dr-grpo') return centred;
+  const std = Math.sqrt(centred.reduce((s, d) => s + d * d, 0) / rewards.length);
+  return centred.map((d) => d / (std + 1e-6));
+}
+
+export function rescoreGroup(rollouts: readonly Rollout[], settings: LabSettings, kind: 'search' | 'qa', tasks: ReadonlyMap<string, Task> | undefined): LabResult {
+  const rubric: Rubric = { name: 'lab', kind, weights: settings.weights, beta: { kind: 'constant', beta: settings.beta } };
+  const useTasks = tasks !== undefined && rollouts.every((r) => tasks.has(r.taskId));
+  const scored = rollouts.map((r) => {
+    if (useTasks) {
+      const b = scoreRollout(tasks.get(r.taskId)!, r, rubric, r.step ?? 0);
+      return { total: b.total, parts: b.parts };
+    }
+    const parts = { ...(r.reward?.parts ?? {}) };
+    if (kind === 'search' && typeof parts['precision'] === 'number' && typeof parts['recall'] === 'number') parts['fbeta'] = fBeta(parts['precision'], parts['recall'], settings.beta);
+    let total = 0;
+    for (const [name, w] of Object.entries(settings.weights)) total += w * (parts[name] ?? 0);
+    return { total, parts };
+  });
+  const advantages = groupAdvantages(scored.map((s) => s.total), settings.advantage);
+  return {
+    settings,
+    source: useTasks ? 'scoreRollout' : 'stored parts',
+    allEqual: advantages.every((a) => a === 0),
+    rows: rollouts.map((r, i) => ({
+      id: r.id,
+      sample: r.sample,
+      reward: scored[i]!.total,
+      advantage: advantages[i]!,
+      parts: scored[i]!.parts,
+      recordedReward: r.reward?.total ?? null,
+      recordedAdvantage: r.advantage ?? null,
+    })),
+  };
+}

@@ -1,0 +1,192 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { readJsonl } from '../runs/jsonl.js';
+import { runPath } from '../runs/layout.js';
+import { isRunDir } from '../runs/store.js';
+import { inside, runDirOf } from './paths.js';
+import { RolloutIndex, type IndexWarning } from './rollout-index.js';
+
+/** What the runs list shows of one run directory. */
+export interface RunInfo {
+  id: string;
+  name: string;
+  kind: string;
+  tasks: string | null;
+  model: string | null;
+  steps: number;
+  /** Rollouts indexed so far. */
+  rollouts: number;
+  /** Plain numbers from summary.json, or the latest train metrics of a run still going. */
+  headline: Record<string, number>;
+  startedAt: string | null;
+  state: 'done' | 'running' | 'stopped';
+  /** Files changed: the client refetches when this moves. */
+  version: string;
+  warnings: { file: string; line: number; reason: string }[];
+  parent: string | null;
+}
+
+/** A run that wrote nothing for this long and has no summary is shown as stopped, not running. */
+const RUNNING_WINDOW_MS = 120_000;
+
+const HEADLINE = ['reward', 'f1', 'recall', 'precision', 'fbeta', 'exact_match', 'valid', 'valid_share', 'entropy', 'curated_size', 'turns'];
+
+interface Cached<T> {
+  key: string;
+  value: T;
+}
+
+/** One run directory: its config, its rollout index and metrics, re-read only when files grow. */
+export class RunView {
+  readonly index: RolloutIndex;
+  private metricsCache: Cached<{ records: Record<string, unknown>[]; skipped: IndexWarning[] }> | undefined;
+  private configCache: Cached<Record<string, unknown>> | undefined;
+
+  constructor(readonly id: string, readonly dir: string) {
+    this.index = new RolloutIndex(runPath(dir, 'rollouts'));
+  }
+
+  config(): Record<string, unknown> {
+    const path = runPath(this.dir, 'config');
+    const key = fileKey(path);
+    if (this.configCache?.key !== key) {
+      let value: Record<string, unknown>;
+      try {
+        value = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+      } catch {
+        value = { kind: 'unknown' };
+      }
+      this.configCache = { key, value };
+    }
+    return this.configCache.value;
+  }
+
+  metrics(): { records: Record<string, unknown>[]; skipped: IndexWarning[] } {
+    const path = runPath(this.dir, 'metrics');
+    const key = fileKey(path);
+    if (this.metricsCache?.key !== key) {
+      const read = readJsonl<Record<string, unknown>>(path);
+      const records = read.records.filter((r) => typeof r === 'object' && r !== null && typeof r['step'] === 'number');
+      this.metricsCache = { key, value: { records, skipped: read.skipped } };
+    }
+    return this.metricsCache.value;
+  }
+
+  summary(): Record<string, unknown> | null {
+    const path = runPath(this.dir, 'summary');
+    if (!existsSync(path)) return null;
+    try {
+      const v = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+      return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  version(): string {
+    return (['config', 'rollouts', 'metrics', 'summary', 'checkpoints'] as const).map((f) => fileKey(runPath(this.dir, f))).join('|');
+  }
+
+  info(): RunInfo {
+    this.index.refresh();
+    const config = this.config();
+    const summary = this.summary();
+    const { records, skipped } = this.metrics();
+    const kind = String(config['kind'] ?? 'unknown');
+    const train = records.filter((r) => r['kind'] === 'train');
+    const steps = train.length ? Math.max(...train.map((r) => r['step'] as number)) : 0;
+    const headline: Record<string, number> = {};
+    const source: Record<string, unknown> = { ...(train.at(-1) ?? {}), ...(summary ?? {}), ...((summary?.['eval'] as Record<string, unknown> | undefined) ?? {}) };
+    for (const k of HEADLINE) if (typeof source[k] === 'number') headline[k] = source[k] as number;
+    const latest = Math.max(...(['rollouts', 'metrics', 'summary', 'checkpoints', 'config'] as const).map((f) => mtimeOf(runPath(this.dir, f))));
+    const finished = summary !== null && summary['done'] !== false;
+    const state = finished ? 'done' : Date.now() - latest < RUNNING_WINDOW_MS ? 'running' : 'stopped';
+    const firstRollout = this.index.rollouts.length ? this.index.read(0)?.startedAt : undefined;
+    const startedAt = str(config['createdAt']) ?? str(config['startedAt']) ?? firstRollout ?? new Date(mtimeOf(runPath(this.dir, 'config'))).toISOString();
+    const slash = this.id.lastIndexOf('/evals/');
+    return {
+      id: this.id,
+      name: this.id.split('/').at(-1)!,
+      kind,
+      tasks: str(config['tasks']) ?? null,
+      model: str(config['model']) ?? str(config['agent']) ?? null,
+      steps,
+      rollouts: this.index.rollouts.length,
+      headline,
+      startedAt,
+      state,
+      version: this.version(),
+      warnings: [
+        ...this.index.warnings().map((w) => ({ file: 'rollouts.jsonl', ...w })),
+        ...skipped.map((w) => ({ file: 'metrics.jsonl', line: w.line, reason: `not JSON: ${w.reason}` })),
+      ],
+      parent: slash > 0 ? this.id.slice(0, slash) : null,
+    };
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function fileKey(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return '-';
+  }
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** The run directories under root, as ids, depth-first (a training run's evals/step-N included). */
+export function findRuns(root: string, maxDepth = 4): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, prefix: string[], depth: number) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!e.isDirectory() || e.name.startsWith('.')) continue;
+      const path = join(dir, e.name);
+      if (!inside(root, path)) continue;
+      const id = [...prefix, e.name];
+      if (isRunDir(path)) out.push(id.join('/'));
+      if (depth < maxDepth) walk(path, id, depth + 1);
+    }
+  };
+  if (isRunDir(root)) out.push('.');
+  walk(root, [], 1);
+  return out.filter((id) => id !== '.');
+}
+
+/** All runs under a root, each opened once and kept (their indexes grow incrementally). */
+export class RunStore {
+  private views = new Map<string, RunView>();
+
+  constructor(readonly root: string) {}
+
+  get(id: string): RunView {
+    const dir = runDirOf(this.root, id);
+    let v = this.views.get(id);
+    if (!v || v.dir !== dir) {
+      v = new RunView(id, dir);
+      this.views.set(id, v);
+    }
+    return v;
+  }
+
+  list(): RunInfo[] {
+    return findRuns(this.root).map((id) => this.get(id).info());
+  }
+}

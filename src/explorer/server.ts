@@ -1,0 +1,324 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Rollout } from '../agent/rollout.js';
+import { isInputError } from '../errors.js';
+import { compareRuns, loadRunRows } from '../eval/compare.js';
+import { getRenderer } from '../protocol/registry.js';
+import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';
+import type { Renderer } from '../protocol/types.js';
+import { readTaskSet } from '../tasks/registry.js';
+import type { Task } from '../tasks/task.js';
+import { rescoreGroup, type AdvantageKind, type LabSettings } from './lab.js';
+import { PathRefused, realRoot } from './paths.js';
+import { queryRollouts, SORT_KEYS, type RolloutQuery, type SortKey } from './rollout-index.js';
+import { RunStore, type RunView } from './runs.js';
+
+/**
+ * The explorer's HTTP server: a JSON API over run directories and the built front end. It only
+ * ever reads. Every run is named by an id checked by paths.ts; static files are served from a
+ * table of the built front end's files made at start, so no URL path reaches the file system.
+ */
+export interface ExplorerOptions {
+  runsDir: string;
+  port?: number;
+  host?: string;
+  /** The built front end (default: dist/explorer-web). */
+  webDir?: string;
+}
+
+export interface Explorer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+class BadRequest extends Error {}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+};
+
+/** Where the built front end is, from src/explorer (vitest) or dist/src/explorer (the CLI). */
+export function defaultWebDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, '..', '..', 'explorer-web'), join(here, '..', '..', 'dist', 'explorer-web')];
+  return candidates.find((c) => existsSync(join(c, 'index.html'))) ?? candidates[0]!;
+}
+
+function staticTable(webDir: string): Map<string, string> {
+  const table = new Map<string, string>();
+  const walk = (dir: string, prefix: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name), `${prefix}${e.name}/`);
+      else if (e.isFile()) table.set(`/${prefix}${e.name}`, join(dir, e.name));
+    }
+  };
+  if (existsSync(webDir)) walk(webDir, '');
+  return table;
+}
+
+/** A strict-mode page: no inline script, nothing from elsewhere (the page works offline). */
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
+  const root = realRoot(o.runsDir);
+  if (!statSync(root).isDirectory()) throw new BadRequest(`${o.runsDir} is not a directory`);
+  const store = new RunStore(root);
+  const files = staticTable(o.webDir ?? defaultWebDir());
+  const api = new Api(store);
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const status = err instanceof PathRefused ? 404 : err instanceof BadRequest || isInputError(err) ? 400 : 500;
+      send(res, status, { error: (err as Error).message });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'the explorer is read-only: GET only' });
+    const url = new URL(req.url ?? '/', 'http://explorer.invalid');
+    if (url.pathname.startsWith('/api/')) return send(res, 200, await api.route(url.pathname.slice(5), url.searchParams));
+    const file = files.get(url.pathname === '/' ? '/index.html' : url.pathname);
+    if (!file) return send(res, 404, { error: `no such page: ${url.pathname}` });
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache' });
+    res.end(readFileSync(file));
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : o.port;
+  const host = o.host ?? '127.0.0.1';
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
+    server,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+function num(p: URLSearchParams, name: string): number | undefined {
+  const v = p.get(name);
+  if (v === null || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new BadRequest(`${name} must be a number, got '${v}'`);
+  return n;
+}
+
+function required(p: URLSearchParams, name: string): string {
+  const v = p.get(name);
+  if (v === null || v === '') throw new BadRequest(`missing parameter '${name}'`);
+  return v;
+}
+
+/** The JSON API; each method reads the files it needs (cached while they do not change). */
+class Api {
+  private tasks = new Map<string, { tasks?: Map<string, Task>; error?: string }>();
+  private renderers = new Map<string, Promise<Renderer | undefined>>();
+
+  constructor(private store: RunStore) {}
+
+  async route(name: string, p: URLSearchParams): Promise<unknown> {
+    switch (name) {
+      case 'runs':
+        return { runs: this.store.list() };
+      case 'run':
+        return this.run(this.store.get(required(p, 'run')));
+      case 'compare':
+        return this.compare(p.getAll('run'));
+      case 'rollouts':
+        return this.rollouts(this.store.get(required(p, 'run')), p);
+      case 'rollout':
+        return await this.rollout(this.store.get(required(p, 'run')), num(p, 'n') ?? -1);
+      case 'group':
+        return this.group(this.store.get(required(p, 'run')), p);
+      default:
+        throw new PathRefused(`no API '${name}'`);
+    }
+  }
+
+  private run(v: RunView) {
+    const info = v.info();
+    const children = this.store.list().filter((r) => r.parent === v.id);
+    const evalTable = [v, ...children.map((c) => this.store.get(c.id))]
+      .map((run) => ({ run: run.id, step: numberOr(run.config()['step']), intervals: intervalsOf(run.summary()) }))
+      .filter((row) => Object.keys(row.intervals).length > 0);
+    return { info, config: v.config(), summary: v.summary(), metrics: v.metrics().records, evalTable, evalRuns: children.map((c) => c.id) };
+  }
+
+  private compare(ids: string[]) {
+    if (ids.length < 2) throw new BadRequest('compare needs at least two runs');
+    const runs = ids.map((id) => ({ id, rows: loadRunRows(this.store.get(id).dir) }));
+    const c = compareRuns(runs.map((r) => r.rows), { seed: 0 });
+    return { ...c, runs: c.runs.map((r, i) => ({ ...r, dir: runs[i]!.id })) };
+  }
+
+  private rollouts(v: RunView, p: URLSearchParams) {
+    v.index.refresh();
+    const sort = p.get('sort') ?? undefined;
+    if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort)) throw new BadRequest(`sort must be one of ${SORT_KEYS.join(', ')}, got '${sort}'`);
+    const off = p.get('offform');
+    const q: RolloutQuery = {
+      ...(p.get('task') ? { task: p.get('task')! } : {}),
+      ...(p.get('endReason') ? { endReason: p.get('endReason')! } : {}),
+      ...(off === 'yes' ? { offform: true } : off === 'no' ? { offform: false } : {}),
+      ...(sort ? { sort: sort as SortKey } : {}),
+      desc: p.get('desc') === '1',
+    };
+    for (const k of ['step', 'group', 'minReward', 'maxReward', 'minCurated', 'maxCurated', 'page', 'pageSize'] as const) {
+      const n = num(p, k);
+      if (n !== undefined) q[k] = n;
+    }
+    const all = v.index.rollouts;
+    return { ...queryRollouts(all, q), endReasons: [...new Set(all.map((r) => r.endReason))].sort(), warnings: v.index.warnings() };
+  }
+
+  private async rollout(v: RunView, n: number) {
+    v.index.refresh();
+    const r = v.index.read(n);
+    if (!r) throw new PathRefused(`run '${v.id}' has no rollout ${n}`);
+    const { task, error } = this.task(v, r.taskId);
+    const curated = new Set(r.curated);
+    const facts = task?.facts.map((f) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)) })) ?? null;
+    const renderer = await this.rendererFor(v);
+    const decode = renderer ? (ids: number[]) => ids.map((t) => safeDecode(renderer, t)) : undefined;
+    const tokens = r.turns.map((t) => ({
+      inserted: decode ? decode(t.insertedTokens ?? []) : null,
+      sampled: decode ? decode(t.sampledTokens ?? []) : null,
+    }));
+    return { n, summary: v.index.rollouts[n], rollout: r, facts, tasksError: error ?? null, decodedWith: renderer ? String(v.config()['renderer']) : null, tokens };
+  }
+
+  private group(v: RunView, p: URLSearchParams) {
+    v.index.refresh();
+    const step = num(p, 'step');
+    const group = num(p, 'group');
+    const task = p.get('task');
+    const members = v.index.rollouts.filter((s) => (group !== undefined ? s.group === group && (step === undefined || s.step === step) : s.taskId === task && s.step === (step ?? null)));
+    if (members.length === 0) throw new PathRefused(`run '${v.id}' has no such group`);
+    const rollouts = members.map((s) => v.index.read(s.n)!);
+    const config = v.config();
+    const kind: 'search' | 'qa' = rubricKind(config, rollouts);
+    const defaults: LabSettings = {
+      weights: { ...(rollouts[0]!.reward?.weights ?? {}) },
+      beta: configBeta(config, rollouts[0]!.step ?? 0),
+      advantage: config['advantage'] === 'grpo' ? 'grpo' : 'dr-grpo',
+    };
+    const settings = labSettings(p, defaults, Object.keys(rollouts[0]!.reward?.parts ?? {}));
+    const tasks = this.taskMap(v);
+    const lab = rescoreGroup(rollouts, settings, kind, tasks.tasks);
+    return {
+      taskId: rollouts[0]!.taskId,
+      query: rollouts[0]!.query,
+      step: rollouts[0]!.step ?? null,
+      group: rollouts[0]!.group ?? null,
+      kind,
+      members: members.map((s, i) => ({ ...s, parts: rollouts[i]!.reward?.parts ?? {}, curatedIds: [...new Set(rollouts[i]!.curated)], finalText: rollouts[i]!.turns.at(-1)?.text.slice(0, 600) ?? '' })),
+      defaults,
+      parts: Object.keys(rollouts[0]!.reward?.parts ?? {}),
+      lab,
+    };
+  }
+
+  private taskMap(v: RunView): { tasks?: Map<string, Task>; error?: string } {
+    const name = v.config()['tasks'];
+    if (typeof name !== 'string') return { error: 'the run config names no task set' };
+    let entry = this.tasks.get(name);
+    if (!entry) {
+      try {
+        entry = { tasks: new Map(readTaskSet(name).tasks.map((t) => [t.id, t as Task])) };
+      } catch (err) {
+        entry = { error: `task set '${name}': ${(err as Error).message}` };
+      }
+      this.tasks.set(name, entry);
+    }
+    return entry;
+  }
+
+  private task(v: RunView, id: string): { task?: Task; error?: string } {
+    const m = this.taskMap(v);
+    if (!m.tasks) return { error: m.error ?? 'no tasks' };
+    const task = m.tasks.get(id);
+    return task ? { task } : { error: `task '${id}' is not in the run's task set` };
+  }
+
+  /** The run's renderer if it can be loaded here (its tokenizer decodes token ids), loaded once. */
+  private rendererFor(v: RunView): Promise<Renderer | undefined> {
+    const name = v.config()['renderer'];
+    if (typeof name !== 'string') return Promise.resolve(undefined);
+    let loading = this.renderers.get(name);
+    if (!loading) {
+      loading = Promise.resolve()
+        .then(() => getRenderer(name))
+        .catch(() => undefined);
+      this.renderers.set(name, loading);
+    }
+    return loading;
+  }
+}
+
+function safeDecode(r: Renderer, token: number): string {
+  try {
+    return r.decode([token]);
+  } catch {
+    return `#${token}`;
+  }
+}
+
+function numberOr(v: unknown): number | null {
+  return typeof v === 'number' ? v : null;
+}
+
+function intervalsOf(summary: Record<string, unknown> | null): Record<string, { mean: number; lo: number; hi: number; n: number }> {
+  const iv = summary?.['intervals'];
+  return typeof iv === 'object' && iv !== null ? (iv as Record<string, { mean: number; lo: number; hi: number; n: number }>) : {};
+}
+
+function rubricKind(config: Record<string, unknown>, rollouts: Rollout[]): 'search' | 'qa' {
+  const rubric = config['rubric'] as { kind?: unknown } | undefined;
+  if (rubric?.kind === 'qa' || rubric?.kind === 'search') return rubric.kind;
+  return 'fbeta' in (rollouts[0]?.reward?.parts ?? {}) ? 'search' : 'qa';
+}
+
+/** F-beta's beta the run used at a step: eval runs store the rubric, training runs their reward config. */
+function configBeta(config: Record<string, unknown>, step: number): number {
+  const rubric = config['rubric'] as { beta?: unknown } | undefined;
+  const reward = config['reward'] as { beta?: unknown } | undefined;
+  const b = rubric?.beta ?? reward?.beta;
+  if (typeof b === 'number' && b > 0) return b;
+  const schedule = BetaScheduleSchema.safeParse(b);
+  return schedule.success ? betaAt(schedule.data, step) : 4;
+}
+
+function labSettings(p: URLSearchParams, defaults: LabSettings, parts: string[]): LabSettings {
+  const weights = { ...defaults.weights };
+  for (const [key, value] of p) {
+    if (!key.startsWith('w.')) continue;
+    const part = key.slice(2);
+    if (!parts.includes(part)) throw new BadRequest(`${key}: '${part}' is not a reward part of these rollouts (${parts.join(', ')})`);
+    const w = Number(value);
+    if (value === '' || !Number.isFinite(w)) throw new BadRequest(`${key} must be a number, got '${value}'`);
+    weights[part] = w;
+  }
+  const beta = num(p, 'beta') ?? defaults.beta;
+  if (!(beta > 0)) throw new BadRequest(`beta must be positive, got ${beta}`);
+  const adv = p.get('advantage') ?? defaults.advantage;
+  if (adv !== 'dr-grpo' && adv !== 'grpo') throw new BadRequest(`advantage must be dr-grpo or grpo, got '${adv}'`);
+  return { weights, beta, advantage: adv as AdvantageKind };
+}

@@ -1,0 +1,541 @@
+import './style.css';
+import { api, type Interval, type RunInfo } from './api.js';
+import { lineChart, type Series } from './charts.js';
+import { clear, fmt, h, type Child } from './dom.js';
+
+/**
+ * The explorer's pages, routed by the URL hash: #/ (runs), #/run?runs=A,B (dashboard, runs
+ * overlaid), #/rollouts?run=A&... (table), #/rollout?run=A&n=N, #/group?run=A&step=S&group=G.
+ * A poll of /api/runs every few seconds redraws the page when a run it shows has grown.
+ */
+
+const app = document.getElementById('app')!;
+const crumbs = document.getElementById('crumbs')!;
+const live = document.getElementById('live')!;
+const POLL_MS = Number(new URLSearchParams(location.search).get('poll') ?? 2000);
+
+interface Route {
+  path: string;
+  params: URLSearchParams;
+}
+
+function route(): Route {
+  const hash = location.hash.replace(/^#/, '') || '/';
+  const [path, query] = hash.split('?', 2);
+  return { path: path || '/', params: new URLSearchParams(query ?? '') };
+}
+
+function link(path: string, params: Record<string, string | number | undefined | null> = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return `#${path}${s ? `?${s}` : ''}`;
+}
+
+function go(path: string, params: Record<string, string | number | undefined | null>): void {
+  location.hash = link(path, params).slice(1);
+}
+
+/** Versions of the runs the current page was drawn from; a change redraws it. */
+let shown = new Map<string, string>();
+let renderToken = 0;
+
+async function render(): Promise<void> {
+  const token = ++renderToken;
+  const r = route();
+  const page = h('div', { class: 'page' });
+  try {
+    const runs = await api<{ runs: RunInfo[] }>('runs');
+    const versions = new Map(runs.runs.map((x) => [x.id, x.version]));
+    let content: Child;
+    let used: string[];
+    switch (r.path) {
+      case '/run': {
+        used = (r.params.get('runs') ?? '').split(',').filter(Boolean);
+        content = await dashboard(used, r.params, runs.runs);
+        break;
+      }
+      case '/rollouts':
+        used = [r.params.get('run') ?? ''];
+        content = await rolloutsPage(r.params);
+        break;
+      case '/rollout':
+        used = [];
+        content = await rolloutPage(r.params);
+        break;
+      case '/group':
+        used = [];
+        content = await groupPage(r.params);
+        break;
+      default:
+        used = ['*'];
+        content = runsPage(runs.runs);
+    }
+    if (token !== renderToken) return;
+    shown = new Map(used.map((id) => [id, id === '*' ? [...versions].join(';') : (versions.get(id) ?? '')]));
+    page.append(...[content].flat().filter((c): c is Node => c instanceof Node));
+  } catch (err) {
+    if (token !== renderToken) return;
+    page.append(h('p', { class: 'error' }, String((err as Error).message)));
+  }
+  setCrumbs(r);
+  const y = window.scrollY;
+  clear(app);
+  app.append(page);
+  window.scrollTo(0, y);
+}
+
+function setCrumbs(r: Route): void {
+  clear(crumbs);
+  const run = r.params.get('run') ?? r.params.get('runs')?.split(',')[0];
+  const parts: Child[] = [h('a', { href: '#/' }, 'runs')];
+  if (run) parts.push(' / ', h('a', { href: link('/run', { runs: run }) }, run));
+  if (run && r.path !== '/run' && r.path !== '/') parts.push(' / ', h('a', { href: link('/rollouts', { run }) }, 'rollouts'));
+  if (r.path === '/rollout') parts.push(' / ', `rollout ${r.params.get('n')}`);
+  if (r.path === '/group') parts.push(' / ', 'group');
+  crumbs.append(...parts.flat().map((p) => (typeof p === 'string' ? document.createTextNode(p) : (p as Node))));
+}
+
+async function poll(): Promise<void> {
+  try {
+    const runs = await api<{ runs: RunInfo[] }>('runs');
+    const versions = new Map(runs.runs.map((x) => [x.id, x.version]));
+    const all = [...versions].join(';');
+    const changed = [...shown].some(([id, v]) => (id === '*' ? all !== v : versions.get(id) !== v));
+    live.textContent = `live · checked ${new Date().toLocaleTimeString()}`;
+    if (changed && !document.activeElement?.closest('form')) await render();
+  } catch {
+    live.textContent = 'server not answering';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs list
+// ---------------------------------------------------------------------------------------------
+
+const HEADLINE = ['reward', 'f1', 'recall', 'precision', 'valid_share', 'valid', 'entropy'];
+
+function runsPage(runs: RunInfo[]): Child {
+  if (runs.length === 0) return h('p', { class: 'muted' }, 'No run directories here yet (a run directory holds a config.json).');
+  const picked = new Set<string>();
+  const overlay = h('button', { type: 'button', id: 'overlay', onclick: () => picked.size && go('/run', { runs: [...picked].join(',') }) }, 'Overlay selected runs');
+  const rows = runs.map((r) =>
+    h(
+      'tr',
+      { 'data-run': r.id },
+      h('td', {}, h('input', { type: 'checkbox', 'aria-label': `select ${r.id}`, onchange: (e) => ((e.target as HTMLInputElement).checked ? picked.add(r.id) : picked.delete(r.id)) })),
+      h('td', {}, h('a', { href: link('/run', { runs: r.id }), class: 'run-link' }, r.id)),
+      h('td', {}, h('span', { class: `kind kind-${r.kind}` }, r.kind)),
+      h('td', {}, r.tasks ?? '—'),
+      h('td', { class: 'model' }, r.model ?? '—'),
+      h('td', { class: 'num' }, r.steps),
+      h('td', { class: 'num' }, r.rollouts),
+      h('td', {}, HEADLINE.filter((k) => k in r.headline).slice(0, 4).map((k) => h('span', { class: 'metric' }, `${k} ${fmt(r.headline[k])}`))),
+      h('td', {}, r.startedAt ? new Date(r.startedAt).toLocaleString() : '—'),
+      h('td', {}, h('span', { class: `state state-${r.state}` }, r.state)),
+      h('td', {}, r.warnings.length ? h('span', { class: 'warn', title: r.warnings.map((w) => `${w.file}:${w.line} ${w.reason}`).join('\n') }, `⚠ ${r.warnings.length}`) : ''),
+    ),
+  );
+  return [
+    h('h1', {}, 'Runs'),
+    h('table', { class: 'grid', id: 'runs' }, h('thead', {}, h('tr', {}, ['', 'run', 'kind', 'task set', 'model', 'steps', 'rollouts', 'headline', 'started', 'state', ''].map((t) => h('th', {}, t)))), h('tbody', {}, rows)),
+    h('p', {}, overlay),
+  ];
+}
+
+function warningsBanner(warnings: { file?: string; line: number; reason: string }[]): Child {
+  if (warnings.length === 0) return null;
+  return h('div', { class: 'warnings', role: 'alert' }, h('strong', {}, `⚠ ${warnings.length} line(s) skipped`), h('ul', {}, warnings.slice(0, 20).map((w) => h('li', {}, `${w.file ?? 'rollouts.jsonl'} line ${w.line}: ${w.reason}`))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dashboard
+// ---------------------------------------------------------------------------------------------
+
+interface RunData {
+  info: RunInfo;
+  config: Record<string, unknown>;
+  summary: Record<string, unknown> | null;
+  metrics: Record<string, unknown>[];
+  evalTable: { run: string; step: number | null; intervals: Record<string, Interval> }[];
+  evalRuns: string[];
+}
+
+const CHARTS: { title: string; kind: 'train' | 'eval'; keys: string[] }[] = [
+  { title: 'train reward', kind: 'train', keys: ['reward'] },
+  { title: 'valid rollouts (curated ≥ 1)', kind: 'train', keys: ['valid_share'] },
+  { title: 'entropy (nats / sampled token)', kind: 'train', keys: ['entropy'] },
+  { title: 'eval F1 / precision / recall', kind: 'eval', keys: ['f1', 'precision', 'recall'] },
+  { title: 'trajectory vs curated recall', kind: 'train', keys: ['trajectory_recall', 'curated_recall'] },
+  { title: 'off-form calls (share of calls, of episodes)', kind: 'train', keys: ['offform_call_share', 'offform_episode_share'] },
+  { title: 'turns per episode', kind: 'train', keys: ['turns'] },
+  { title: 'curated documents', kind: 'train', keys: ['curated_size'] },
+  { title: 'groups with no reward variance', kind: 'train', keys: ['groups_all_equal_share'] },
+];
+
+/** Prompts (queries) seen by the end of each step: the sum of queries consumed, groups when absent. */
+function promptsSeen(metrics: Record<string, unknown>[]): Map<number, number> {
+  const out = new Map<number, number>([[0, 0]]);
+  let total = 0;
+  for (const m of metrics.filter((x) => x['kind'] === 'train').sort((a, b) => (a['step'] as number) - (b['step'] as number))) {
+    const q = m['queries_consumed'] ?? m['groups'];
+    total += typeof q === 'number' ? q : 0;
+    out.set(m['step'] as number, total);
+  }
+  return out;
+}
+
+async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[]): Promise<Child> {
+  if (ids.length === 0) return h('p', { class: 'error' }, 'no run chosen');
+  const runs = await Promise.all(ids.map((id) => api<RunData>('run', { run: id })));
+  const byPrompts = params.get('x') === 'prompts';
+  const xLabel = byPrompts ? 'prompts seen' : 'step';
+  const toggle = h('button', { type: 'button', id: 'x-toggle', onclick: () => go('/run', { runs: ids.join(','), x: byPrompts ? undefined : 'prompts' }) }, byPrompts ? 'x: prompts seen (show steps)' : 'x: step (show prompts seen)');
+  const addable = all.filter((r) => !ids.includes(r.id));
+  const add = h('select', { id: 'add-run', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: [...ids, v].join(','), x: params.get('x') }); } }, h('option', { value: '' }, 'overlay another run…'), addable.map((r) => h('option', { value: r.id }, r.id)));
+
+  const charts: Child[] = [];
+  const hasMetrics = runs.some((r) => r.metrics.length > 0);
+  if (hasMetrics) {
+    for (const c of CHARTS) {
+      const series: Series[] = [];
+      for (const run of runs) {
+        const seen = promptsSeen(run.metrics);
+        for (const key of c.keys) {
+          const pts = run.metrics
+            .filter((m) => m['kind'] === c.kind && typeof m[key] === 'number')
+            .map((m) => [byPrompts ? (seen.get(m['step'] as number) ?? Number.NaN) : (m['step'] as number), m[key] as number] as [number, number])
+            .filter((p) => Number.isFinite(p[0]));
+          series.push({ label: `${runs.length > 1 ? `${run.info.id} ` : ''}${key}`, points: pts });
+        }
+      }
+      charts.push(lineChart(c.title, xLabel, series));
+    }
+  }
+  const head = runs.map((r) =>
+    h('div', { class: 'run-head' },
+      h('h1', {}, r.info.id, ' ', h('span', { class: `kind kind-${r.info.kind}` }, r.info.kind), ' ', h('span', { class: `state state-${r.info.state}` }, r.info.state)),
+      h('p', { class: 'muted' }, `task set ${r.info.tasks ?? '—'} · model ${r.info.model ?? '—'} · ${r.info.steps} steps · ${r.info.rollouts} rollouts`),
+      h('p', {}, h('a', { href: link('/rollouts', { run: r.info.id }), class: 'rollouts-link' }, 'rollouts →'), r.evalRuns.length ? [' · evals: ', r.evalRuns.map((e) => [h('a', { href: link('/run', { runs: e }) }, e.split('/').at(-1)!), ' '])] : null),
+      warningsBanner(r.info.warnings),
+    ),
+  );
+  const evalRuns = runs.filter((r) => r.info.kind === 'eval');
+  let comparison: Child = null;
+  if (evalRuns.length >= 2) {
+    try {
+      comparison = compareTable(await api('compare', new URLSearchParams(evalRuns.map((r) => ['run', r.info.id]))));
+    } catch (err) {
+      comparison = h('p', { class: 'error' }, `compare: ${(err as Error).message}`);
+    }
+  }
+  return [
+    head,
+    h('div', { class: 'toolbar' }, hasMetrics ? toggle : null, add),
+    hasMetrics ? h('div', { class: 'charts' }, charts) : h('p', { class: 'muted' }, 'No per-step metrics (an eval run): see the table below.'),
+    evalTable(runs),
+    comparison,
+  ];
+}
+
+function interval(ci: Interval | undefined): string {
+  if (!ci) return '—';
+  return ci.n >= 2 ? `${fmt(ci.mean)} [${fmt(ci.lo)}, ${fmt(ci.hi)}]` : fmt(ci.mean);
+}
+
+function evalTable(runs: RunData[]): Child {
+  const cols = runs.flatMap((r) => r.evalTable.map((e) => ({ label: `${e.run}${e.step !== null ? ` @${e.step}` : ''}`, intervals: e.intervals })));
+  if (cols.length === 0) return null;
+  const metrics = [...new Set(cols.flatMap((c) => Object.keys(c.intervals)))];
+  return h('section', {},
+    h('h2', {}, 'Eval (mean, 95% bootstrap interval over tasks)'),
+    h('table', { class: 'grid', id: 'eval-table' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'metric'), cols.map((c) => h('th', {}, c.label)))),
+      h('tbody', {}, metrics.map((m) => h('tr', {}, h('td', {}, m), cols.map((c) => h('td', { class: 'num' }, interval(c.intervals[m])))))),
+    ),
+  );
+}
+
+function compareTable(c: { sharedTasks: string[]; metrics: string[]; runs: { dir: string; values: Record<string, Interval>; diffs: Record<string, Interval & { shown: boolean }> }[] }): Child {
+  return h('section', {},
+    h('h2', {}, `Compare (paired over ${c.sharedTasks.length} shared tasks; later runs minus the first)`),
+    h('table', { class: 'grid', id: 'compare-table' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'metric'), c.runs.map((r, i) => h('th', {}, i === 0 ? r.dir : `${r.dir} (Δ vs first)`)))),
+      h('tbody', {}, c.metrics.map((m) => h('tr', {}, h('td', {}, m), c.runs.map((r, i) => {
+        const d = r.diffs[m];
+        return h('td', { class: 'num' }, interval(r.values[m]), i > 0 && d ? h('span', { class: d.shown ? 'diff shown' : 'diff ns' }, ` ${d.mean >= 0 ? '+' : ''}${fmt(d.mean)} [${fmt(d.lo)}, ${fmt(d.hi)}]${d.shown ? '' : ' n.s.'}`) : null);
+      })))),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollouts table
+// ---------------------------------------------------------------------------------------------
+
+interface Summary {
+  n: number;
+  line: number;
+  id: string;
+  taskId: string;
+  sample: number;
+  step: number | null;
+  group: number | null;
+  reward: number | null;
+  advantage: number | null;
+  endReason: string;
+  offform: number;
+  curated: number;
+  turns: number;
+  query: string;
+}
+
+const FILTERS = ['task', 'step', 'group', 'minReward', 'maxReward', 'endReason', 'offform', 'minCurated', 'maxCurated'] as const;
+
+async function rolloutsPage(p: URLSearchParams): Promise<Child> {
+  const run = p.get('run') ?? '';
+  const data = await api<{ total: number; page: number; pageSize: number; rows: Summary[]; endReasons: string[]; warnings: { line: number; reason: string }[] }>('rollouts', p);
+  const current = Object.fromEntries(p);
+  const set = (changes: Record<string, string | number | undefined>) => go('/rollouts', { ...current, ...changes });
+  const input = (name: string, label: string, width = 6) => h('label', {}, label, h('input', { name, size: width, value: p.get(name) ?? '' }));
+  const form = h('form', { id: 'filters', onsubmit: (e) => {
+    e.preventDefault();
+    const fd = new FormData(e.target as HTMLFormElement);
+    const next: Record<string, string | undefined> = { run, sort: p.get('sort') ?? undefined, desc: p.get('desc') ?? undefined, pageSize: p.get('pageSize') ?? undefined };
+    for (const f of FILTERS) next[f] = String(fd.get(f) ?? '') || undefined;
+    (document.activeElement as HTMLElement | null)?.blur();
+    go('/rollouts', next);
+  } },
+    input('task', 'task ', 14), input('step', 'step ', 4), input('group', 'group ', 4), input('minReward', 'reward ≥ '), input('maxReward', '≤ '),
+    h('label', {}, 'end ', h('select', { name: 'endReason' }, h('option', { value: '' }, 'any'), data.endReasons.map((e) => h('option', { value: e, selected: p.get('endReason') === e }, e)))),
+    h('label', {}, 'off-form ', h('select', { name: 'offform' }, ['', 'yes', 'no'].map((v) => h('option', { value: v, selected: (p.get('offform') ?? '') === v }, v || 'any')))),
+    input('minCurated', 'curated ≥ ', 3), input('maxCurated', '≤ ', 3),
+    h('button', { type: 'submit' }, 'filter'),
+  );
+  const sort = p.get('sort') ?? 'n';
+  const desc = p.get('desc') === '1';
+  const col = (key: string, label: string) => h('th', { class: 'sortable', 'data-sort': key, onclick: () => set({ sort: key, desc: sort === key && !desc ? '1' : undefined, page: undefined }) }, label, sort === key ? (desc ? ' ▼' : ' ▲') : '');
+  const pages = Math.max(1, Math.ceil(data.total / data.pageSize));
+  const pager = h('div', { class: 'pager' },
+    h('button', { type: 'button', disabled: data.page === 0, onclick: () => set({ page: data.page - 1 }) }, '← prev'),
+    h('span', { id: 'page-info' }, ` page ${data.page + 1} of ${pages} · ${data.total} rollouts `),
+    h('button', { type: 'button', disabled: data.page + 1 >= pages, onclick: () => set({ page: data.page + 1 }) }, 'next →'),
+  );
+  const groupLink = (r: Summary) => (r.group !== null ? link('/group', { run, step: r.step, group: r.group }) : link('/group', { run, task: r.taskId }));
+  return [
+    h('h1', {}, `Rollouts of ${run}`),
+    warningsBanner(data.warnings),
+    form,
+    pager,
+    h('table', { class: 'grid', id: 'rollouts' },
+      h('thead', {}, h('tr', {}, col('n', '#'), col('taskId', 'task'), col('step', 'step'), col('group', 'group'), col('sample', 'sample'), col('reward', 'reward'), col('advantage', 'adv.'), col('endReason', 'end'), col('offform', 'off-form'), col('curated', 'curated'), col('turns', 'turns'), h('th', {}, 'query'))),
+      h('tbody', {}, data.rows.map((r) => h('tr', { 'data-n': r.n },
+        h('td', {}, h('a', { href: link('/rollout', { run, n: r.n }), class: 'rollout-link' }, r.n)),
+        h('td', {}, r.taskId), h('td', { class: 'num' }, r.step ?? '—'),
+        h('td', {}, h('a', { href: groupLink(r), class: 'group-link' }, r.group ?? 'samples')),
+        h('td', { class: 'num' }, r.sample), h('td', { class: 'num' }, fmt(r.reward)), h('td', { class: 'num' }, fmt(r.advantage)),
+        h('td', {}, r.endReason), h('td', { class: 'num' }, r.offform), h('td', { class: 'num' }, r.curated), h('td', { class: 'num' }, r.turns),
+        h('td', { class: 'query' }, r.query),
+      ))),
+    ),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// One rollout
+// ---------------------------------------------------------------------------------------------
+
+interface CallRecord {
+  name: string;
+  arguments: unknown;
+  status: string;
+  raw?: string;
+  tokenSpan?: [number, number];
+  result: { outcome: string; content: string; chunkIds: string[]; errorKind?: string };
+}
+interface Turn {
+  index: number;
+  insertedTokens: number[];
+  sampledTokens: number[];
+  sampledLogprobs: number[];
+  text: string;
+  calls: CallRecord[];
+  curated: string[];
+}
+
+const TOKEN_CAP = 3000;
+
+function tokenStrip(ids: number[], decoded: string[] | null, logprobs: number[] | null, cls: string): HTMLElement {
+  const box = h('div', { class: `tokens ${cls}` });
+  ids.slice(0, TOKEN_CAP).forEach((id, i) => {
+    const lp = logprobs?.[i];
+    const span = h('span', { class: 'tok', title: `id ${id}${lp !== undefined ? ` · logprob ${lp.toFixed(3)} · p ${Math.exp(lp).toFixed(3)}` : ''}` }, decoded ? decoded[i]! : `${id} `);
+    // Shade by surprise: a sure token (p near 1) stays clear, an unlikely one turns red.
+    if (lp !== undefined) span.style.backgroundColor = `rgba(214, 39, 40, ${(1 - Math.exp(lp)).toFixed(3)})`;
+    box.appendChild(span);
+  });
+  if (ids.length > TOKEN_CAP) box.appendChild(h('span', { class: 'muted' }, ` … ${ids.length - TOKEN_CAP} more tokens`));
+  return box;
+}
+
+async function rolloutPage(p: URLSearchParams): Promise<Child> {
+  const run = p.get('run') ?? '';
+  const d = await api<{
+    n: number;
+    summary: Summary;
+    rollout: { id: string; taskId: string; query: string; agent: string; turns: Turn[]; curated: string[]; trajectory: string[]; endReason: string; error?: string; answer?: string; reward?: { total: number; parts: Record<string, number>; weights: Record<string, number> }; step?: number; group?: number; advantage?: number; sample: number };
+    facts: { text: string; chunkIds: string[]; covered: boolean; seen: boolean }[] | null;
+    tasksError: string | null;
+    decodedWith: string | null;
+    tokens: { inserted: string[] | null; sampled: string[] | null }[];
+  }>('rollout', { run, n: p.get('n') ?? '' });
+  const r = d.rollout;
+  const nav = h('p', { class: 'toolbar' },
+    d.n > 0 ? h('a', { href: link('/rollout', { run, n: d.n - 1 }) }, '← previous') : null, ' ',
+    h('a', { href: link('/rollout', { run, n: d.n + 1 }) }, 'next →'), ' · ',
+    h('a', { href: r.group !== undefined ? link('/group', { run, step: r.step, group: r.group }) : link('/group', { run, task: r.taskId }), id: 'open-group' }, r.group !== undefined ? `group ${r.group} of step ${r.step}` : 'all samples of this task'),
+  );
+  const facts = d.facts
+    ? h('ul', { class: 'facts' }, d.facts.map((f) => h('li', { class: f.covered ? 'covered' : 'missed' }, f.covered ? '✓ ' : '✗ ', f.text, h('span', { class: 'muted' }, ` (${f.chunkIds.join(', ')}${f.seen && !f.covered ? '; seen in results, not curated' : ''})`))))
+    : h('p', { class: 'muted' }, `facts unavailable: ${d.tasksError ?? ''}`);
+  const reward = r.reward
+    ? h('table', { class: 'grid small', id: 'reward-parts' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'part'), h('th', {}, 'value'), h('th', {}, 'weight'), h('th', {}, 'contribution'))),
+        h('tbody', {},
+          Object.entries(r.reward.parts).map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'num' }, fmt(v)), h('td', { class: 'num' }, fmt(r.reward!.weights[k] ?? 0)), h('td', { class: 'num' }, fmt(v * (r.reward!.weights[k] ?? 0))))),
+          h('tr', { class: 'total' }, h('td', {}, 'total'), h('td', {}), h('td', {}), h('td', { class: 'num' }, fmt(r.reward.total))),
+        ))
+    : h('p', { class: 'muted' }, 'not scored');
+  let prev: string[] = [];
+  const turns = r.turns.map((t, i) => {
+    const now = t.curated ?? [];
+    const added = now.filter((x) => !prev.includes(x));
+    const removed = prev.filter((x) => !now.includes(x));
+    prev = now;
+    const tok = d.tokens[i];
+    return h('section', { class: 'turn', 'data-turn': i },
+      h('h3', {}, `turn ${i}`, h('span', { class: 'muted' }, ` · ${t.insertedTokens?.length ?? 0} inserted, ${t.sampledTokens?.length ?? 0} sampled tokens`)),
+      h('pre', { class: 'model-text' }, t.text),
+      t.calls.map((c) => h('div', { class: `call status-${c.status}` },
+        h('div', {}, h('span', { class: `badge ${c.status}` }, c.status), ' ', h('code', {}, c.name), ' ', h('code', { class: 'args' }, JSON.stringify(c.arguments))),
+        c.raw !== undefined && c.status !== 'ok' ? h('div', {}, h('span', { class: 'muted' }, 'raw: '), h('code', { class: 'raw' }, c.raw)) : null,
+        c.tokenSpan && c.status !== 'ok' ? h('div', {}, h('span', { class: 'muted' }, 'raw tokens: '), tokenStrip(t.sampledTokens.slice(c.tokenSpan[0], c.tokenSpan[1]), tok?.sampled?.slice(c.tokenSpan[0], c.tokenSpan[1]) ?? null, null, 'raw-tokens')) : null,
+        h('details', { class: 'result', open: true }, h('summary', {}, `result: ${c.result.outcome}${c.result.errorKind ? ` (${c.result.errorKind})` : ''} · ${c.result.chunkIds.length} chunks`), h('pre', { class: 'result-text' }, c.result.content)),
+      )),
+      h('p', { class: 'curated-change' }, `curated: ${now.length}`, added.length ? h('span', { class: 'added' }, ` +${added.join(' +')}`) : null, removed.length ? h('span', { class: 'removed' }, ` −${removed.join(' −')}`) : null),
+      h('details', { class: 'token-view' },
+        h('summary', {}, 'tokens'),
+        h('div', { class: 'muted' }, 'inserted (template, tool results; not trained on):'),
+        tokenStrip(t.insertedTokens ?? [], tok?.inserted ?? null, null, 'inserted'),
+        h('div', { class: 'muted' }, 'sampled (shaded by sampler logprob: the redder, the less likely):'),
+        tokenStrip(t.sampledTokens ?? [], tok?.sampled ?? null, t.sampledLogprobs ?? null, 'sampled'),
+      ),
+    );
+  });
+  return [
+    h('h1', {}, `Rollout ${d.n}: ${r.taskId} #${r.sample}`),
+    nav,
+    h('p', { class: 'query' }, h('strong', {}, 'query: '), r.query),
+    h('p', { class: 'muted' }, `${r.agent} · end: ${r.endReason}${r.error ? ` (${r.error})` : ''} · ${r.turns.length} turns${r.step !== undefined ? ` · step ${r.step}, group ${r.group}, advantage ${fmt(r.advantage)}` : ''}${d.decodedWith ? ` · tokens decoded with ${d.decodedWith}` : ' · token ids shown (no tokenizer for this run here)'}`),
+    r.answer !== undefined ? h('p', {}, h('strong', {}, 'answer: '), r.answer) : null,
+    h('div', { class: 'cols' }, h('section', {}, h('h2', {}, 'Facts'), facts), h('section', {}, h('h2', {}, `Reward ${r.reward ? fmt(r.reward.total) : ''}`), reward)),
+    h('h2', {}, `Curated set (${new Set(r.curated).size})`),
+    h('p', { class: 'curated' }, r.curated.join(', ') || '(empty)'),
+    h('h2', {}, 'Turns'),
+    turns,
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// One group and the reward-shape lab
+// ---------------------------------------------------------------------------------------------
+
+interface GroupData {
+  taskId: string;
+  query: string;
+  step: number | null;
+  group: number | null;
+  kind: string;
+  members: (Summary & { parts: Record<string, number>; curatedIds: string[]; finalText: string })[];
+  defaults: { weights: Record<string, number>; beta: number; advantage: string };
+  parts: string[];
+  lab: { source: string; allEqual: boolean; rows: { id: string; sample: number; reward: number; advantage: number; recordedReward: number | null; recordedAdvantage: number | null }[] };
+}
+
+async function groupPage(p: URLSearchParams): Promise<Child> {
+  const run = p.get('run') ?? '';
+  const base = { run, step: p.get('step') ?? undefined, group: p.get('group') ?? undefined, task: p.get('task') ?? undefined };
+  const g = await api<GroupData>('group', base);
+  const cards = h('div', { class: 'group-cards' }, g.members.map((m) => h('div', { class: 'card', 'data-sample': m.sample },
+    h('h3', {}, h('a', { href: link('/rollout', { run, n: m.n }) }, `sample ${m.sample}`)),
+    h('p', {}, `reward ${fmt(m.reward)} · advantage ${fmt(m.advantage)}`),
+    h('p', { class: 'muted' }, `${m.endReason} · ${m.turns} turns · ${m.offform} off-form · curated ${m.curated}`),
+    h('table', { class: 'grid small' }, h('tbody', {}, Object.entries(m.parts).map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'num' }, fmt(v)))))),
+    h('p', { class: 'curated' }, m.curatedIds.join(', ') || '(empty)'),
+    h('pre', { class: 'model-text' }, m.finalText),
+  )));
+
+  const labBody = h('tbody', {});
+  const note = h('p', { class: 'muted', id: 'lab-note' });
+  const fill = (lab: GroupData['lab']) => {
+    clear(labBody);
+    for (const row of lab.rows) {
+      const moved = row.recordedAdvantage === null || Math.abs(row.advantage - row.recordedAdvantage) > 1e-9;
+      labBody.appendChild(h('tr', { 'data-sample': row.sample },
+        h('td', {}, row.sample), h('td', { class: 'num' }, fmt(row.recordedReward)), h('td', { class: 'num lab-reward' }, fmt(row.reward)),
+        h('td', { class: 'num' }, fmt(row.recordedAdvantage)), h('td', { class: `num lab-adv${moved ? ' moved' : ''}` }, fmt(row.advantage, 4)),
+      ));
+    }
+    note.textContent = `recomputed with ${lab.source}${lab.allEqual ? ' · all rewards equal: this group carries no gradient' : ''}`;
+  };
+  fill(g.lab);
+
+  const form = h('form', { id: 'lab', onsubmit: (e) => e.preventDefault() });
+  const fields: Record<string, HTMLInputElement | HTMLSelectElement> = {};
+  const beta = h('input', { name: 'beta', type: 'number', step: '0.5', min: '0.1', value: g.defaults.beta });
+  fields['beta'] = beta;
+  const adv = h('select', { name: 'advantage' }, ['dr-grpo', 'grpo'].map((a) => h('option', { value: a, selected: g.defaults.advantage === a }, a)));
+  fields['advantage'] = adv;
+  form.append(
+    h('label', {}, 'beta ', beta),
+    h('label', {}, 'advantage ', adv),
+    ...g.parts.map((part) => {
+      const input = h('input', { name: `w.${part}`, type: 'number', step: '0.05', value: g.defaults.weights[part] ?? 0, 'data-part': part });
+      fields[`w.${part}`] = input;
+      return h('label', {}, `${part} `, input);
+    }),
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let asked = 0;
+  form.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const mine = ++asked;
+      const q = new URLSearchParams(Object.entries(base).filter(([, v]) => v !== undefined) as [string, string][]);
+      for (const [k, el] of Object.entries(fields)) if (el.value !== '') q.set(k, el.value);
+      try {
+        const next = await api<GroupData>('group', q);
+        if (mine === asked) fill(next.lab);
+      } catch (err) {
+        note.textContent = `lab: ${(err as Error).message}`;
+      }
+    }, 150);
+  });
+
+  return [
+    h('h1', {}, g.group !== null ? `Group ${g.group} of step ${g.step}` : `Samples of ${g.taskId}`),
+    h('p', { class: 'query' }, h('strong', {}, `${g.taskId}: `), g.query),
+    cards,
+    h('section', { class: 'lab' },
+      h('h2', {}, 'Reward-shape lab'),
+      h('p', { class: 'muted' }, 'Score this group again under another rubric and see the advantages GRPO would have used. Nothing is re-sampled.'),
+      form,
+      h('table', { class: 'grid', id: 'lab-table' }, h('thead', {}, h('tr', {}, ['sample', 'reward (run)', 'reward (lab)', 'advantage (run)', 'advantage (lab)'].map((t) => h('th', {}, t)))), labBody),
+      note,
+    ),
+  ];
+}
+
+window.addEventListener('hashchange', () => void render());
+void render();
+setInterval(() => void poll(), POLL_MS);
