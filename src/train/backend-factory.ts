@@ -8,6 +8,7 @@ import type { Renderer } from '../protocol/types.js';
 import type { TrainConfig } from './config.js';
 import { baseSpecOf, ensureBaseModel } from './base-model.js';
 import { localRenderer } from './local-agent.js';
+import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 
 /**
  * The seam between the trainer and the backends: the trainer asks for a backend, a renderer for its
@@ -71,7 +72,9 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
     ...(config.apiKeyEnv ? { apiKeyEnv: config.apiKeyEnv } : {}),
   });
   if (opts.resumeFrom) await backend.loadState(opts.resumeFrom);
-  const renderer = await getRenderer(config.renderer);
+  // `sleuth serve-tinker` serves the local model and hands out its tokenizer: the compact renderer needs it.
+  const served = (backend as { tokenizer?: BpeTokenizer }).tokenizer;
+  const renderer = config.renderer === 'compact' && served ? localRenderer(served) : await getRenderer(config.renderer);
   return {
     backend,
     renderer,
