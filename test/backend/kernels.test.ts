@@ -31,7 +31,7 @@ function close(a: Float32Array, b: Float32Array, tol = 1e-4) {
 describe('WASM SIMD kernels', () => {
   it('matmul forward and backward equal the TypeScript reference (including odd row counts)', () => {
     const [w, j] = pair();
-    const T = 7, C = 12, OC = 20;
+    const T = 7, C = 12, OC = 21;
     const x = rand(T * C, 1), W = rand(OC * C, 2), b = rand(OC, 3), g = rand(T * OC, 4);
     const outs = [w, j].map((k) => {
       const out = k.heap.f32(T * OC), dinp = k.heap.f32(T * C), dw = k.heap.f32(OC * C), db = k.heap.f32(OC);

@@ -19,8 +19,12 @@ import { LocalSampler } from './sampler.js';
  *    applied are not saved (call optimStep first).
  */
 
-/** The default size: small enough for the demo's SFT + GRPO to run in minutes on two cores. */
-export const DEFAULT_MODEL: Omit<ModelConfig, 'vocabSize'> = { context: 1024, dModel: 128, nLayers: 3, nHeads: 4 };
+/**
+ * The default size (with DEFAULT_VOCAB = 2048): 0.28M parameters, small enough for the demo's SFT
+ * and GRPO to run in minutes on two cores (see bench/results/local.json); the same as the trainer's
+ * default base model.
+ */
+export const DEFAULT_MODEL: Omit<ModelConfig, 'vocabSize'> = { context: 768, dModel: 64, nLayers: 2, nHeads: 2 };
 
 export interface LocalBackendOptions {
   /** A checkpoint to start from (weights, tokenizer, and Adam state if it is a 'state' checkpoint). */

@@ -7,7 +7,7 @@ import { SPECIALS, assistantText, promptText, resultsText } from '../../protocol
 import { seededRandom } from './model.js';
 
 /** The local model's vocabulary: 256 bytes, the compact format's special tokens, and merges. */
-export const DEFAULT_VOCAB = 4096;
+export const DEFAULT_VOCAB = 2048;
 
 /**
  * Search-episode transcripts in the compact format, built from corpus chunks (a search on a title,

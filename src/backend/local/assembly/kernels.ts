@@ -19,14 +19,45 @@ export function matmul_forward(out: usize, inp: usize, w: usize, b: usize, T: i3
   const rowIn = <usize>C << 2;
   const rowOut = <usize>OC << 2;
   let t = 0;
-  // Four rows at a time share each load of a weight row; each element's sum is the same as below.
+  // Blocks of 4 rows x 2 outputs share loads (8 accumulators); each element's sum runs in the
+  // same order as in the one-row loop below.
   for (; t + 4 <= T; t += 4) {
     const i0 = inp + <usize>t * rowIn;
     const i1 = i0 + rowIn;
     const i2 = i1 + rowIn;
     const i3 = i2 + rowIn;
     const o0 = out + <usize>t * rowOut;
-    for (let o = 0; o < OC; o++) {
+    let o = 0;
+    for (; o + 2 <= OC; o += 2) {
+      const wr = w + <usize>o * rowIn;
+      const wr1 = wr + rowIn;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+      for (let c: usize = 0; c < rowIn; c += 16) {
+        const wv = v128.load(wr + c), wv1 = v128.load(wr1 + c);
+        const x0 = v128.load(i0 + c), x1 = v128.load(i1 + c), x2 = v128.load(i2 + c), x3 = v128.load(i3 + c);
+        a0 = f32x4.add(a0, f32x4.mul(x0, wv));
+        a1 = f32x4.add(a1, f32x4.mul(x1, wv));
+        a2 = f32x4.add(a2, f32x4.mul(x2, wv));
+        a3 = f32x4.add(a3, f32x4.mul(x3, wv));
+        b0 = f32x4.add(b0, f32x4.mul(x0, wv1));
+        b1 = f32x4.add(b1, f32x4.mul(x1, wv1));
+        b2 = f32x4.add(b2, f32x4.mul(x2, wv1));
+        b3 = f32x4.add(b3, f32x4.mul(x3, wv1));
+      }
+      const bias: f32 = b ? load<f32>(b + (<usize>o << 2)) : 0;
+      const bias1: f32 = b ? load<f32>(b + (<usize>o << 2) + 4) : 0;
+      const oo = o0 + (<usize>o << 2);
+      store<f32>(oo, hsum(a0) + bias);
+      store<f32>(oo + rowOut, hsum(a1) + bias);
+      store<f32>(oo + 2 * rowOut, hsum(a2) + bias);
+      store<f32>(oo + 3 * rowOut, hsum(a3) + bias);
+      store<f32>(oo + 4, hsum(b0) + bias1);
+      store<f32>(oo + 4 + rowOut, hsum(b1) + bias1);
+      store<f32>(oo + 4 + 2 * rowOut, hsum(b2) + bias1);
+      store<f32>(oo + 4 + 3 * rowOut, hsum(b3) + bias1);
+    }
+    for (; o < OC; o++) {
       const wr = w + <usize>o * rowIn;
       let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
       for (let c: usize = 0; c < rowIn; c += 16) {
@@ -44,10 +75,28 @@ export function matmul_forward(out: usize, inp: usize, w: usize, b: usize, T: i3
       store<f32>(oo + 3 * rowOut, hsum(a3) + bias);
     }
   }
+  // Remaining rows (and the sampler's single row): 4 outputs at a time share the input's loads.
   for (; t < T; t++) {
     const i0 = inp + <usize>t * rowIn;
     const o0 = out + <usize>t * rowOut;
-    for (let o = 0; o < OC; o++) {
+    let o = 0;
+    for (; o + 4 <= OC; o += 4) {
+      const wr = w + <usize>o * rowIn;
+      let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+      for (let c: usize = 0; c < rowIn; c += 16) {
+        const x = v128.load(i0 + c);
+        a0 = f32x4.add(a0, f32x4.mul(x, v128.load(wr + c)));
+        a1 = f32x4.add(a1, f32x4.mul(x, v128.load(wr + rowIn + c)));
+        a2 = f32x4.add(a2, f32x4.mul(x, v128.load(wr + 2 * rowIn + c)));
+        a3 = f32x4.add(a3, f32x4.mul(x, v128.load(wr + 3 * rowIn + c)));
+      }
+      const oo = o0 + (<usize>o << 2);
+      store<f32>(oo, hsum(a0) + (b ? load<f32>(b + (<usize>o << 2)) : 0));
+      store<f32>(oo + 4, hsum(a1) + (b ? load<f32>(b + (<usize>o << 2) + 4) : 0));
+      store<f32>(oo + 8, hsum(a2) + (b ? load<f32>(b + (<usize>o << 2) + 8) : 0));
+      store<f32>(oo + 12, hsum(a3) + (b ? load<f32>(b + (<usize>o << 2) + 12) : 0));
+    }
+    for (; o < OC; o++) {
       const wr = w + <usize>o * rowIn;
       let a0 = f32x4.splat(0);
       for (let c: usize = 0; c < rowIn; c += 16) a0 = f32x4.add(a0, f32x4.mul(v128.load(i0 + c), v128.load(wr + c)));
@@ -93,21 +142,50 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
       }
     }
   }
-  for (let o = 0; o < OC; o++) {
-    const dwr = dw + <usize>o * rowIn;
-    const oo = <usize>o << 2;
-    let bsum: f32 = 0;
-    let t = 0;
-    for (; t + 4 <= T; t += 4) {
-      const g0 = load<f32>(dout + <usize>t * rowOut + oo);
-      const g1 = load<f32>(dout + <usize>(t + 1) * rowOut + oo);
-      const g2 = load<f32>(dout + <usize>(t + 2) * rowOut + oo);
-      const g3 = load<f32>(dout + <usize>(t + 3) * rowOut + oo);
-      bsum += (g0 + g1) + (g2 + g3);
-      // Rows whose gradient is zero (masked tokens) add nothing: skip the work.
+  if (db) {
+    for (let o = 0; o < OC; o++) {
+      let bsum: f32 = 0;
+      for (let t = 0; t < T; t++) bsum += load<f32>(dout + <usize>t * rowOut + (<usize>o << 2));
+      store<f32>(db + (<usize>o << 2), load<f32>(db + (<usize>o << 2)) + bsum);
+    }
+  }
+  // dw: 4 rows of t into 2 rows of dw at a time, sharing the input loads.
+  let t = 0;
+  for (; t + 4 <= T; t += 4) {
+    const i0 = inp + <usize>t * rowIn;
+    const d0 = dout + <usize>t * rowOut;
+    let o = 0;
+    for (; o + 2 <= OC; o += 2) {
+      const oo = <usize>o << 2;
+      const g0 = load<f32>(d0 + oo), g1 = load<f32>(d0 + rowOut + oo), g2 = load<f32>(d0 + 2 * rowOut + oo), g3 = load<f32>(d0 + 3 * rowOut + oo);
+      const h0 = load<f32>(d0 + oo + 4), h1 = load<f32>(d0 + rowOut + oo + 4), h2 = load<f32>(d0 + 2 * rowOut + oo + 4), h3 = load<f32>(d0 + 3 * rowOut + oo + 4);
+      if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0 && h0 == 0 && h1 == 0 && h2 == 0 && h3 == 0) continue;
+      const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
+      const r0 = f32x4.splat(h0), r1 = f32x4.splat(h1), r2 = f32x4.splat(h2), r3 = f32x4.splat(h3);
+      const dwr = dw + <usize>o * rowIn;
+      const dwr1 = dwr + rowIn;
+      for (let c: usize = 0; c < rowIn; c += 16) {
+        const x0 = v128.load(i0 + c), x1 = v128.load(i0 + rowIn + c), x2 = v128.load(i0 + 2 * rowIn + c), x3 = v128.load(i0 + 3 * rowIn + c);
+        let acc = v128.load(dwr + c);
+        acc = f32x4.add(acc, f32x4.mul(s0, x0));
+        acc = f32x4.add(acc, f32x4.mul(s1, x1));
+        acc = f32x4.add(acc, f32x4.mul(s2, x2));
+        acc = f32x4.add(acc, f32x4.mul(s3, x3));
+        v128.store(dwr + c, acc);
+        let acc1 = v128.load(dwr1 + c);
+        acc1 = f32x4.add(acc1, f32x4.mul(r0, x0));
+        acc1 = f32x4.add(acc1, f32x4.mul(r1, x1));
+        acc1 = f32x4.add(acc1, f32x4.mul(r2, x2));
+        acc1 = f32x4.add(acc1, f32x4.mul(r3, x3));
+        v128.store(dwr1 + c, acc1);
+      }
+    }
+    for (; o < OC; o++) {
+      const oo = <usize>o << 2;
+      const g0 = load<f32>(d0 + oo), g1 = load<f32>(d0 + rowOut + oo), g2 = load<f32>(d0 + 2 * rowOut + oo), g3 = load<f32>(d0 + 3 * rowOut + oo);
       if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0) continue;
       const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
-      const i0 = inp + <usize>t * rowIn;
+      const dwr = dw + <usize>o * rowIn;
       for (let c: usize = 0; c < rowIn; c += 16) {
         let acc = v128.load(dwr + c);
         acc = f32x4.add(acc, f32x4.mul(s0, v128.load(i0 + c)));
@@ -117,15 +195,16 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
         v128.store(dwr + c, acc);
       }
     }
-    for (; t < T; t++) {
-      const g0 = load<f32>(dout + <usize>t * rowOut + oo);
-      bsum += g0;
+  }
+  for (; t < T; t++) {
+    const i0 = inp + <usize>t * rowIn;
+    for (let o = 0; o < OC; o++) {
+      const g0 = load<f32>(dout + <usize>t * rowOut + (<usize>o << 2));
       if (g0 == 0) continue;
       const s0 = f32x4.splat(g0);
-      const i0 = inp + <usize>t * rowIn;
+      const dwr = dw + <usize>o * rowIn;
       for (let c: usize = 0; c < rowIn; c += 16) v128.store(dwr + c, f32x4.add(v128.load(dwr + c), f32x4.mul(s0, v128.load(i0 + c))));
     }
-    if (db) store<f32>(db + oo, load<f32>(db + oo) + bsum);
   }
 }
 
