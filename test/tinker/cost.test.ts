@@ -32,13 +32,15 @@ describe('run cost estimate', () => {
     expect(e.missing).toEqual(['prefill price unknown', 'sample price unknown']);
     expect(e.worstCase.trainTokens).toBeGreaterThan(e.total.trainTokens);
     expect(e.worstCase.trainTokens).toBeLessThanOrEqual(30720 * 512 * 24);
-    expect(formatCostEstimate(e)).toMatch(/total: .* -> unknown/);
+    expect(e.total.knownUsd).toBeCloseTo((e.total.trainTokens * 0.36) / 1e6, 9);
+    expect(formatCostEstimate(e)).toMatch(/total: .* -> unknown \(the known parts: \$\d+\.\d\d\)/);
   });
 
   it('gives dollars when every needed price is known, and nothing for the local backend', () => {
     const qwen = estimateRunCost({ ...SEED, model: 'Qwen/Qwen3-8B' }, prices);
     const t = qwen.total;
     expect(t.usd).toBeCloseTo((t.prefillTokens * 0.13 + t.sampleTokens * 0.4 + t.trainTokens * 0.4) / 1e6, 9);
+    expect(t.knownUsd).toBe(t.usd);
     expect(qwen.perStep.usd! * 24).toBeCloseTo(t.usd!, 6);
     const withEval = estimateRunCost({ ...SEED, model: 'Qwen/Qwen3-8B', evalSamples: 2, evalEvery: 8 }, prices, { evalTasks: 100 });
     // Evals at steps 0, 8, 16 and the end: 4 × 100 × 2 episodes, sampled but not trained.

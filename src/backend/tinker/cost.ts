@@ -48,6 +48,8 @@ export interface TokenTotals {
   trainTokens: number;
   /** null when a price it needs is unknown, or the model is not in the table. */
   usd: number | null;
+  /** USD of the parts whose price is known (all of usd when usd is known). */
+  knownUsd: number;
 }
 
 export interface RunCostEstimate {
@@ -78,6 +80,12 @@ export function episodeTokens(s: EpisodeShape, contextTokens = Infinity): { pref
     sampleTokens: Math.min(T * s.outputTokensPerTurn, Math.max(0, finalLength - s.promptTokens)),
     trainTokens: finalLength,
   };
+}
+
+function totals(t: { prefillTokens: number; sampleTokens: number; trainTokens: number }, price: TokenPrice | null, missing?: string[]): TokenTotals {
+  const known = (perM: number | null | undefined, n: number) => (perM === null || perM === undefined ? 0 : (n * perM) / 1e6);
+  const knownUsd = price ? known(price.prefill, t.prefillTokens) + known(price.sample, t.sampleTokens) + known(price.train, t.trainTokens) : 0;
+  return { ...t, usd: usdOf(t, price, missing), knownUsd };
 }
 
 export function usdOf(t: { prefillTokens: number; sampleTokens: number; trainTokens: number }, price: TokenPrice | null, missing?: string[]): number | null {
@@ -131,7 +139,6 @@ export function estimateRunCost(config: CostConfig, prices: PricesTable, opts: {
     sampleTokens: worstEp.sampleTokens * (episodesPerStep * steps + evalEpisodes),
     trainTokens: worstEp.trainTokens * episodesPerStep * steps,
   };
-  const totalUsd = usdOf(totalTokens, price, missing);
   return {
     model: config.model,
     priceKey,
@@ -140,9 +147,9 @@ export function estimateRunCost(config: CostConfig, prices: PricesTable, opts: {
     episodesPerStep,
     evalEpisodes,
     shape,
-    perStep: { ...stepTokens, usd: usdOf(stepTokens, price) },
-    total: { ...totalTokens, usd: totalUsd },
-    worstCase: { ...worstTokens, usd: usdOf(worstTokens, price) },
+    perStep: totals(stepTokens, price),
+    total: totals(totalTokens, price, missing),
+    worstCase: totals(worstTokens, price),
     missing: [...new Set(missing)],
   };
 }
@@ -150,8 +157,8 @@ export function estimateRunCost(config: CostConfig, prices: PricesTable, opts: {
 /** A few lines for `sleuth train --dry-run`. */
 export function formatCostEstimate(e: RunCostEstimate): string {
   const M = (n: number) => `${(n / 1e6).toFixed(2)}M`;
-  const usd = (v: number | null) => (v === null ? 'unknown' : `$${v.toFixed(2)}`);
-  const line = (label: string, t: TokenTotals) => `${label}: prefill ${M(t.prefillTokens)}, sample ${M(t.sampleTokens)}, train ${M(t.trainTokens)} tokens -> ${usd(t.usd)}`;
+  const usd = (t: TokenTotals) => (t.usd !== null ? `$${t.usd.toFixed(2)}` : t.knownUsd > 0 ? `unknown (the known parts: $${t.knownUsd.toFixed(2)})` : 'unknown');
+  const line = (label: string, t: TokenTotals) => `${label}: prefill ${M(t.prefillTokens)}, sample ${M(t.sampleTokens)}, train ${M(t.trainTokens)} tokens -> ${usd(t)}`;
   return [
     `cost estimate for ${e.model} (prices: ${e.priceKey}), ${e.steps} steps x ${e.episodesPerStep} episodes${e.evalEpisodes ? ` + ${e.evalEpisodes} eval episodes` : ''}`,
     `  typical episode: ${e.shape.turns} turns, ${e.shape.promptTokens} prompt + ${e.shape.outputTokensPerTurn} written + ${e.shape.toolTokensPerTurn} tool tokens per turn`,
