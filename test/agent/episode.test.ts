@@ -11,16 +11,17 @@ import { SearchEnvironment } from '../../src/env/search/env.js';
 import { DEFAULT_BUDGETS } from '../../src/env/types.js';
 import { appendJsonl, readJsonl } from '../../src/runs/jsonl.js';
 import type { Task } from '../../src/tasks/task.js';
-import { hotpotFixture, type MemorySearcher } from '../env/fixture.js';
+import type { SearchIndex } from '../../src/search/index.js';
+import { hotpotFixture } from '../env/fixture.js';
 
-let searcher: MemorySearcher;
+let searcher: SearchIndex;
 let tasks: Task[];
 let env: SearchEnvironment;
 const dir = mkdtempSync(join(tmpdir(), 'sleuth-episode-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-beforeAll(() => {
-  const f = hotpotFixture(30);
+beforeAll(async () => {
+  const f = await hotpotFixture(30);
   searcher = f.searcher;
   tasks = f.tasks;
   env = new SearchEnvironment(searcher);

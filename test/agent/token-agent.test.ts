@@ -9,7 +9,8 @@ import { DEFAULT_BUDGETS } from '../../src/env/types.js';
 import { createHarmonyRenderer } from '../../src/protocol/harmony/renderer.js';
 import { encodeWithSpecials } from '../../src/protocol/harmony/tokens.js';
 import type { Task } from '../../src/tasks/task.js';
-import { hotpotFixture, type MemorySearcher } from '../env/fixture.js';
+import type { SearchIndex } from '../../src/search/index.js';
+import { hotpotFixture } from '../env/fixture.js';
 
 /**
  * A scripted policy at the token level: it writes fixed Harmony turns, honouring maxTokens (cut
@@ -35,11 +36,11 @@ class ScriptSampler implements Sampler {
 
 const call = (name: string, args: unknown) => `<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>${JSON.stringify(args)}<|call|>`;
 
-let searcher: MemorySearcher;
+let searcher: SearchIndex;
 let task: Task;
 let env: SearchEnvironment;
-beforeAll(() => {
-  const f = hotpotFixture(2);
+beforeAll(async () => {
+  const f = await hotpotFixture(2);
   searcher = f.searcher;
   task = f.tasks[0]!;
   env = new SearchEnvironment(searcher, { defaultK: 3, snippetChars: 80 });

@@ -3,11 +3,12 @@ import { CachedBackend } from '../../src/env/search/cache.js';
 import { SearchEnvironment, type SearchBackend } from '../../src/env/search/env.js';
 import { InputError } from '../../src/errors.js';
 import type { GrepOptions } from '../../src/search/types.js';
-import { hotpotFixture, type MemorySearcher } from './fixture.js';
+import type { SearchIndex } from '../../src/search/index.js';
+import { hotpotFixture } from './fixture.js';
 
-let searcher: MemorySearcher;
-beforeAll(() => {
-  searcher = hotpotFixture(1).searcher;
+let searcher: SearchIndex;
+beforeAll(async () => {
+  searcher = (await hotpotFixture(1)).searcher;
 });
 
 /** The fixture searcher, counting the calls that reach it; grep can be made to report the time cap. */

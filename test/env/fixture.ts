@@ -1,13 +1,13 @@
 /**
- * Test fixture: real HotpotQA dev questions and paragraphs (../shared/data, CC BY-SA 4.0) as tasks
- * and a small in-memory Searcher over them. The Searcher is deliberately plain (term-overlap
- * scoring, JavaScript RegExp grep) but honours the contract of src/search/types.ts: empty or
- * stopword-only queries and invalid regexes throw InputError naming them.
+ * Test fixture: real HotpotQA dev questions and paragraphs (../shared/data, CC BY-SA 4.0) as tasks,
+ * and the real search index (BM25 and grep of src/search) built over all their paragraphs into a
+ * temporary directory, once per test file.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { contentChunkId, normalizeWhitespace, type Chunk } from '../../src/corpus/chunk.js';
-import { InputError } from '../../src/errors.js';
-import type { GrepOptions, GrepResult, SearchHit, Searcher } from '../../src/search/types.js';
+import { buildIndex, openIndex, type SearchIndex } from '../../src/search/index.js';
 import type { Task } from '../../src/tasks/task.js';
 
 export const HOTPOT = '/work/shared/data/hotpotqa/dev500.ircot.jsonl';
@@ -19,77 +19,21 @@ interface IrcotRow {
   contexts: { title: string; paragraph_text: string; is_supporting: boolean }[];
 }
 
-const STOP = new Set('a an the of in on at to for and or is was were be by with what who which when where how did does do from as that this'.split(' '));
-const terms = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t && !STOP.has(t));
+let built: Promise<SearchIndex> | undefined;
 
-export class MemorySearcher implements Searcher {
-  private readonly byId = new Map<string, Chunk>();
-  private readonly df = new Map<string, number>();
-  private readonly bags: { chunk: Chunk; tf: Map<string, number> }[] = [];
-  private readonly postings = new Map<string, number[]>();
-
-  constructor(chunks: Chunk[]) {
-    for (const chunk of chunks) {
-      if (this.byId.has(chunk.id)) continue;
-      this.byId.set(chunk.id, chunk);
-      const tf = new Map<string, number>();
-      for (const t of terms(`${chunk.title} ${chunk.text}`)) tf.set(t, (tf.get(t) ?? 0) + 1);
-      for (const t of tf.keys()) {
-        this.df.set(t, (this.df.get(t) ?? 0) + 1);
-        if (!this.postings.has(t)) this.postings.set(t, []);
-        this.postings.get(t)!.push(this.bags.length);
-      }
-      this.bags.push({ chunk, tf });
-    }
-  }
-
-  get size(): number {
-    return this.bags.length;
-  }
-
-  search(query: string, k = 10): SearchHit[] {
-    const q = [...new Set(terms(query))];
-    if (q.length === 0) throw new InputError(`query '${query}' has no searchable terms (empty or only stopwords)`);
-    const n = this.bags.length;
-    const candidates = new Set(q.flatMap((t) => this.postings.get(t) ?? []));
-    const scored = [...candidates]
-      .map((doc) => this.bags[doc]!)
-      .map(({ chunk, tf }) => ({ chunk, score: q.reduce((s, t) => s + (tf.has(t) ? Math.log(1 + n / this.df.get(t)!) * (1 + Math.log(tf.get(t)!)) : 0), 0) }))
-      .sort((a, b) => b.score - a.score || (a.chunk.id < b.chunk.id ? -1 : 1))
-      .slice(0, k);
-    return scored.map(({ chunk, score }) => ({ id: chunk.id, title: chunk.title, score, snippet: chunk.text.slice(0, 300) }));
-  }
-
-  grep(pattern: string, options: GrepOptions = {}): GrepResult {
-    let re: RegExp;
-    try {
-      // Python's inline (?i) at the start is the one flag form these tests use.
-      const caseless = pattern.startsWith('(?i)');
-      re = new RegExp(caseless ? pattern.slice(4) : pattern, caseless ? 'iu' : 'u');
-    } catch (err) {
-      throw new InputError(`invalid regex '${pattern}': ${(err as Error).message}`);
-    }
-    const hits = [];
-    for (const { chunk } of this.bags) {
-      const m = re.exec(chunk.text);
-      if (!m) continue;
-      hits.push({ id: chunk.id, title: chunk.title, snippet: chunk.text.slice(Math.max(0, m.index - 40), m.index + 80) });
-      if (hits.length >= (options.k ?? 10)) break;
-    }
-    return { hits, timedOut: false, scanned: this.bags.length };
-  }
-
-  read(id: string): Chunk | undefined {
-    return this.byId.get(id);
-  }
-
-  has(id: string): boolean {
-    return this.byId.has(id);
-  }
+function indexOf(chunks: Chunk[]): Promise<SearchIndex> {
+  built ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sleuth-env-fixture-'));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const unique = [...new Map(chunks.map((c) => [c.id, c])).values()];
+    await buildIndex((async function* () { yield* unique; })(), join(dir, 'index'));
+    return openIndex(join(dir, 'index'));
+  })();
+  return built;
 }
 
 /** The first `limit` HotpotQA dev questions as tasks, and every paragraph of all 500 as the corpus. */
-export function hotpotFixture(limit = 40): { tasks: Task[]; chunks: Chunk[]; searcher: MemorySearcher } {
+export function hotpotData(limit = 40): { tasks: Task[]; chunks: Chunk[] } {
   const rows = readFileSync(HOTPOT, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as IrcotRow);
   const chunks: Chunk[] = [];
   const tasks: Task[] = [];
@@ -102,5 +46,11 @@ export function hotpotFixture(limit = 40): { tasks: Task[]; chunks: Chunk[]; sea
     }
     if (tasks.length < limit) tasks.push({ id: row.question_id, query: row.question_text, facts, answers: row.answers_objects.flatMap((a) => a.spans) });
   }
-  return { tasks, chunks, searcher: new MemorySearcher(chunks) };
+  return { tasks, chunks };
+}
+
+/** hotpotData with the real index over its chunks. */
+export async function hotpotFixture(limit = 40): Promise<{ tasks: Task[]; chunks: Chunk[]; searcher: SearchIndex }> {
+  const data = hotpotData(limit);
+  return { ...data, searcher: await indexOf(data.chunks) };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hotpotFixture } from './fixture.js';
+import { hotpotData } from './fixture.js';
 
 /**
  * The worker pool runs from the build (its worker is a compiled script), so this test imports the
@@ -20,7 +20,7 @@ beforeAll(async () => {
   const { buildIndex, openIndex } = await dist('src/search/index.js');
   const { SearchPool } = await dist('src/env/search/pool.js');
   SearchEnvironmentDist = (await dist('src/env/search/env.js')).SearchEnvironment;
-  const { chunks } = hotpotFixture(1);
+  const { chunks } = hotpotData(1);
   await buildIndex((async function* () { yield* chunks.slice(0, 1500); })(), join(dir, 'index'));
   index = await openIndex(join(dir, 'index'));
   pool = await SearchPool.open(join(dir, 'index'), index, { workers: 2 });

@@ -1,13 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extractAnswer, QaEnvironment } from '../../src/env/qa/env.js';
 import type { Task } from '../../src/tasks/task.js';
-import { hotpotFixture, type MemorySearcher } from './fixture.js';
+import type { SearchIndex } from '../../src/search/index.js';
+import { hotpotFixture } from './fixture.js';
 
-let searcher: MemorySearcher;
+let searcher: SearchIndex;
 let task: Task;
 
-beforeAll(() => {
-  const f = hotpotFixture(3);
+beforeAll(async () => {
+  const f = await hotpotFixture(3);
   searcher = f.searcher;
   task = f.tasks[0]!;
 });

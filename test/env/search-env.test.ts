@@ -2,14 +2,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { SearchEnvironment, type SearchEpisode } from '../../src/env/search/env.js';
 import type { ToolResult } from '../../src/env/types.js';
 import type { Task } from '../../src/tasks/task.js';
-import { hotpotFixture, type MemorySearcher } from './fixture.js';
+import type { SearchIndex } from '../../src/search/index.js';
+import { hotpotFixture } from './fixture.js';
 
-let searcher: MemorySearcher;
+let searcher: SearchIndex;
 let task: Task;
 let env: SearchEnvironment;
 
-beforeAll(() => {
-  const f = hotpotFixture(5);
+beforeAll(async () => {
+  const f = await hotpotFixture(5);
   searcher = f.searcher;
   task = f.tasks[0]!;
   env = new SearchEnvironment(searcher, { snippetChars: 60 });
