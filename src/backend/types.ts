@@ -75,6 +75,11 @@ export interface TrainingBackend {
   readonly baseModel: string;
   forwardBackward(datums: Datum[], lossFn: LossFn, config?: LossConfig): Promise<ForwardBackwardResult>;
   optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }>;
+  /**
+   * Optional: forwardBackward and optimStep submitted back to back, then both awaited. A remote
+   * backend (Tinker) saves a round trip and a server clock cycle per step (TINKER_API.md §1 rule 4).
+   */
+  forwardBackwardAndStep?(datums: Datum[], lossFn: LossFn, config: LossConfig, adam: AdamParams): Promise<{ forwardBackward: ForwardBackwardResult; optim: { metrics: Record<string, number> } }>;
   saveWeightsForSampler(name: string): Promise<Sampler>;
   /** Weights and optimiser state; returns the path (or tinker:// URI) it was saved to. */
   saveState(name: string): Promise<string>;
