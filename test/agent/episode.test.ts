@@ -25,7 +25,7 @@ beforeAll(async () => {
   searcher = f.searcher;
   tasks = f.tasks;
   env = new SearchEnvironment(searcher);
-});
+}, 60_000);
 
 /** A message-level agent that replays fixed turns (as a chat API would return them) and keeps what it was shown. */
 function replay(turns: AgentTurn[], spec = 'replay'): Agent & { seen: ToolExchange[][] } {
@@ -69,7 +69,7 @@ describe('scripted agents', () => {
     }
     expect(baselineRecall).toBeGreaterThan(0);
     expect(baselineRecall).toBeLessThan(1);
-  });
+  }, 30_000);
 
   it('literalPattern escapes regex metacharacters and joins words with \\s+', () => {
     expect(literalPattern('a.b (c) d+e', 3)).toBe('a\\.b\\s+\\(c\\)\\s+d\\+e');
@@ -93,7 +93,7 @@ describe('scripted agents', () => {
     const b = await runEpisode(baselineAgent(), qa, task);
     expect(b.endReason).toBe('answer');
     expect(b.answer).toBe(searcher.search(task.query, 3)[0]!.title);
-  });
+  }, 30_000);
 });
 
 describe('runEpisode', () => {
@@ -126,7 +126,7 @@ describe('runEpisode', () => {
     expect(r.endReason).toBe('turns');
     expect(r.turns).toHaveLength(40);
     expect(r.budgets).toEqual({ maxTurns: 40, maxTokensPerTurn: 2048, contextTokens: 30720 });
-  });
+  }, 30_000);
 
   it('ends on context when a turn reaches the context budget, after running its calls', async () => {
     const r = await runEpisode(replay([{ text: 'big', calls: [search('Shirley Temple')], promptTokens: 900, completionTokens: 100 }]), env, tasks[0]!, { ...DEFAULT_BUDGETS, contextTokens: 1000 });
@@ -196,5 +196,5 @@ describe('runEpisode', () => {
     const back = readJsonl<Rollout>(path);
     expect(back.skipped).toEqual([]);
     expect(back.records).toEqual(rollouts);
-  });
+  }, 30_000);
 });

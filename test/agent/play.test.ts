@@ -73,7 +73,7 @@ describe('sleuth play', () => {
     expect(s.out).toContain('episode over: finish after 4 turns');
     expect(s.out).toMatch(/reward -?\d\.\d{3}\n/u);
     for (const part of ['recall', 'precision', 'fbeta']) expect(s.out).toMatch(new RegExp(`\\n  ${part}\\s+\\d\\.\\d{3}   weight`, 'u'));
-  });
+  }, 60_000);
 
   it('ends the episode at end of input and still grades it', async () => {
     const s = session(['--env', 'qa']);
@@ -84,7 +84,7 @@ describe('sleuth play', () => {
     expect(await s.exited).toBe(0);
     expect(s.out).toContain('episode over: finish after 1 turns');
     expect(s.out).toContain('exact_match');
-  });
+  }, 60_000);
 
   it('exits 2 naming a bad flag or an unknown task', () => {
     const bad = spawnSync(process.execPath, ['bin/sleuth.js', 'play', '--env', 'web'], { encoding: 'utf8' });
@@ -93,5 +93,5 @@ describe('sleuth play', () => {
     const missing = spawnSync(process.execPath, ['bin/sleuth.js', 'play', '--task', 'no-such-task'], { encoding: 'utf8', input: '' });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain("--task: no task 'no-such-task'");
-  });
+  }, 60_000);
 });

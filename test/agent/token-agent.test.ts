@@ -44,7 +44,7 @@ beforeAll(async () => {
   searcher = f.searcher;
   task = f.tasks[0]!;
   env = new SearchEnvironment(searcher, { defaultK: 3, snippetChars: 80 });
-});
+}, 60_000);
 
 describe('TokenAgent (Harmony renderer + sampler)', () => {
   it('builds the token stream by appending only, and records inserted and sampled tokens per turn', async () => {
@@ -135,7 +135,7 @@ describe('RenderedAgent (a message-level teacher written as tokens)', () => {
     const text = renderer.decode(r.turns.flatMap((t) => [...t.insertedTokens, ...t.sampledTokens]));
     expect(text).toContain(task.query);
     expect(text).toContain('bm25_search');
-  });
+  }, 30_000);
 
   it('a written turn longer than the per-turn budget ends the episode as tokens', async () => {
     const r = await runEpisode(new RenderedAgent(oracleAgent(searcher), createQwen3Renderer()), env, task, { ...DEFAULT_BUDGETS, maxTokensPerTurn: 5 });

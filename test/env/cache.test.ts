@@ -9,7 +9,7 @@ import { hotpotFixture } from './fixture.js';
 let searcher: SearchIndex;
 beforeAll(async () => {
   searcher = (await hotpotFixture(1)).searcher;
-});
+}, 60_000);
 
 /** The fixture searcher, counting the calls that reach it; grep can be made to report the time cap. */
 function counted(timedOut = false) {

@@ -11,7 +11,7 @@ beforeAll(async () => {
   const f = await hotpotFixture(3);
   searcher = f.searcher;
   task = f.tasks[0]!;
-});
+}, 60_000);
 
 describe('QA environment', () => {
   it('declares search and answer, and prompts with the question', () => {

@@ -14,7 +14,7 @@ beforeAll(async () => {
   searcher = f.searcher;
   task = f.tasks[0]!;
   env = new SearchEnvironment(searcher, { snippetChars: 60 });
-});
+}, 60_000);
 
 const body = (r: ToolResult) => JSON.parse(r.content) as Record<string, any>;
 
