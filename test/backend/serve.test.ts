@@ -42,7 +42,7 @@ afterAll(() => new Promise<void>((resolve) => (server ? server.close(() => resol
 
 describe('OpenAI-compatible server', () => {
   it('answers a chat completion with a tool call in OpenAI shape', async () => {
-    const res = await client.chat.completions.create({ model: 'local', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], tools: [SEARCH_TOOL], temperature: 0, max_tokens: 60 });
+    const res = await client.chat.completions.create({ model: 'local', messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], tools: [SEARCH_TOOL], temperature: 0, max_tokens: 60, logprobs: true });
     const choice = res.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     const call = choice.message.tool_calls![0]!;
@@ -51,6 +51,8 @@ describe('OpenAI-compatible server', () => {
     expect(call.function.name).toBe('bm25_search');
     expect(JSON.parse(call.function.arguments)).toEqual({ query: USER });
     expect(res.usage!.completion_tokens).toBeGreaterThan(5);
+    expect(choice.logprobs!.content).toHaveLength(res.usage!.completion_tokens);
+    expect(choice.logprobs!.content!.at(-1)!.token).toBe('<|end|>');
   });
 
   it('completes token ids with the logprobs the sampler computes', async () => {

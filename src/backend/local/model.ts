@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputError } from '../../errors.js';
 import { createKernels, rows, type IntTensor, type Kernels, type Tensor } from './kernels.js';
 
 /**
@@ -162,7 +163,10 @@ export class Model {
     const gradFloats = opts.training ? this.nParams + S * (D * 3 + 3 * D + 8 * D) + S : 0;
     const floats = this.nParams + gradFloats + S * D + L * perLayer + attFloats + S * D + 2 * S + S * V + 4 * S + V;
     const tensorsCount = 40 + 20 * L;
-    this.k = createKernels((floats + tensorsCount * 4) * 4 + 65536 * 2, opts.kernels ?? 'auto');
+    const bytes = (floats + tensorsCount * 4) * 4 + 65536 * 2;
+    // WebAssembly (32-bit) memory holds at most 4 GiB; attention probabilities grow as heads x context².
+    if (bytes > 2 ** 32 - 65536) throw new InputError(`local model config ${JSON.stringify(c)} needs ${(bytes / 2 ** 30).toFixed(1)} GiB of weights and activations, over the 4 GiB a WebAssembly memory holds: reduce context, nHeads or nLayers`);
+    this.k = createKernels(bytes, opts.kernels ?? 'auto');
     const h = this.k.heap;
     this.params = h.f32(this.nParams);
     this.p = viewParams(this.params, c);

@@ -38,7 +38,7 @@ const Sampling = {
   n: z.number().int().min(1).max(64).optional(),
 };
 
-const ChatSchema = z.object({ model: z.string().optional(), messages: z.array(MessageSchema).min(1), tools: z.array(ToolSchema).optional(), ...Sampling });
+const ChatSchema = z.object({ model: z.string().optional(), messages: z.array(MessageSchema).min(1), tools: z.array(ToolSchema).optional(), logprobs: z.boolean().nullable().optional(), ...Sampling });
 
 const CompletionSchema = z.object({
   model: z.string().optional(),
@@ -134,7 +134,8 @@ export function createOpenAIServer(opts: ServeOptions): Server {
           ...(calls.length ? { tool_calls: calls.map((c) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } })) } : {}),
         },
         finish_reason: calls.length ? 'tool_calls' : s.stopReason === 'stop' ? 'stop' : 'length',
-        logprobs: null,
+        // Per sampled token (template tokens included), in OpenAI's chat shape.
+        logprobs: req.logprobs ? { content: s.tokens.map((t, i) => tokenLogprob(renderer.decode([t]), s.logprobs[i]!)) } : null,
       };
     });
     const completion = seqs.reduce((n, s) => n + s.tokens.length, 0);
@@ -220,6 +221,10 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+
+function tokenLogprob(token: string, logprob: number) {
+  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
+}
 
 /** Listen and resolve with the bound port (port 0 picks a free one). */
 export function listen(server: Server, port: number, host = '127.0.0.1'): Promise<number> {
