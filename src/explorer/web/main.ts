@@ -73,7 +73,7 @@ async function render(): Promise<void> {
     }
     if (token !== renderToken) return;
     shown = new Map(used.map((id) => [id, id === '*' ? [...versions].join(';') : (versions.get(id) ?? '')]));
-    page.append(...[content].flat().filter((c): c is Node => c instanceof Node));
+    page.append(...([content] as unknown[]).flat(Infinity).filter((c): c is Node => c instanceof Node));
   } catch (err) {
     if (token !== renderToken) return;
     page.append(h('p', { class: 'error' }, String((err as Error).message)));
@@ -83,6 +83,9 @@ async function render(): Promise<void> {
   clear(app);
   app.append(page);
   window.scrollTo(0, y);
+  // Tests (and anyone scripting the page) wait for this: the page for this hash is drawn.
+  document.body.dataset['rendered'] = location.hash;
+  document.body.dataset['renders'] = String(Number(document.body.dataset['renders'] ?? 0) + 1);
 }
 
 function setCrumbs(r: Route): void {

@@ -1,0 +1,205 @@
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startExplorer, type Explorer } from '../../src/explorer/server.js';
+import { groupAdvantages, rescoreGroup } from '../../src/explorer/lab.js';
+import { queryRollouts, RolloutIndex } from '../../src/explorer/rollout-index.js';
+import { appendRollouts, openRunDir } from '../../src/runs/store.js';
+import { TASKS, writeTrainRun, type TrainFixture } from './fixture.js';
+
+/** The explorer's API and index against real run directories on disk, over real HTTP. */
+let tmp: string;
+let runs: string;
+let fx: TrainFixture;
+let ex: Explorer;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'sleuth-explore-'));
+  runs = join(tmp, 'runs');
+  mkdirSync(runs);
+  fx = await writeTrainRun(runs, 'grpo', { steps: 3, groups: 2, groupSize: 4 });
+  // A run directory outside RUNS_DIR, and a link to it from inside: the link must not be followed.
+  await writeTrainRun(tmp, 'outside', { steps: 1, groups: 1, groupSize: 2 });
+  symlinkSync(join(tmp, 'outside'), join(runs, 'sneaky'));
+  ex = await startExplorer({ runsDir: runs, port: 0 });
+});
+
+afterAll(async () => {
+  await ex?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+async function get(path: string): Promise<{ status: number; body: any; text: string }> {
+  const res = await fetch(new URL(path, ex.url));
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text };
+}
+
+/** A raw request line, so that `..` and odd encodings reach the server unnormalised. */
+async function rawGet(target: string): Promise<{ status: number; text: string }> {
+  const { request } = await import('node:http');
+  const url = new URL(ex.url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: target, method: 'GET' }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('rollout index', () => {
+  it('indexes by byte offsets, picks up appended lines, leaves a half-written line for later and reports a malformed one', () => {
+    const dir = join(tmp, 'idx');
+    openRunDir(dir, { kind: 'train' }, []);
+    const path = join(dir, 'rollouts.jsonl');
+    appendRollouts(dir, fx.rollouts.slice(0, 3));
+    const index = new RolloutIndex(path);
+    expect(index.refresh()).toBe(true);
+    expect(index.rollouts.map((r) => r.id)).toEqual(fx.rollouts.slice(0, 3).map((r) => r.id));
+    expect(index.read(2)).toEqual(fx.rollouts[2]);
+    expect(index.refresh()).toBe(false);
+
+    const next = JSON.stringify(fx.rollouts[3]);
+    appendFileSync(path, 'not json at all\n' + next.slice(0, 100));
+    index.refresh();
+    expect(index.rollouts).toHaveLength(3);
+    expect(index.skipped).toEqual([{ line: 4, reason: expect.stringContaining('not JSON') }]);
+    expect(index.warnings().at(-1)).toMatchObject({ line: 5, reason: expect.stringContaining('incomplete') });
+
+    appendFileSync(path, next.slice(100) + '\n');
+    index.refresh();
+    expect(index.rollouts.map((r) => r.id).at(-1)).toBe(fx.rollouts[3]!.id);
+    expect(index.read(3)).toEqual(fx.rollouts[3]);
+    expect(index.warnings()).toHaveLength(1);
+
+    // A resumed trainer rewrites the file shorter: the index starts over.
+    writeFileSync(path, JSON.stringify(fx.rollouts[5]) + '\n');
+    index.refresh();
+    expect(index.rollouts.map((r) => r.id)).toEqual([fx.rollouts[5]!.id]);
+    expect(index.skipped).toEqual([]);
+  });
+
+  it('filters, sorts (missing values last) and pages', () => {
+    const index = new RolloutIndex(join(runs, 'grpo', 'rollouts.jsonl'));
+    index.refresh();
+    const all = index.rollouts;
+    expect(all).toHaveLength(24);
+    const step2 = queryRollouts(all, { step: 2, pageSize: 5 });
+    expect(step2.total).toBe(8);
+    expect(step2.rows).toHaveLength(5);
+    expect(queryRollouts(all, { step: 2, pageSize: 5, page: 1 }).rows.map((r) => r.n)).toEqual(all.filter((r) => r.step === 2).slice(5).map((r) => r.n));
+    const byReward = queryRollouts(all, { sort: 'reward', desc: true, pageSize: 500 }).rows.map((r) => r.reward!);
+    expect(byReward).toEqual([...byReward].sort((a, b) => b - a));
+    const off = queryRollouts(all, { offform: true, pageSize: 500 });
+    expect(off.rows.every((r) => r.offform > 0)).toBe(true);
+    expect(off.total + queryRollouts(all, { offform: false }).total).toBe(24);
+    const band = queryRollouts(all, { minReward: 0.5, maxReward: 0.99, minCurated: 1, pageSize: 500 }).rows;
+    expect(band.every((r) => r.reward! >= 0.5 && r.reward! <= 0.99 && r.curated >= 1)).toBe(true);
+    expect(queryRollouts(all, { task: 'q-ford', pageSize: 500 }).rows.every((r) => r.taskId === 'q-ford')).toBe(true);
+    expect(queryRollouts(all, { page: 99, pageSize: 10 }).page).toBe(2);
+  });
+});
+
+describe('reward-shape lab', () => {
+  it('with the run\'s own rubric reproduces the recorded rewards and advantages; another rubric moves them', () => {
+    const group = fx.rollouts.filter((r) => r.step === 1 && r.group === 0);
+    const tasks = new Map(TASKS.map((t) => [t.id, t]));
+    const same = rescoreGroup(group, { weights: group[0]!.reward!.weights, beta: 4, advantage: 'dr-grpo' }, 'search', tasks);
+    expect(same.source).toBe('scoreRollout');
+    for (const row of same.rows) {
+      expect(row.reward).toBeCloseTo(row.recordedReward!, 12);
+      expect(row.advantage).toBeCloseTo(row.recordedAdvantage!, 12);
+    }
+    // Without tasks the stored parts are reweighed, F-beta recomputed from precision and recall.
+    const f1 = rescoreGroup(group, { weights: { fbeta: 1 }, beta: 1, advantage: 'grpo' }, 'search', undefined);
+    expect(f1.source).toBe('stored parts');
+    group.forEach((r, i) => expect(f1.rows[i]!.reward).toBeCloseTo(r.reward!.parts['f1']!, 12));
+    const withTasks = rescoreGroup(group, { weights: { fbeta: 1 }, beta: 1, advantage: 'grpo' }, 'search', tasks);
+    expect(withTasks.rows.map((r) => r.reward)).toEqual(f1.rows.map((r) => r.reward));
+  });
+
+  it('advantages: Dr. GRPO centres, GRPO also scales by the std, an all-equal group gets zeros', () => {
+    expect(groupAdvantages([1, 0, 0, 1], 'dr-grpo')).toEqual([0.5, -0.5, -0.5, 0.5]);
+    const g = groupAdvantages([1, 0, 0, 1], 'grpo');
+    g.forEach((a, i) => expect(a).toBeCloseTo([1, -1, -1, 1][i]!, 5));
+    expect(groupAdvantages([0.3, 0.3, 0.3], 'grpo')).toEqual([0, 0, 0]);
+  });
+});
+
+describe('HTTP API', () => {
+  it('lists runs with kind, task set, model, steps, headline and state', async () => {
+    const { body } = await get('/api/runs');
+    const ids = body.runs.map((r: { id: string }) => r.id);
+    expect(ids).toEqual(['grpo']);
+    expect(body.runs[0]).toMatchObject({ kind: 'train', model: 'base', steps: 3, rollouts: 24, state: 'done' });
+    expect(body.runs[0].headline.reward).toBeTypeOf('number');
+  });
+
+  it('pages rollouts, reads one with its facts and decoded tokens, and recomputes a group', async () => {
+    const page = await get('/api/rollouts?run=grpo&step=3&sort=reward&desc=1&pageSize=3');
+    expect(page.status).toBe(200);
+    expect(page.body.total).toBe(8);
+    expect(page.body.rows).toHaveLength(3);
+    const one = await get(`/api/rollout?run=grpo&n=${page.body.rows[0].n}`);
+    const r = fx.rollouts[page.body.rows[0].n]!;
+    expect(one.body.rollout).toEqual(r);
+    expect(one.body.facts.map((f: { covered: boolean }) => f.covered)).toEqual(TASKS.find((t) => t.id === r.taskId)!.facts.map((f) => f.chunkIds.some((id) => r.curated.includes(id))));
+    expect(one.body.decodedWith).toBe('qwen3');
+    // Decoded one token at a time, the model's tokens spell the turn again.
+    expect(one.body.tokens[0].sampled.join('')).toContain(r.turns[0]!.text);
+    const lab = await get(`/api/group?run=grpo&step=3&group=${r.group}&w.offform=-0.5&beta=2`);
+    expect(lab.body.members).toHaveLength(4);
+    expect(lab.body.lab.settings).toMatchObject({ beta: 2, weights: { offform: -0.5, fbeta: 1 } });
+    const bad = await get(`/api/group?run=grpo&step=3&group=${r.group}&w.nonsense=1`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain("'nonsense' is not a reward part");
+    expect((await get('/api/rollouts?run=grpo&sort=evil')).status).toBe(400);
+    expect((await get('/api/rollout?run=grpo&n=999')).status).toBe(404);
+  });
+
+  it('reads nothing outside RUNS_DIR: ../, encoded variants, absolute paths, links', async () => {
+    const attempts = [
+      '/api/run?run=..', '/api/run?run=../outside', '/api/run?run=..%2Foutside', '/api/run?run=%2e%2e%2foutside', '/api/run?run=%252e%252e%252foutside',
+      '/api/run?run=grpo%2F..%2F..%2Foutside', `/api/run?run=${encodeURIComponent(join(tmp, 'outside'))}`, '/api/run?run=..%5Coutside', '/api/run?run=grpo%00',
+      '/api/run?run=sneaky', '/api/rollouts?run=sneaky', '/api/rollout?run=..%2Foutside&n=0',
+    ];
+    for (const a of attempts) {
+      const res = await get(a);
+      expect([400, 404], a).toContain(res.status);
+      expect(res.text, a).not.toContain('outside-tasks');
+      expect(res.text, a).not.toContain('"rollout"');
+    }
+    for (const target of ['/../outside/config.json', '/%2e%2e/outside/config.json', '/..%2foutside%2fconfig.json', '/assets/../../runs/grpo/config.json', '/../../../../etc/passwd', '//etc/passwd']) {
+      const res = await rawGet(target);
+      expect(res.status, target).toBe(404);
+      expect(res.text, target).not.toMatch(/"kind"|root:/u);
+    }
+    expect((await get('/api/runs')).body.runs.map((r: { id: string }) => r.id)).not.toContain('sneaky');
+  });
+
+  it('never writes to RUNS_DIR and refuses anything but GET', async () => {
+    const snapshot = () => readdirSync(runs, { recursive: true }).map(String).sort().map((f) => {
+      const st = statSync(join(runs, f));
+      return `${f}:${st.size}:${st.mtimeMs}`;
+    });
+    const before = snapshot();
+    await get('/api/runs');
+    await get('/api/run?run=grpo');
+    await get('/api/rollouts?run=grpo');
+    await get('/api/group?run=grpo&step=1&group=0&w.fbeta=2');
+    const post = await fetch(new URL('/api/runs', ex.url), { method: 'POST', body: '{}' });
+    expect(post.status).toBe(405);
+    expect(snapshot()).toEqual(before);
+    expect(readFileSync(join(runs, 'grpo', 'config.json'), 'utf8')).toContain('"kind": "train"');
+  });
+});
