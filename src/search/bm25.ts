@@ -90,70 +90,120 @@ export class Bm25Scorer {
     return s;
   }
 
-  /** Top k documents for a set of distinct term ids. */
+  /**
+   * The k-th best full score among the first SEED_DOCS documents of the query's highest-bound
+   * term, or 0 when fewer than k documents were scored. A true lower bound on the final k-th score.
+   */
+  private seedThreshold(terms: QueryTerm[], k: number): number {
+    const { postOff, postDocs } = this.p;
+    const top = terms[terms.length - 1]!;
+    const start = postOff[top.t]!;
+    const n = Math.min(postOff[top.t + 1]! - start, SEED_DOCS);
+    if (n < k || terms.length < 2) return 0;
+    const ids = terms.map((x) => x.t);
+    const scores: number[] = [];
+    for (let i = 0; i < n; i++) scores.push(this.scoreDoc(ids, postDocs[start + i]!));
+    scores.sort((a, b) => b - a);
+    return scores[k - 1]!;
+  }
+
+  /** Score accumulators, one per document, all zero between queries; touched lists which to reset. */
+  private acc?: Float64Array;
+  private touched?: Uint32Array;
+
+  /**
+   * Top k documents for a set of distinct term ids: MaxScore, term at a time.
+   *  1. Terms sorted by upper bound; a floor on the k-th score from a few documents of the
+   *     rarest term (seedThreshold) makes the low-bound prefix of terms "non-essential": a
+   *     document matching only those cannot reach the floor.
+   *  2. The essential terms' postings are added into per-document accumulators (a tight loop
+   *     over typed arrays). An accumulator is a lower bound of that document's score, so the
+   *     k-th largest accumulator raises the floor.
+   *  3. Only documents whose accumulator plus the non-essential bounds reaches the floor are
+   *     completed, by seeking in the non-essential lists, into a top-k heap.
+   * Every document whose true score could reach the final k-th score is scored in full, so the
+   * result equals exhaustive scoring. Ties rank the lower document number first.
+   */
   topK(termIds: readonly number[], k: number): ScoredDoc[] {
     const { postOff, postDocs, postTfs } = this.p;
     const norm = this.norm;
-    // Terms in ascending order of their upper bound; ties by term id, so the order is canonical.
-    const terms = [...new Set(termIds)]
+    const terms: QueryTerm[] = [...new Set(termIds)]
       .map((t) => ({ t, idf: this.idf(t), ub: this.idf(t) * this.p.maxTf[t]! }))
       .sort((x, y) => x.ub - y.ub || x.t - y.t);
     const q = terms.length;
     if (q === 0 || k <= 0) return [];
-    const idf = terms.map((x) => x.idf);
-    const pos = terms.map((x) => postOff[x.t]!);
-    const end = terms.map((x) => postOff[x.t + 1]!);
     const cum: number[] = [];
     terms.reduce((s, x, i) => (cum[i] = s + x.ub), 0);
-    const contrib = new Float64Array(q);
+
+    let floor = this.seedThreshold(terms, k);
+    let firstEssential = 0;
+    while (firstEssential < q - 1 && cum[firstEssential]! < floor * SLACK) firstEssential++;
+
+    const acc = (this.acc ??= new Float64Array(this.p.docs));
+    const touched = (this.touched ??= new Uint32Array(this.p.docs));
+    let nTouched = 0;
+    for (let i = firstEssential; i < q; i++) {
+      const { t, idf } = terms[i]!;
+      for (let at = postOff[t]!, end = postOff[t + 1]!; at < end; at++) {
+        const d = postDocs[at]!;
+        const tf = postTfs[at]!;
+        const before = acc[d]!;
+        if (before === 0) touched[nTouched++] = d;
+        acc[d] = before + idf * (tf / (tf + norm[d]!));
+      }
+    }
+
+    // Raise the floor to the k-th largest accumulator (each is a lower bound of a true score).
+    const lower = new TopK(k);
+    for (let i = 0; i < nTouched; i++) {
+      const d = touched[i]!;
+      const a = acc[d]!;
+      if (!lower.full || a > lower.minScore) lower.push(d, a);
+    }
+    if (lower.full && lower.minScore > floor) floor = lower.minScore;
+
+    // Candidates that can still reach the floor, in document order so seeks only move forward.
+    const rest = firstEssential > 0 ? cum[firstEssential - 1]! : 0;
+    const cutoff = floor * SLACK;
+    const candidates: number[] = [];
+    for (let i = 0; i < nTouched; i++) {
+      const d = touched[i]!;
+      if (acc[d]! + rest >= cutoff) candidates.push(d);
+    }
+    candidates.sort((x, y) => x - y);
 
     const heap = new TopK(k);
-    let theta = 0;
-    let firstEssential = 0;
-    const NONE = 0xffffffff + 1;
-
-    for (;;) {
-      let d = NONE;
-      for (let i = firstEssential; i < q; i++) if (pos[i]! < end[i]! && postDocs[pos[i]!]! < d) d = postDocs[pos[i]!]!;
-      if (d === NONE) break;
+    const pos = terms.map((x) => postOff[x.t]!);
+    const ends = terms.map((x) => postOff[x.t + 1]!);
+    for (const d of candidates) {
+      let score = acc[d]!;
       const nd = norm[d]!;
-      let partial = 0;
-      for (let i = firstEssential; i < q; i++) {
-        const at = pos[i]!;
-        if (at < end[i]! && postDocs[at] === d) {
-          const tf = postTfs[at]!;
-          partial += contrib[i] = idf[i]! * (tf / (tf + nd));
-          pos[i] = at + 1;
-        }
-      }
       let alive = true;
       for (let i = firstEssential - 1; i >= 0; i--) {
-        if (partial + cum[i]! < theta * SLACK) {
+        const theta = heap.full ? Math.max(heap.minScore, floor) : floor;
+        if (score + cum[i]! < theta * SLACK) {
           alive = false;
           break;
         }
-        const at = (pos[i] = seek(postDocs, pos[i]!, end[i]!, d));
-        if (at < end[i]! && postDocs[at] === d) {
+        const at = (pos[i] = seek(postDocs, pos[i]!, ends[i]!, d));
+        if (at < ends[i]! && postDocs[at] === d) {
           const tf = postTfs[at]!;
-          partial += contrib[i] = idf[i]! * (tf / (tf + nd));
+          score += terms[i]!.idf * (tf / (tf + nd));
         }
       }
-      if (alive) {
-        // The reported score sums contributions in the canonical term order, whatever the path.
-        let score = 0;
-        for (let i = 0; i < q; i++) score += contrib[i]!;
-        if (!heap.full || score > heap.minScore) {
-          heap.push(d, score);
-          if (heap.full) {
-            theta = heap.minScore;
-            while (firstEssential < q && cum[firstEssential]! < theta * SLACK) firstEssential++;
-          }
-        }
-      }
-      contrib.fill(0);
+      if (alive && (!heap.full || score > heap.minScore || (score === heap.minScore && d < heap.minDoc))) heap.push(d, score);
     }
+    for (let i = 0; i < nTouched; i++) acc[touched[i]!] = 0;
     return heap.sorted();
   }
+}
+
+const SEED_DOCS = 256;
+
+export interface QueryTerm {
+  t: number;
+  idf: number;
+  ub: number;
 }
 
 /** First index in [from, end) whose doc is >= target (galloping, then binary search). */
@@ -179,8 +229,8 @@ function seek(docs: Uint32Array, from: number, end: number, target: number): num
 
 /**
  * A bounded min-heap of (score, doc) whose root is the worst kept hit: the lowest score, and of
- * equal scores the highest document number. Documents arrive in increasing order, so a newcomer
- * with a score equal to the root's never displaces it.
+ * equal scores the highest document number. push replaces the root when full; callers push only
+ * hits better than the root.
  */
 class TopK {
   private readonly docs: number[] = [];
@@ -191,6 +241,9 @@ class TopK {
   }
   get minScore(): number {
     return this.scores[0]!;
+  }
+  get minDoc(): number {
+    return this.docs[0]!;
   }
   private worse(i: number, j: number): boolean {
     const a = this.scores[i]!;

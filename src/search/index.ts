@@ -13,7 +13,7 @@ export { openIndex, SearchIndex, type OpenOptions, type SearchOptions } from './
 export { Bm25Scorer, bm25Idf, type ScoredDoc } from './bm25.js';
 export { INDEX_VERSION, Manifest, readManifest } from './format.js';
 export { IndexChunkStore } from './store.js';
-export { makeSnippet } from './snippet.js';
+export { makeSnippet, type TermHit } from './snippet.js';
 export type { ChunkStore, Searcher, SearchHit, GrepHit, GrepOptions, GrepResult } from './types.js';
 
 /** Where the embedded default corpus is indexed, relative to the working directory. */

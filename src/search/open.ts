@@ -6,7 +6,8 @@ import { Analyzer } from './analyzer.js';
 import { Bm25Scorer, type ScoredDoc } from './bm25.js';
 import { readManifest, readWhole, type Manifest } from './format.js';
 import { grep, loadGrepIndex, type GrepIndex } from './grep/index.js';
-import { makeSnippet } from './snippet.js';
+import { makeSnippet, type TermHit } from './snippet.js';
+import { scanWords, WordTable } from './tokenize.js';
 import { IndexChunkStore } from './store.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
 
@@ -23,7 +24,7 @@ export interface SearchOptions {
 /** The query's distinct terms that exist in the index, with their idf (the snippet weights). */
 interface AnalyzedQuery {
   termIds: number[];
-  weights: Map<string, number>;
+  weights: Map<number, number>;
 }
 
 /** A built index, loaded: BM25 search, grep, read by id. */
@@ -54,12 +55,12 @@ export class SearchIndex implements Searcher {
     const terms = [...new Set(this.analyzer.terms(query))];
     if (terms.length === 0) throw new InputError(`query ${JSON.stringify(query)} has no searchable words (only stopwords or punctuation)`);
     const termIds: number[] = [];
-    const weights = new Map<string, number>();
+    const weights = new Map<number, number>();
     for (const t of terms) {
       const id = this.scorer.termId(t);
       if (id < 0) continue;
       termIds.push(id);
-      weights.set(t, this.scorer.idf(id));
+      weights.set(id, this.scorer.idf(id));
     }
     return { termIds, weights };
   }
@@ -77,8 +78,28 @@ export class SearchIndex implements Searcher {
       id: this.store.id(doc),
       title: this.store.title(doc),
       score,
-      snippet: makeSnippet(this.store.text(doc), this.analyzer, q.weights, length),
+      snippet: this.snippet(this.store.text(doc), q.weights, length),
     }));
+  }
+
+  /** Surface word (as in the text) -> term id in this index, or -1: snippets look words up in place. */
+  private readonly surfaceTerms = new WordTable();
+
+  private snippet(text: string, weights: Map<number, number>, length: number): string {
+    if (text.length <= length) return text;
+    const hits: TermHit[] = [];
+    scanWords(text, (start, end, hash) => {
+      let t = this.surfaceTerms.get(text, start, end, hash);
+      if (t === undefined) {
+        const word = text.slice(start, end);
+        const term = this.analyzer.term(word);
+        t = term === null ? -1 : this.scorer.termId(term);
+        this.surfaceTerms.add(word, hash, t);
+      }
+      const weight = weights.get(t);
+      if (weight !== undefined) hits.push({ start, end, term: t, weight });
+    });
+    return makeSnippet(text, hits, length);
   }
 
   grep(pattern: string, options?: GrepOptions): GrepResult {

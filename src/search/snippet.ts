@@ -1,29 +1,32 @@
-import type { Analyzer } from './analyzer.js';
+/** A query term's occurrence in a text: UTF-16 span, which term, and its weight (idf). */
+export interface TermHit {
+  start: number;
+  end: number;
+  term: number;
+  weight: number;
+}
 
 /**
  * A window of about `length` characters of `text` around the densest cluster of query terms,
  * weighted by idf (a rare term matters more than a common one; each term counts once per window).
  * Cut at word boundaries, with "…" where text was left out. Without a match: the text's start.
+ * `hits` are the query terms' occurrences in text, in order.
  */
-export function makeSnippet(text: string, analyzer: Analyzer, weights: ReadonlyMap<string, number>, length: number): string {
+export function makeSnippet(text: string, hits: readonly TermHit[], length: number): string {
   if (text.length <= length) return text;
-  const hits: { start: number; end: number; term: string }[] = [];
-  analyzer.forEachTerm(text, (term, start, end) => {
-    if (weights.has(term)) hits.push({ term, start, end });
-  });
 
   let bestStart = 0;
   if (hits.length > 0) {
     let bestScore = -1;
     // Slide a window starting at each hit; O(hits^2) in the worst case, hits are few per chunk.
     for (let i = 0; i < hits.length; i++) {
-      const seen = new Set<string>();
+      const seen = new Set<number>();
       let score = 0;
       for (let j = i; j < hits.length && hits[j]!.end - hits[i]!.start <= length; j++) {
         const h = hits[j]!;
         if (!seen.has(h.term)) {
           seen.add(h.term);
-          score += weights.get(h.term)!;
+          score += h.weight;
         }
       }
       if (score > bestScore) {
