@@ -153,15 +153,17 @@ describe('Tinker client against serve-tinker (hosted dialect)', () => {
     }
   });
 
-  it('sends a session heartbeat', async () => {
-    const remote = await connect(url, { http: { ...FAST, heartbeatMs: 30 } });
-    const before = server.requestCounts.get('session_heartbeat') ?? 0;
-    await new Promise((r) => setTimeout(r, 200));
-    expect((server.requestCounts.get('session_heartbeat') ?? 0) - before).toBeGreaterThanOrEqual(2);
+  it('sends a session heartbeat until closed', async () => {
+    const beats = () => server.requestCounts.get('session_heartbeat') ?? 0;
+    const before = beats();
+    const remote = await connect(url, { http: { ...FAST, heartbeatMs: 20 } });
+    // Wait for two beats (however slow the machine); no timing is asserted.
+    while (beats() < before + 2) await new Promise((r) => setTimeout(r, 10));
     remote.close();
-    const after = server.requestCounts.get('session_heartbeat') ?? 0;
-    await new Promise((r) => setTimeout(r, 100));
-    expect(server.requestCounts.get('session_heartbeat') ?? 0).toBe(after);
+    await new Promise((r) => setTimeout(r, 300));
+    const after = beats();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(beats()).toBe(after);
   });
 });
 

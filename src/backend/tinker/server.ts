@@ -75,6 +75,8 @@ export interface TinkerServerOptions {
 
 interface FutureRecord {
   state: 'pending' | 'done' | 'failed';
+  /** When it settled (futures are forgotten FUTURE_TTL_MS later). */
+  settledAt?: number;
   result?: unknown;
   error?: { message: string; category: 'user' | 'server' };
   waiters: (() => void)[];
@@ -120,6 +122,8 @@ interface Reply {
 const MAX_BODY = 256 * 1024 * 1024;
 const NAME = /^[A-Za-z0-9_-]{1,200}$/;
 const IDEMPOTENCY_LIMIT = 20_000;
+/** How long a settled future can still be retrieved (hosted promises expire too: 410). */
+const FUTURE_TTL_MS = 30 * 60_000;
 
 const LoraSchema = z.object({ rank: z.number().int().min(1).max(1024), seed: z.number().int().nullish(), train_mlp: z.boolean().optional(), train_attn: z.boolean().optional(), train_unembed: z.boolean().optional(), alpha: z.number().optional() });
 const CreateModelSchema = z.object({ session_id: z.string(), model_seq_id: z.number().int().min(0), base_model: z.string(), lora_config: LoraSchema.nullish() }).passthrough();
@@ -189,6 +193,15 @@ export class TinkerServer {
     this.tokenizer = new BpeTokenizer(header.tokenizer);
     this.log = o.log ?? (() => {});
     this.server = createServer((req, res) => void this.handle(req, res));
+    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper.unref();
+  }
+
+  private readonly sweeper: NodeJS.Timeout;
+
+  /** Forget futures settled long ago, so a long run does not grow the server without bound. */
+  private sweep(now = Date.now()): void {
+    for (const [id, r] of this.futures) if (r.settledAt !== undefined && now - r.settledAt > FUTURE_TTL_MS) this.futures.delete(id);
   }
 
   listen(port: number, host = '127.0.0.1'): Promise<number> {
@@ -202,6 +215,7 @@ export class TinkerServer {
   }
 
   close(): Promise<void> {
+    clearInterval(this.sweeper);
     this.server.closeAllConnections();
     return new Promise((ok) => this.server.close(() => ok()));
   }
@@ -211,8 +225,8 @@ export class TinkerServer {
     const endpoint = url.pathname.startsWith(`${API}/`) ? url.pathname.slice(API.length + 1) : url.pathname;
     const n = (this.requestCounts.get(endpoint) ?? 0) + 1;
     this.requestCounts.set(endpoint, n);
-    const fault = this.o.faults?.find((f) => f.endpoint === endpoint && f.nth === n)?.fault;
     const rule = this.o.faults?.find((f) => f.endpoint === endpoint && f.nth === n);
+    const fault = rule?.fault;
     if (fault === 'drop') {
       req.socket.destroy();
       return;
@@ -396,6 +410,8 @@ export class TinkerServer {
         } catch (err) {
           settle(job.record, 'failed', undefined, errorOf(err, this.log));
         }
+        // Only the hash is needed from now on (to recognise a resubmission).
+        job.body = {};
         m.nextSeq += 1;
       }
     } finally {
@@ -609,6 +625,7 @@ export class TinkerServer {
 
 function settle(record: FutureRecord, state: 'done' | 'failed', result?: unknown, error?: FutureRecord['error']): void {
   record.state = state;
+  record.settledAt = Date.now();
   if (state === 'done') record.result = result;
   else record.error = error!;
   for (const w of record.waiters.splice(0)) w();
