@@ -67,12 +67,15 @@ describe('WASM SIMD kernels', () => {
       const gl = k.heap.f32(T * C), dgl = k.heap.f32(T * C);
       k.geluForward(gl, x, T * C);
       k.geluBackward(dgl, x, dout, T * C);
-      const logits = fill(k, rand(T * V, 12)), targets = k.heap.i32(T), lp = k.heap.f32(T), ent = k.heap.f32(T), gg = fill(k, rand(T, 13));
+      const logits = fill(k, rand(T * V, 12)), targets = k.heap.i32(T), lp = k.heap.f32(T), ent = k.heap.f32(T), lse = k.heap.f32(T), gg = fill(k, rand(T, 13));
       targets.a.set([0, 3, 5, 11, 2, 7]);
-      k.softmaxRows(logits, targets, lp, ent, T, V);
+      const raw = Float32Array.from(logits.a);
+      k.softmaxRows(logits, targets, lp, ent, lse, T, V);
+      // The target's logprob is exactly its logit minus the row's log-sum-exp, in f32.
+      for (let t = 0; t < T; t++) expect(lp.a[t]).toBe(Math.fround(raw[t * V + targets.a[t]!]! - lse.a[t]!));
       const probs = Float32Array.from(logits.a);
       k.softmaxBackward(logits, targets, gg, T, V);
-      return [ln.a, dx.a, dlw.a, dlb.a, y.a, dqkv.a, gl.a, dgl.a, lp.a, ent.a, probs, logits.a];
+      return [ln.a, dx.a, dlw.a, dlb.a, y.a, dqkv.a, gl.a, dgl.a, lp.a, ent.a, lse.a, probs, logits.a];
     });
     results[0]!.forEach((a, i) => close(a, results[1]![i]!));
   });

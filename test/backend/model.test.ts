@@ -77,8 +77,8 @@ describe('sampler', () => {
   const tok = tinyTokenizer();
   const ids = tok.encode(TEXTS[2]!);
 
-  it("sampler logprobs equal the learner's forward logprobs bit for bit, at temperature 1", async () => {
-    const b = tinyBackend(tok);
+  it.each(['wasm-simd', 'js'] as const)("sampler logprobs equal the learner's forward logprobs bit for bit, at temperature 1 (%s kernels)", async (kernels) => {
+    const b = createLocalBackend({ tokenizer: tok, config: { context: 64, dModel: 16, nLayers: 2, nHeads: 2 }, seed: 7, kernels, dir: tinyBackend(tok).dir });
     const sampler = await b.saveWeightsForSampler('parity');
     const prompt = ids.slice(0, 5);
     const [seq] = await sampler.sample(prompt, { maxTokens: 20, temperature: 1, seed: 42 });

@@ -80,7 +80,8 @@ export interface Kernels {
   attentionBackward(dqkv: Tensor, scratch: Tensor, dout: Tensor, qkv: Tensor, att: Tensor, T: number, C: number, NH: number, S: number): void;
   geluForward(out: Tensor, inp: Tensor, N: number): void;
   geluBackward(dinp: Tensor, inp: Tensor, dout: Tensor, N: number): void;
-  softmaxRows(logits: Tensor, targets: IntTensor, lp: Tensor, entropy: Tensor, T: number, V: number): void;
+  /** lse (may be null) receives each row's log-sum-exp. */
+  softmaxRows(logits: Tensor, targets: IntTensor, lp: Tensor, entropy: Tensor, lse: Tensor | null, T: number, V: number): void;
   softmaxBackward(probs: Tensor, targets: IntTensor, g: Tensor, T: number, V: number): void;
 }
 
@@ -93,7 +94,7 @@ interface WasmExports {
   attention_backward(dqkv: number, scratch: number, dout: number, qkv: number, att: number, T: number, C: number, NH: number, S: number): void;
   gelu_forward(out: number, inp: number, N: number): void;
   gelu_backward(dinp: number, inp: number, dout: number, N: number): void;
-  softmax_rows(logits: number, targets: number, lp: number, entropy: number, T: number, V: number): void;
+  softmax_rows(logits: number, targets: number, lp: number, entropy: number, lse: number, T: number, V: number): void;
   softmax_backward(probs: number, targets: number, g: number, T: number, V: number): void;
 }
 
@@ -157,7 +158,7 @@ function wasmKernels(heap: Heap, x: WasmExports): Kernels {
     attentionBackward: (dqkv, scratch, dout, qkv, att, T, C, NH, S) => x.attention_backward(dqkv.p, scratch.p, dout.p, qkv.p, att.p, T, C, NH, S),
     geluForward: (out, inp, N) => x.gelu_forward(out.p, inp.p, N),
     geluBackward: (dinp, inp, dout, N) => x.gelu_backward(dinp.p, inp.p, dout.p, N),
-    softmaxRows: (logits, targets, lp, entropy, T, V) => x.softmax_rows(logits.p, targets.p, lp.p, entropy.p, T, V),
+    softmaxRows: (logits, targets, lp, entropy, lse, T, V) => x.softmax_rows(logits.p, targets.p, lp.p, entropy.p, lse ? lse.p : 0, T, V),
     softmaxBackward: (probs, targets, g, T, V) => x.softmax_backward(probs.p, targets.p, g.p, T, V),
   };
 }
@@ -292,14 +293,16 @@ export function jsKernels(heap: Heap): Kernels {
         dinp.a[i]! += g * dout.a[i]!;
       }
     },
-    softmaxRows(logits, targets, lp, entropy, T, V) {
+    softmaxRows(logits, targets, lp, entropy, lseOut, T, V) {
       for (let t = 0; t < T; t++) {
         const r = logits.a.subarray(t * V, (t + 1) * V);
         let max = -Infinity;
         for (let v = 0; v < V; v++) max = Math.max(max, r[v]!);
         let sum = 0;
         for (let v = 0; v < V; v++) sum += Math.exp(r[v]! - max);
-        const lse = max + Math.log(sum);
+        // Rounded to f32 as the WebAssembly kernel does, so logprob = f32(logit - lse) holds here too.
+        const lse = Math.fround(max + Math.log(sum));
+        if (lseOut) lseOut.a[t] = lse;
         const tgt = targets.a[t]!;
         lp.a[t] = tgt >= 0 ? r[tgt]! - lse : 0;
         let px = 0;

@@ -145,8 +145,9 @@ export class Model {
   readonly entropy: Tensor;
   /** dL/dlp per row, set by the loss before backward(). */
   readonly g_lp: Tensor;
-  /** One row of vocabulary-sized scratch, for the sampler. */
+  /** One row of vocabulary-sized scratch, and its log-sum-exp, for the sampler. */
   readonly rowScratch: Tensor;
+  readonly rowLse: Tensor;
   private readonly d: GradScratch | null;
   private tokens: Int32Array;
 
@@ -192,6 +193,7 @@ export class Model {
     this.entropy = h.f32(S);
     this.g_lp = h.f32(S);
     this.rowScratch = h.f32(V);
+    this.rowLse = h.f32(1);
     this.d = opts.training
       ? { dres: h.f32(S * D), dln: h.f32(S * D), datty: h.f32(S * D), dqkv: h.f32(S * 3 * D), dfch: h.f32(S * 4 * D), dfchGelu: h.f32(S * 4 * D), scratch: h.f32(S) }
       : null;
@@ -263,7 +265,7 @@ export class Model {
       if (!Number.isInteger(tgt) || tgt < 0 || tgt >= this.config.vocabSize) throw new Error(`target token ${tgt} at position ${t} is outside the vocabulary of ${this.config.vocabSize}`);
       this.targets.a[t] = tgt;
     }
-    this.k.softmaxRows(this.logits, this.targets, this.lp, this.entropy, n, this.config.vocabSize);
+    this.k.softmaxRows(this.logits, this.targets, this.lp, this.entropy, null, n, this.config.vocabSize);
   }
 
   /**

@@ -65,9 +65,12 @@ export class LocalSampler implements Sampler {
       // Rows < P hold the prompt (the cache); each sample overwrites only rows from P on.
       for (;;) {
         const row = m.logits.a.subarray((seq.length - 1) * V, seq.length * V);
-        const probs = this.distribution(row, temp > 0 ? temp : 1);
-        const tok = temp > 0 ? pick(probs, params.topK ?? -1, params.topP ?? 1, rng) : argmax(row);
-        logprobs.push(this.logprobOf(row, temp > 0 ? temp : 1, tok));
+        // One softmax per token gives both the distribution and the chosen token's logprob.
+        const t = temp > 0 ? temp : 1;
+        const lse = this.distribution(row, t);
+        const tok = temp > 0 ? pick(m.rowScratch.a, params.topK ?? -1, params.topP ?? 1, rng) : argmax(row);
+        // The kernel's own arithmetic for the learner's logprob: f32(logit - lse).
+        logprobs.push(Math.fround((t === 1 ? row[tok]! : Math.fround(row[tok]! / t)) - lse));
         tokens.push(tok);
         seq.push(tok);
         if (stop.has(tok)) {
@@ -141,21 +144,13 @@ export class LocalSampler implements Sampler {
     }
   }
 
-  /** Probabilities of softmax(row / temperature), through the same kernel as the learner. */
-  private distribution(row: Float32Array, temp: number): Float64Array {
-    const m = this.model, V = this.config.vocabSize;
-    this.scaled(row, temp);
-    m.targets.a[0] = -1;
-    m.k.softmaxRows(m.rowScratch, m.targets, m.lp, m.entropy, 1, V);
-    return Float64Array.from(m.rowScratch.a);
-  }
-
-  private logprobOf(row: Float32Array, temp: number, tok: number): number {
+  /** softmax(row / temperature) into rowScratch, through the learner's kernel; returns its log-sum-exp. */
+  private distribution(row: Float32Array, temp: number): number {
     const m = this.model;
     this.scaled(row, temp);
-    m.targets.a[0] = tok;
-    m.k.softmaxRows(m.rowScratch, m.targets, m.lp, m.entropy, 1, this.config.vocabSize);
-    return m.lp.a[0]!;
+    m.targets.a[0] = -1;
+    m.k.softmaxRows(m.rowScratch, m.targets, m.lp, m.entropy, m.rowLse, 1, this.config.vocabSize);
+    return m.rowLse.a[0]!;
   }
 
   private scaled(row: Float32Array, temp: number): void {
@@ -172,7 +167,7 @@ function argmax(row: Float32Array): number {
 }
 
 /** Draw from probs after top-k and top-p truncation (renormalised). */
-function pick(probs: Float64Array, topK: number, topP: number, rng: () => number): number {
+function pick(probs: Float32Array, topK: number, topP: number, rng: () => number): number {
   let ids: number[];
   if (topK > 0 || topP < 1) {
     ids = Array.from(probs.keys()).sort((a, b) => probs[b]! - probs[a]! || a - b);

@@ -371,9 +371,10 @@ export function gelu_backward(dinp: usize, inp: usize, dout: usize, N: i32): voi
 
 /**
  * Row-wise log-softmax of logits (T x V), in place into probabilities; writes the logprob of each
- * row's target (targets: i32, < 0 = none) and each row's entropy in nats.
+ * row's target (targets: i32, < 0 = none), each row's entropy in nats, and (if lseOut is not 0)
+ * each row's log-sum-exp, so that any token's logprob is logit - lse, rounded to f32.
  */
-export function softmax_rows(logits: usize, targets: usize, lp: usize, entropy: usize, T: i32, V: i32): void {
+export function softmax_rows(logits: usize, targets: usize, lp: usize, entropy: usize, lseOut: usize, T: i32, V: i32): void {
   for (let t = 0; t < T; t++) {
     const r = logits + (<usize>t * V << 2);
     let maxv: f32 = -Infinity;
@@ -384,6 +385,7 @@ export function softmax_rows(logits: usize, targets: usize, lp: usize, entropy: 
     let sum: f32 = 0;
     for (let v = 0; v < V; v++) sum += Mathf.exp(load<f32>(r + (<usize>v << 2)) - maxv);
     const lse = maxv + Mathf.log(sum);
+    if (lseOut) store<f32>(lseOut + (<usize>t << 2), lse);
     const tgt = load<i32>(targets + (<usize>t << 2));
     store<f32>(lp + (<usize>t << 2), tgt >= 0 ? load<f32>(r + (<usize>tgt << 2)) - lse : 0);
     let px: f32 = 0;
