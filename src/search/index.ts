@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { embeddedChunks, embeddedCorpusPath } from '../corpus/embedded.js';
 import { InputError } from '../errors.js';
@@ -28,12 +28,15 @@ function embeddedSource(): string {
 
 /**
  * The directory of an index over the embedded default corpus, building it first when it is
- * missing, from another format version, damaged, or built from other corpus bytes.
+ * missing, from another format version, damaged (a file missing or of the wrong size), or built
+ * from other corpus bytes.
  */
 export async function ensureDefaultIndex(dir: string = defaultIndexDir(), options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
   const source = embeddedSource();
   try {
-    if (readManifest(dir).source === source) return dir;
+    const m = readManifest(dir);
+    const intact = Object.entries(m.files).every(([name, bytes]) => existsSync(join(dir, name)) && statSync(join(dir, name)).size === bytes);
+    if (m.source === source && intact) return dir;
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
   }
