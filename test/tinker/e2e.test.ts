@@ -2,6 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TinkerServer } from '../../src/backend/tinker/index.js';
 import { TinkerAuthError, TinkerRequestError, createTinkerBackend } from '../../src/backend/tinker/index.js';
 import { InputError } from '../../src/errors.js';
+import { resolveAgent } from '../../src/agent/scripted.js';
+import type { TokenAgent } from '../../src/agent/token-agent.js';
+import { readCheckpoint } from '../../src/backend/local/checkpoint.js';
+import { BpeTokenizer } from '../../src/protocol/compact/bpe.js';
+import { CompactRenderer } from '../../src/protocol/compact/renderer.js';
+import { registerRenderer } from '../../src/protocol/registry.js';
 import { ADAM, connect, directBackend, FAST, rlDatums, startServer, tinyCheckpoint } from './helpers.js';
 
 let checkpoint: string;
@@ -53,6 +59,31 @@ describe('Tinker client against serve-tinker (hosted dialect)', () => {
     expect(r.optim.metrics['step']).toBe(1);
     expect(Array.from(server.models.get(remote.modelId)!.backend.model.params.a)).toEqual(Array.from(direct.model.params.a));
     remote.close();
+  });
+
+  it('splits a batch by estimated request size as well as by datum count', async () => {
+    const direct = directBackend(checkpoint);
+    const remote = await connect(url, { maxChunkBytes: 600 });
+    const before = server.requestCounts.get('forward_backward') ?? 0;
+    const r = await remote.forwardBackward(rlDatums(), 'importance_sampling');
+    // Each datum's JSON is over 300 bytes: no two fit one 600-byte request.
+    expect((server.requestCounts.get('forward_backward') ?? 0) - before).toBe(3);
+    expect(r.logprobs).toEqual(direct.forwardBackwardSync(rlDatums(), 'importance_sampling').logprobs);
+    remote.close();
+  });
+
+  it('resolves the agent spec tinker:MODEL@URL to a token agent sampling on the server', async () => {
+    await import('../../src/backend/tinker/agent.js');
+    const tok = new BpeTokenizer(readCheckpoint(checkpoint).header.tokenizer);
+    registerRenderer('tinker-test-compact', () => new CompactRenderer(tok));
+    const agent = (await resolveAgent(`tinker:base@${url}`, { renderer: 'tinker-test-compact', temperature: 1, seed: 2 })) as TokenAgent;
+    expect(agent.renderer.name).toBe('compact');
+    expect(agent.sampler.modelPath).toBe('base');
+    const [s] = await agent.sampler.sample([5, 40, 41], { maxTokens: 3, temperature: 1, seed: 2 });
+    expect(s!.logprobs).toHaveLength(s!.tokens.length);
+    await expect(resolveAgent(`tinker:mystery-model@${url}`)).rejects.toThrow(/cannot tell the renderer from 'mystery-model'/);
+    const other = (await resolveAgent(`tinker:other-model@${url}`, { renderer: 'tinker-test-compact' })) as TokenAgent;
+    await expect(other.sampler.sample([5, 40], { maxTokens: 2, temperature: 1 })).rejects.toThrow(/base_model 'other-model' is not served here/);
   });
 
   it('samples tokens with logprobs from saved sampler weights (named and ephemeral)', async () => {

@@ -139,16 +139,16 @@ export class TinkerBackend implements TrainingBackend {
       const seq = this.client.nextSamplingSessionSeq();
       const r = await this.client.request('save_weights_for_sampler', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), sampling_session_seq_id: seq, type: 'save_weights_for_sampler' }, SamplerResult);
       if (!('sampling_session_id' in r)) throw new InputError(`save_weights_for_sampler: the server returned a path, not a sampling session`);
-      return new TinkerSampler(this, { sampling_session_id: r.sampling_session_id }, `${this.modelId}@${name}`);
+      return new TinkerSampler(this.client, { sampling_session_id: r.sampling_session_id }, `${this.modelId}@${name}`, this.counter);
     }
     const r = await this.client.request('save_weights_for_sampler', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), path: name, type: 'save_weights_for_sampler' }, SamplerResult);
     if (!('path' in r)) throw new InputError('save_weights_for_sampler: the server returned a sampling session, not a path');
-    return new TinkerSampler(this, { model_path: r.path }, r.path);
+    return new TinkerSampler(this.client, { model_path: r.path }, r.path, this.counter);
   }
 
   /** A sampler on a saved path (tinker://…, either form of §11) or on a base model name. */
   samplerFor(pathOrModel: string): TinkerSampler {
-    return new TinkerSampler(this, pathOrModel.startsWith('tinker://') ? { model_path: pathOrModel } : { base_model: pathOrModel }, pathOrModel);
+    return new TinkerSampler(this.client, pathOrModel.startsWith('tinker://') ? { model_path: pathOrModel } : { base_model: pathOrModel }, pathOrModel, this.counter);
   }
 
   async saveState(name: string): Promise<string> {
@@ -177,11 +177,10 @@ export class TinkerBackend implements TrainingBackend {
     this.client.close();
   }
 
-  /** @internal Counts a sampling request's tokens. */
-  countSampling(prefill: number, sampled: number): void {
+  private readonly counter = (prefill: number, sampled: number): void => {
     this.used.prefillTokens += prefill;
     this.used.sampleTokens += sampled;
-  }
+  };
 
   private async submitForwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig): Promise<{ subs: Submitted[]; sizes: number[] }> {
     datums.forEach((d, i) => checkDatum(d, i, lossFn));
@@ -261,27 +260,29 @@ const PathResultLoose = PathResult.partial().passthrough();
 export class TinkerSampler implements Sampler {
   private seq = 0;
   constructor(
-    private readonly backend: TinkerBackend,
+    private readonly client: TinkerClient,
     /** How asample addresses the weights: model_path, sampling_session_id (+ seq_id) or base_model. */
     private readonly target: { model_path: string } | { sampling_session_id: string } | { base_model: string },
     readonly modelPath: string,
+    /** Told the tokens of each request (prompt, sampled), for the spend. */
+    private readonly onUsage: (prefill: number, sampled: number) => void = () => {},
   ) {}
 
   async sample(prompt: number[], params: SamplingParams, numSamples = 1): Promise<SampledSequence[]> {
     if (prompt.length === 0) throw new InputError('sampling: the prompt is empty');
     if (!Number.isInteger(params.maxTokens) || params.maxTokens < 1) throw new InputError(`sampling: maxTokens must be a whole number >= 1, got ${params.maxTokens}`);
     if (!Number.isInteger(numSamples) || numSamples < 1) throw new InputError(`sampling: numSamples must be a whole number >= 1, got ${numSamples}`);
-    const r = await this.backend.client.request('asample', { ...this.address(), prompt: modelInput(prompt), num_samples: numSamples, sampling_params: samplingParams(params), type: 'sample' }, SampleResultSchema);
+    const r = await this.client.request('asample', { ...this.address(), prompt: modelInput(prompt), num_samples: numSamples, sampling_params: samplingParams(params), type: 'sample' }, SampleResultSchema);
     const out = fromWireSequences(r);
-    this.backend.countSampling(prompt.length, out.reduce((s, q) => s + q.tokens.length, 0));
+    this.onUsage(prompt.length, out.reduce((s, q) => s + q.tokens.length, 0));
     return out;
   }
 
   /** asample with max_tokens 1 and prompt_logprobs (as the SDK's compute_logprobs). */
   async computeLogprobs(tokens: number[]): Promise<(number | null)[]> {
     if (tokens.length === 0) return [];
-    const r = await this.backend.client.request('asample', { ...this.address(), prompt: modelInput(tokens), num_samples: 1, sampling_params: samplingParams({ maxTokens: 1, temperature: 1 }), prompt_logprobs: true, type: 'sample' }, SampleResultSchema);
-    this.backend.countSampling(tokens.length, 1);
+    const r = await this.client.request('asample', { ...this.address(), prompt: modelInput(tokens), num_samples: 1, sampling_params: samplingParams({ maxTokens: 1, temperature: 1 }), prompt_logprobs: true, type: 'sample' }, SampleResultSchema);
+    this.onUsage(tokens.length, 1);
     if (!r.prompt_logprobs || r.prompt_logprobs.length !== tokens.length) throw new Error(`computeLogprobs: the server returned ${r.prompt_logprobs?.length ?? 'no'} prompt logprobs for ${tokens.length} tokens`);
     return r.prompt_logprobs.map((v, i) => (i === 0 ? null : v));
   }
@@ -354,16 +355,17 @@ export function isHostedUrl(url: URL): boolean {
   return url.hostname.endsWith('thinkingmachines.dev') || url.hostname.endsWith('thinkingmachines.ai');
 }
 
+/** Where and how to reach a Tinker server (the options shared by training and sampling-only clients). */
+export type ConnectOptions = Pick<TinkerBackendOptions, 'baseUrl' | 'apiKeyEnv' | 'flavor' | 'log' | 'http'>;
+
 /**
- * Connect, create a session and a LoRA training model, and return the backend.
- * The key is read from the environment variable `apiKeyEnv` (default TINKER_API_KEY); a
- * self-hosted server without one gets the placeholder `tml-dummy` (SkyRL accepts any key).
+ * A session on the server, in the right dialect. The key is read from the environment variable
+ * `apiKeyEnv` (default TINKER_API_KEY); a self-hosted server without one gets the placeholder
+ * `tml-dummy` (SkyRL accepts any key).
  */
-export async function createTinkerBackend(options: TinkerBackendOptions): Promise<TinkerBackend> {
+export async function connectTinker(options: ConnectOptions): Promise<TinkerClient> {
   const baseUrl = options.baseUrl ?? process.env['TINKER_BASE_URL'] ?? HOSTED_BASE_URL;
   const url = checkBaseUrl(baseUrl);
-  if (!options.baseModel) throw new InputError('tinker: a base model name is required (--model)');
-  if (!Number.isInteger(options.loraRank) || options.loraRank < 1) throw new InputError(`tinker: --lora-rank must be a whole number >= 1, got ${options.loraRank}`);
   const envName = options.apiKeyEnv ?? 'TINKER_API_KEY';
   let apiKey = process.env[envName];
   if (!apiKey) {
@@ -386,7 +388,14 @@ export async function createTinkerBackend(options: TinkerBackendOptions): Promis
     const said = (caps as Record<string, unknown> | null)?.['sleuth_flavor'];
     flavor = said === 'tinker' || said === 'skyrl' ? said : 'skyrl';
   }
-  const client = await TinkerClient.connect({ baseUrl, apiKey, flavor, ...transport });
+  return TinkerClient.connect({ baseUrl, apiKey, flavor, ...transport });
+}
+
+/** Connect, create a session and a LoRA training model on `baseModel`, and return the backend. */
+export async function createTinkerBackend(options: TinkerBackendOptions): Promise<TinkerBackend> {
+  if (!options.baseModel) throw new InputError('tinker: a base model name is required (--model)');
+  if (!Number.isInteger(options.loraRank) || options.loraRank < 1) throw new InputError(`tinker: --lora-rank must be a whole number >= 1, got ${options.loraRank}`);
+  const client = await connectTinker(options);
   try {
     const modelId = await client.createModel(options.baseModel, { rank: options.loraRank, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
     const info = await client.getInfo(modelId).catch(() => ({}) as Record<string, unknown>);
@@ -397,4 +406,11 @@ export async function createTinkerBackend(options: TinkerBackendOptions): Promis
     client.close();
     throw err;
   }
+}
+
+/** A sampler on a base model name or a saved tinker:// sampler path, with no training model. */
+export async function createTinkerSampler(modelOrPath: string, options: ConnectOptions = {}): Promise<TinkerSampler> {
+  if (!modelOrPath) throw new InputError('tinker: a base model name or a tinker:// sampler path is required');
+  const client = await connectTinker(options);
+  return new TinkerSampler(client, modelOrPath.startsWith('tinker://') ? { model_path: modelOrPath } : { base_model: modelOrPath }, modelOrPath);
 }
