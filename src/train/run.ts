@@ -18,6 +18,8 @@ export interface TrainInputs {
   trainTasks: Task[];
   evalTasks: Task[];
   indexDir: string;
+  /** The opened index (the oracle teacher reads gold chunks from it). */
+  index: Awaited<ReturnType<typeof openIndex>>;
 }
 
 export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
@@ -32,7 +34,7 @@ export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
   }
   const index = await openIndex(set.indexDir);
   const env: Environment = c.env === 'qa' ? new QaEnvironment(index, { budgets: c.budgets }) : new SearchEnvironment(index, { budgets: c.budgets });
-  return { env, trainTasks, evalTasks, indexDir: set.indexDir };
+  return { env, trainTasks, evalTasks, indexDir: set.indexDir, index };
 }
 
 /** The price of the config's model (local runs cost nothing; unknown models: undefined). */
@@ -90,6 +92,8 @@ export async function startTraining(o: StartOptions): Promise<TrainResult & { st
     ...(o.onEval ? { onEval: o.onEval } : {}),
     ...(o.log ? { log: o.log } : {}),
   });
+  // The local backend's gradient workers (a backend without close() has nothing to stop).
+  await (setup.backend as { close?: () => Promise<void> }).close?.();
   return { ...result, steps, resumedFrom: point ? point.step : null };
 }
 

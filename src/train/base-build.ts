@@ -1,0 +1,90 @@
+import { performance } from 'node:perf_hooks';
+import { runEpisode } from '../agent/episode.js';
+import { baselineAgent } from '../agent/scripted.js';
+import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, trainLocalTokenizer } from '../backend/local/index.js';
+import type { Datum } from '../backend/types.js';
+import { embeddedChunks } from '../corpus/embedded.js';
+import type { Chunk } from '../corpus/chunk.js';
+import { SearchEnvironment } from '../env/search/env.js';
+import { seededRandom } from '../eval/stats.js';
+import { loadTaskSet } from '../tasks/registry.js';
+import type { Task } from '../tasks/task.js';
+import { openIndex } from '../search/index.js';
+import { renderRollout } from './datums.js';
+import { localRenderer } from './local-agent.js';
+
+/**
+ * The shipped local base model (src/train/assets/local-base.sampler.ckpt): the local model
+ * pretrained on the embedded corpus's text and on rendered search transcripts, which takes longer
+ * than the demo may spend, so the file is in the repository and this rebuilds it bit for bit
+ * (`sleuth demo --build-base`; two training threads, whose gradients the backend adds in a fixed
+ * order, and every choice seeded).
+ *
+ * Transcripts are real episodes of the scripted baseline (search, curate the top k, finish; k
+ * varies) in the search environment, rendered in the local model's format: on the training split's
+ * questions and on pseudo-queries made from corpus chunks (a title and the opening words). The
+ * eval split is never read. Loss is next-token cross-entropy on every token.
+ */
+export interface BaseBuildOptions {
+  out: string;
+  steps: number;
+  batch: number;
+  /** Corpus-derived pseudo-queries besides the training questions. */
+  pseudoQueries: number;
+  learningRate: number;
+  seed: number;
+  log?: (line: string) => void;
+}
+
+export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
+
+export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
+  const log = o.log ?? (() => {});
+  const t0 = performance.now();
+  const tokenizer = trainLocalTokenizer(await embeddedTokenizerTexts(400_000, 200), 2048);
+  log(`tokenizer: ${tokenizer.vocabSize} tokens (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
+  const dir = o.out.replace(/\/[^/]*$/, '');
+  const name = o.out.slice(dir.length + 1).replace(/\.sampler\.ckpt$/, '');
+  const backend = createLocalBackend({ tokenizer, config: DEFAULT_MODEL, seed: o.seed, dir, threads: 2 });
+  const ctx = backend.config.context;
+  const renderer = localRenderer(tokenizer);
+
+  const set = await loadTaskSet('default');
+  const index = await openIndex(set.indexDir);
+  const env = new SearchEnvironment(index);
+  const chunks: Chunk[] = [];
+  for await (const c of embeddedChunks()) chunks.push(c);
+  const rng = seededRandom(o.seed + 101);
+  const pseudo: Task[] = Array.from({ length: o.pseudoQueries }, (_, i) => {
+    const c = chunks[Math.floor(rng() * chunks.length)]!;
+    const words = c.text.split(/\s+/u).slice(0, 4 + Math.floor(rng() * 8)).join(' ');
+    return { id: `pseudo-${i}`, query: `${c.title}: ${words}`, facts: [{ text: c.title, chunkIds: [c.id] }] };
+  });
+  const queries = [...set.tasks('train'), ...pseudo];
+  const streams: number[][] = [];
+  for (const [i, task] of queries.entries()) {
+    const k = 1 + ((i * 7 + o.seed) % 8);
+    const r = await runEpisode(baselineAgent(k), env, task);
+    const s = renderRollout(renderer, env, task, r);
+    if (s.tokens.length <= ctx) streams.push(s.tokens);
+  }
+  const paragraphs = chunks.filter((_, i) => i % 3 === 0).map((c) => tokenizer.encode(`${c.title}\n${c.text}`).slice(0, ctx));
+  log(`data: ${streams.length} transcripts (${Math.round(streams.reduce((s, t) => s + t.length, 0) / streams.length)} tokens on average), ${paragraphs.length} paragraphs (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
+
+  const datum = (tokens: number[]): Datum => ({ inputTokens: tokens.slice(0, -1), targetTokens: tokens.slice(1), weights: tokens.slice(1).map(() => 1) });
+  const losses: number[] = [];
+  for (let step = 0; step < o.steps; step++) {
+    // Three transcripts to one paragraph; the learning rate decays along a half cosine to a tenth.
+    const batch = Array.from({ length: o.batch }, (_, b) => (b % 4 === 3 ? paragraphs[Math.floor(rng() * paragraphs.length)]! : streams[Math.floor(rng() * streams.length)]!)).filter((t) => t.length >= 2).map(datum);
+    const r = await backend.forwardBackward(batch, 'cross_entropy');
+    const lr = o.learningRate * (0.1 + 0.9 * 0.5 * (1 + Math.cos((Math.PI * step) / o.steps)));
+    backend.optimStepSync({ learningRate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 });
+    const tokens = batch.reduce((s, d) => s + d.targetTokens.length, 0);
+    losses.push(r.loss / tokens);
+    if ((step + 1) % 10 === 0) log(`step ${step + 1}/${o.steps}: loss ${(r.loss / tokens).toFixed(3)} per token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
+    if ((step + 1) % 50 === 0 && step + 1 < o.steps) await backend.saveWeightsForSampler(`${name}-step${step + 1}`);
+  }
+  await backend.saveWeightsForSampler(name);
+  await backend.close();
+  return { path: o.out, losses };
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEpisode } from '../../src/agent/episode.js';
+import type { Rollout, TurnRecord } from '../../src/agent/rollout.js';
+import { baselineAgent } from '../../src/agent/scripted.js';
+import { TokenAgent } from '../../src/agent/token-agent.js';
+import type { LocalBackend } from '../../src/backend/local/index.js';
+import { SearchEnvironment } from '../../src/env/search/env.js';
+import { trainBpe } from '../../src/protocol/compact/bpe.js';
+import { SPECIALS } from '../../src/protocol/compact/renderer.js';
+import type { Task } from '../../src/tasks/task.js';
+import { renderRollout, rlDatum, sftDatum, tokenStream } from '../../src/train/datums.js';
+import { localRenderer } from '../../src/train/local-agent.js';
+import { ensureWasm, tinyBackend } from '../backend/helpers.js';
+import { hotpotData, hotpotFixture } from '../env/fixture.js';
+
+function turn(index: number, inserted: number[], sampled: number[], logprobs: number[]): TurnRecord {
+  return { index, insertedTokens: inserted, sampledTokens: sampled, sampledLogprobs: logprobs, text: '', calls: [], curated: [], sampleMs: 0, envMs: 0, promptTokens: 0, completionTokens: sampled.length };
+}
+
+function rollout(turns: TurnRecord[]): Rollout {
+  return { version: 1, id: 'r', taskId: 't', agent: 'a', env: 'search', sample: 0, query: 'q', turns, curated: [], trajectory: [], read: [], endReason: 'finish', promptTokens: 0, completionTokens: 0, wallMs: 0, startedAt: '' };
+}
+
+describe('datums from rollout token records', () => {
+  it('concatenates inserted + sampled tokens per turn; only model-written targets carry loss', () => {
+    // prompt 10 11 12 | sampled 20 21 | tool result 30 31 | sampled 40
+    const r = rollout([turn(0, [10, 11, 12], [20, 21], [-0.5, -1.5]), turn(1, [30, 31], [40], [-2])]);
+    expect(tokenStream(r)).toEqual({ tokens: [10, 11, 12, 20, 21, 30, 31, 40], mask: [0, 0, 0, 1, 1, 0, 0, 1], logprobs: [0, 0, 0, -0.5, -1.5, 0, 0, -2] });
+    const d = rlDatum(r, 0.25)!;
+    expect(d.inputTokens).toEqual([10, 11, 12, 20, 21, 30, 31]);
+    expect(d.targetTokens).toEqual([11, 12, 20, 21, 30, 31, 40]);
+    expect(d.weights).toEqual([0, 0, 1, 1, 0, 0, 1]);
+    expect(d.logprobs).toEqual([0, 0, -0.5, -1.5, 0, 0, -2]);
+    expect(d.advantages).toEqual([0, 0, 0.25, 0.25, 0, 0, 0.25]);
+    expect(rlDatum(r, -1, 0.5)!.advantages).toEqual([0, 0, -0.5, -0.5, 0, 0, -0.5]);
+    expect(sftDatum(tokenStream(r))!.weights).toEqual([0, 0, 1, 1, 0, 0, 1]);
+  });
+
+  it('gives no datum for a rollout without model-written tokens, and rejects mismatched logprobs', () => {
+    expect(rlDatum(rollout([turn(0, [1, 2, 3], [], [])]), 1)).toBeUndefined();
+    expect(rlDatum(rollout([]), 1)).toBeUndefined();
+    expect(() => tokenStream(rollout([turn(0, [1], [2, 3], [-1])]))).toThrow(/2 sampled tokens but 1 logprobs/);
+  });
+});
+
+describe('datums of a real token-level episode', () => {
+  let backend: LocalBackend;
+  let env: SearchEnvironment;
+  let tasks: Task[];
+  beforeAll(async () => {
+    ensureWasm();
+    const { chunks } = hotpotData(5);
+    const tok = trainBpe([...chunks.slice(0, 200).map((c) => `${c.title}\n${c.text}`), 'bm25_search curate finish ids query'], 600, [...SPECIALS]);
+    backend = tinyBackend(tok, { context: 1024, dModel: 16, nLayers: 1, nHeads: 2 }, 3);
+    const f = await hotpotFixture(5);
+    tasks = f.tasks;
+    env = new SearchEnvironment(f.searcher);
+  }, 120_000);
+  afterAll(async () => backend?.close());
+
+  it('trains exactly the sampled tokens, with the sampler logprobs, and the learner agrees with them', async () => {
+    const sampler = await backend.saveWeightsForSampler('s0');
+    const renderer = localRenderer(backend.tokenizer);
+    const agent = new TokenAgent('tiny', renderer, sampler, { temperature: 1, seed: 5 });
+    const r = await runEpisode(agent, env, tasks[0]!, { maxTurns: 3, maxTokensPerTurn: 12, contextTokens: 1000 });
+    expect(r.turns.length).toBeGreaterThan(0);
+    const d = rlDatum(r, 1)!;
+    const sampled = r.turns.flatMap((t) => t.sampledTokens);
+    const trained = d.targetTokens.filter((_, i) => d.weights[i] === 1);
+    expect(trained).toEqual(sampled);
+    expect(d.logprobs!.filter((_, i) => d.weights[i] === 1)).toEqual(r.turns.flatMap((t) => t.sampledLogprobs));
+    // The stream starts with exactly the prompt the renderer made: nothing was re-tokenized.
+    const prompt = renderer.prompt({ system: env.systemPrompt(), user: env.userPrompt(tasks[0]!), tools: env.tools });
+    expect(d.inputTokens.slice(0, prompt.length)).toEqual(prompt);
+    expect(d.weights.slice(0, prompt.length - 1).every((w) => w === 0)).toBe(true);
+    // Same weights, same tokens: the learner's logprobs are the sampler's, so the ratio is 1.
+    const fb = await backend.forwardBackward([d], 'importance_sampling');
+    d.weights.forEach((w, i) => {
+      if (w === 1) expect(fb.logprobs[0]![i]).toBeCloseTo(d.logprobs![i]!, 4);
+    });
+    expect(fb.metrics['ratio:mean']).toBeCloseTo(1, 4);
+  });
+
+  it('renders a scripted teacher in the student format: calls are the model tokens, results are inserted', async () => {
+    const renderer = localRenderer(backend.tokenizer);
+    const r = await runEpisode(baselineAgent(3), env, tasks[1]!);
+    const s = renderRollout(renderer, env, tasks[1]!, r);
+    const prompt = renderer.prompt({ system: env.systemPrompt(), user: env.userPrompt(tasks[1]!), tools: env.tools });
+    expect(s.tokens.slice(0, prompt.length)).toEqual(prompt);
+    // Split the model-written spans back out and parse them: the teacher's calls, well formed.
+    const spans: number[][] = [];
+    s.mask.forEach((m, i) => {
+      if (m === 1 && (i === 0 || s.mask[i - 1] === 0)) spans.push([]);
+      if (m === 1) spans[spans.length - 1]!.push(s.tokens[i]!);
+    });
+    expect(spans).toHaveLength(r.turns.length);
+    spans.forEach((span, i) => {
+      const parsed = renderer.parse(span);
+      expect(parsed.calls.map((c) => [c.name, c.status])).toEqual(r.turns[i]!.calls.map((c) => [c.name, 'ok']));
+      expect(parsed.calls.map((c) => c.arguments)).toEqual(r.turns[i]!.calls.map((c) => c.arguments));
+    });
+    // The inserted tokens after turn 0 are the renderer's rendering of that turn's results.
+    const results = renderer.toolResults(spans[0]!, r.turns[0]!.calls.map((c) => ({ call: { name: c.name, arguments: c.arguments, status: c.status, raw: '' }, result: c.result })));
+    const start = prompt.length + spans[0]!.length;
+    expect(s.tokens.slice(start, start + results.length)).toEqual(results);
+    expect(s.mask.slice(start, start + results.length).every((m) => m === 0)).toBe(true);
+  });
+});

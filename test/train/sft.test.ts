@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { CallRecord, Rollout } from '../../src/agent/rollout.js';
+import type { Task } from '../../src/tasks/task.js';
+import { judgeAttempt, selectDemonstrations } from '../../src/train/sft.js';
+
+const task: Task = { id: 't', query: 'q', facts: [{ text: 'a', chunkIds: ['A'] }, { text: 'b', chunkIds: ['B', 'B2'] }] };
+
+function call(name: string, outcome: 'ok' | 'error' = 'ok', ids: string[] = []): CallRecord {
+  return { name, arguments: {}, status: 'ok', result: { outcome, content: '', chunkIds: ids } };
+}
+
+function attempt(o: { reward: number; calls: CallRecord[]; trajectory: string[]; curated?: string[]; endReason?: Rollout['endReason'] }): Rollout {
+  return {
+    version: 1, id: 'x', taskId: 't', agent: 'teacher', env: 'search', sample: 0, query: 'q',
+    turns: [{ index: 0, insertedTokens: [], sampledTokens: [], sampledLogprobs: [], text: '', calls: o.calls, curated: o.curated ?? [], sampleMs: 0, envMs: 0, promptTokens: 0, completionTokens: 0 }],
+    curated: o.curated ?? [], trajectory: o.trajectory, read: [], endReason: o.endReason ?? 'finish', promptTokens: 0, completionTokens: 0, wallMs: 0, startedAt: '',
+    reward: { total: o.reward, parts: {}, weights: {} },
+  };
+}
+
+const good = attempt({ reward: 0.8, calls: [call('bm25_search', 'ok', ['A', 'Z']), call('curate'), call('finish')], trajectory: ['A', 'Z'], curated: ['A'] });
+
+describe('the SFT rejection filter', () => {
+  it('keeps an attempt above the threshold that searched and saw gold support in its results', () => {
+    expect(judgeAttempt(task, good, { threshold: 0.5 })).toBe('kept');
+  });
+
+  it('rejects a reward at or below the threshold', () => {
+    expect(judgeAttempt(task, attempt({ ...good, reward: 0.5, calls: good.turns[0]!.calls, trajectory: ['A'] }), { threshold: 0.5 })).toBe('low_reward');
+  });
+
+  it('rejects an attempt that never searched successfully (a guess)', () => {
+    expect(judgeAttempt(task, attempt({ reward: 0.9, calls: [call('curate'), call('finish')], trajectory: ['A'] }), { threshold: 0.1 })).toBe('no_search');
+    expect(judgeAttempt(task, attempt({ reward: 0.9, calls: [call('bm25_search', 'error'), call('finish')], trajectory: ['A'] }), { threshold: 0.1 })).toBe('no_search');
+    expect(judgeAttempt(task, attempt({ reward: 0.9, calls: [call('grep_corpus', 'ok', ['A'])], trajectory: ['A'] }), { threshold: 0.1 })).toBe('kept');
+  });
+
+  it('rejects an attempt whose gold support never appeared in a tool result, even if it curated gold ids', () => {
+    expect(judgeAttempt(task, attempt({ reward: 0.9, calls: [call('bm25_search', 'ok', ['Z'])], trajectory: ['Z'], curated: ['A'] }), { threshold: 0.1 })).toBe('no_support');
+    // Any supporting chunk of any fact counts (B2 supports fact b).
+    expect(judgeAttempt(task, attempt({ reward: 0.9, calls: [call('bm25_search', 'ok', ['B2'])], trajectory: ['B2'] }), { threshold: 0.1 })).toBe('kept');
+  });
+
+  it('rejects errored episodes', () => {
+    expect(judgeAttempt(task, attempt({ ...good, reward: 1, calls: good.turns[0]!.calls, trajectory: ['A'], endReason: 'error' }), { threshold: 0 })).toBe('error');
+  });
+
+  it('keeps the shortest passing attempts, ties to the earlier one, at most cap per query', () => {
+    const fail = attempt({ reward: 0.1, calls: good.turns[0]!.calls, trajectory: ['A'] });
+    const attempts = [
+      { rollout: good, length: 40, tag: 'a' },
+      { rollout: fail, length: 5, tag: 'short but failed' },
+      { rollout: good, length: 20, tag: 'b' },
+      { rollout: good, length: 20, tag: 'c' },
+      { rollout: good, length: 90, tag: 'd' },
+    ];
+    expect(selectDemonstrations(task, attempts, { threshold: 0.3, cap: 1 }).map((a) => a.tag)).toEqual(['b']);
+    expect(selectDemonstrations(task, attempts, { threshold: 0.3, cap: 3 }).map((a) => a.tag)).toEqual(['b', 'c', 'a']);
+    expect(selectDemonstrations(task, attempts, { threshold: 0.9, cap: 3 })).toEqual([]);
+  });
+});
