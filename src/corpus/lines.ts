@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 
 export interface Line {
@@ -8,14 +7,19 @@ export interface Line {
   text: string;
 }
 
+/** Decode one line's bytes, without a trailing \r (CRLF files) or a leading byte-order mark. */
+function decode(buf: Buffer, start: number, end: number, first: boolean): string {
+  if (end > start && buf[end - 1] === 13) end--;
+  const text = buf.toString('utf8', start, end);
+  return first && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /**
  * The lines of a UTF-8 file, streamed: memory holds one read buffer plus the current line, never
- * the file; `.gz` files are decompressed on the fly. onBytes reports how many bytes have been consumed so far (for progress bars).
+ * the file; `.gz` files are decompressed on the fly. Lines are split on the bytes, and each line
+ * is decoded once. onBytes reports how many bytes of the file (as on disk) have been consumed.
  */
 export async function* readLines(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Line> {
-  const decoder = new StringDecoder('utf8');
-  let carry = '';
-  let number = 0;
   const file = createReadStream(path, { highWaterMark: 1 << 20 });
   let source: AsyncIterable<Buffer> = file;
   if (path.endsWith('.gz')) {
@@ -23,19 +27,31 @@ export async function* readLines(path: string, onBytes?: (bytes: number) => void
     file.on('error', (err) => gunzip.destroy(err));
     source = file.pipe(gunzip);
   }
-  for await (const buf of source) {
-    const s = carry + decoder.write(buf);
+  let number = 0;
+  // The unfinished last line of the previous read, if any.
+  let carry: Buffer | null = null;
+  for await (const chunk of source) {
     let start = 0;
-    let nl: number;
-    while ((nl = s.indexOf('\n', start)) !== -1) {
+    if (carry) {
+      const nl = chunk.indexOf(10);
+      if (nl === -1) {
+        carry = Buffer.concat([carry, chunk]);
+        continue;
+      }
+      const joined = Buffer.concat([carry, chunk.subarray(0, nl)]);
+      carry = null;
       number++;
-      yield { number, text: s.charCodeAt(nl - 1) === 13 ? s.slice(start, nl - 1) : s.slice(start, nl) };
+      yield { number, text: decode(joined, 0, joined.length, number === 1) };
       start = nl + 1;
     }
-    carry = s.slice(start);
-    // Progress counts bytes of the file on disk, compressed or not.
+    let nl: number;
+    while ((nl = chunk.indexOf(10, start)) !== -1) {
+      number++;
+      yield { number, text: decode(chunk, start, nl, number === 1) };
+      start = nl + 1;
+    }
+    if (start < chunk.length) carry = Buffer.from(chunk.subarray(start));
     onBytes?.(file.bytesRead);
   }
-  const rest = carry + decoder.end();
-  if (rest.length > 0) yield { number: number + 1, text: rest.endsWith('\r') ? rest.slice(0, -1) : rest };
+  if (carry && carry.length > 0) yield { number: number + 1, text: decode(carry, 0, carry.length, number === 0) };
 }
