@@ -38,6 +38,14 @@ export interface IndexWarning {
 
 const CHUNK = 4 << 20;
 
+/**
+ * The token arrays are most of a rollout line's bytes and none of its summary. Blanking them
+ * before JSON.parse doubles indexing speed. Safe on JSON.stringify output: the arrays hold only
+ * numbers (no ']'), and the same words inside a string would have escaped quotes (\"), which this
+ * pattern does not match.
+ */
+const TOKEN_ARRAYS = /"(insertedTokens|sampledTokens|sampledLogprobs)":\[[^\]]*\]/gu;
+
 export class RolloutIndex {
   readonly rollouts: RolloutSummary[] = [];
   readonly skipped: IndexWarning[] = [];
@@ -49,8 +57,16 @@ export class RolloutIndex {
 
   constructor(readonly path: string) {}
 
-  /** Index what was appended; returns whether anything changed. */
-  refresh(): boolean {
+  /** Bytes of the file not indexed yet (a refresh that ran out of time leaves some). */
+  behind = 0;
+
+  /**
+   * Index what was appended; returns whether anything changed. With a time budget it stops after
+   * about that many milliseconds (a whole chunk at least), so a server indexing a huge file stays
+   * responsive; the next refresh goes on from there.
+   */
+  refresh(budgetMs = Infinity): boolean {
+    const t0 = performance.now();
     if (!existsSync(this.path)) {
       const changed = this.done > 0 || this.pendingBytes > 0;
       if (changed) this.reset();
@@ -61,7 +77,7 @@ export class RolloutIndex {
       this.reset();
       this.ino = st.ino;
     }
-    if (st.size === this.done + this.pendingBytes) return false;
+    if (st.size === this.done + this.pendingBytes && this.behind === 0) return false;
     const fd = openSync(this.path, 'r');
     try {
       let carry: Buffer = Buffer.alloc(0);
@@ -79,8 +95,10 @@ export class RolloutIndex {
           start = nl + 1;
         }
         carry = Buffer.from(data.subarray(start));
+        if (performance.now() - t0 > budgetMs) break;
       }
-      this.pendingBytes = carry.length;
+      this.behind = st.size - pos;
+      this.pendingBytes = this.behind > 0 ? 0 : carry.length;
     } finally {
       closeSync(fd);
     }
@@ -103,7 +121,7 @@ export class RolloutIndex {
 
   warnings(): IndexWarning[] {
     const out = [...this.skipped];
-    if (this.pendingBytes > 0) out.push({ line: this.lines + 1, reason: `last line is incomplete (${this.pendingBytes} bytes without a newline: still being written, or cut by a crash); not shown` });
+    if (this.pendingBytes > 0 && this.behind === 0) out.push({ line: this.lines + 1, reason: `last line is incomplete (${this.pendingBytes} bytes without a newline: still being written, or cut by a crash); not shown` });
     return out;
   }
 
@@ -113,6 +131,7 @@ export class RolloutIndex {
     this.done = 0;
     this.lines = 0;
     this.pendingBytes = 0;
+    this.behind = 0;
   }
 
   private addLine(bytes: Buffer, offset: number): void {
@@ -121,7 +140,7 @@ export class RolloutIndex {
     if (text.trim() === '') return;
     let r: Partial<Rollout>;
     try {
-      r = JSON.parse(text) as Partial<Rollout>;
+      r = JSON.parse(text.replace(TOKEN_ARRAYS, '"$1":0')) as Partial<Rollout>;
     } catch (err) {
       this.skipped.push({ line: this.lines, reason: `not JSON: ${(err as Error).message}` });
       return;
@@ -132,7 +151,7 @@ export class RolloutIndex {
       return;
     }
     let offform = 0;
-    for (const t of r.turns) for (const c of t?.calls ?? []) if (c?.status === 'off_form') offform++;
+    for (const t of r.turns) for (const c of Array.isArray(t?.calls) ? t.calls : []) if (c?.status === 'off_form') offform++;
     this.rollouts.push({
       n: this.rollouts.length,
       line: this.lines,

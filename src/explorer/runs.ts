@@ -16,6 +16,8 @@ export interface RunInfo {
   steps: number;
   /** Rollouts indexed so far. */
   rollouts: number;
+  /** Bytes of rollouts.jsonl not indexed yet (0 once the index has caught up). */
+  indexingBytes: number;
   /** Plain numbers from summary.json, or the latest train metrics of a run still going. */
   headline: Record<string, number>;
   startedAt: string | null;
@@ -28,6 +30,9 @@ export interface RunInfo {
 
 /** A run that wrote nothing for this long and has no summary is shown as stopped, not running. */
 const RUNNING_WINDOW_MS = 120_000;
+/** Time one listing may spend indexing one run; API calls on a run get more (API_BUDGET_MS). */
+const INFO_BUDGET_MS = 250;
+export const API_BUDGET_MS = 1500;
 
 const HEADLINE = ['reward', 'f1', 'recall', 'precision', 'fbeta', 'exact_match', 'valid', 'valid_share', 'entropy', 'curated_size', 'turns'];
 
@@ -83,12 +88,14 @@ export class RunView {
     }
   }
 
+  /** Moves when a file changes, and while a large rollouts file is still being indexed. */
   version(): string {
-    return (['config', 'rollouts', 'metrics', 'summary', 'checkpoints'] as const).map((f) => fileKey(runPath(this.dir, f))).join('|');
+    return [...(['config', 'rollouts', 'metrics', 'summary', 'checkpoints'] as const).map((f) => fileKey(runPath(this.dir, f))), this.index.behind].join('|');
   }
 
   info(): RunInfo {
-    this.index.refresh();
+    // A short budget: listing many runs must not wait for one huge file (the next poll goes on).
+    this.index.refresh(INFO_BUDGET_MS);
     const config = this.config();
     const summary = this.summary();
     const { records, skipped } = this.metrics();
@@ -112,6 +119,7 @@ export class RunView {
       model: str(config['model']) ?? str(config['agent']) ?? null,
       steps,
       rollouts: this.index.rollouts.length,
+      indexingBytes: this.index.behind,
       headline,
       startedAt,
       state,

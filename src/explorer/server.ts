@@ -13,7 +13,7 @@ import type { Task } from '../tasks/task.js';
 import { rescoreGroup, type AdvantageKind, type LabSettings } from './lab.js';
 import { PathRefused, realRoot } from './paths.js';
 import { queryRollouts, SORT_KEYS, type RolloutQuery, type SortKey } from './rollout-index.js';
-import { RunStore, type RunView } from './runs.js';
+import { API_BUDGET_MS, RunStore, type RunView } from './runs.js';
 
 /**
  * The explorer's HTTP server: a JSON API over run directories and the built front end. It only
@@ -170,7 +170,7 @@ class Api {
   }
 
   private rollouts(v: RunView, p: URLSearchParams) {
-    v.index.refresh();
+    v.index.refresh(API_BUDGET_MS);
     const sort = p.get('sort') ?? undefined;
     if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort)) throw new BadRequest(`sort must be one of ${SORT_KEYS.join(', ')}, got '${sort}'`);
     const off = p.get('offform');
@@ -186,13 +186,13 @@ class Api {
       if (n !== undefined) q[k] = n;
     }
     const all = v.index.rollouts;
-    return { ...queryRollouts(all, q), endReasons: [...new Set(all.map((r) => r.endReason))].sort(), warnings: v.index.warnings() };
+    return { ...queryRollouts(all, q), endReasons: [...new Set(all.map((r) => r.endReason))].sort(), warnings: v.index.warnings(), indexingBytes: v.index.behind };
   }
 
   private async rollout(v: RunView, n: number) {
-    v.index.refresh();
+    v.index.refresh(API_BUDGET_MS);
     const r = v.index.read(n);
-    if (!r) throw new PathRefused(`run '${v.id}' has no rollout ${n}`);
+    if (!r) throw new PathRefused(v.index.behind > 0 ? `run '${v.id}': rollout ${n} is not indexed yet (${(v.index.behind / 1e6).toFixed(0)} MB to go); try again in a moment` : `run '${v.id}' has no rollout ${n}`);
     const { task, error } = this.task(v, r.taskId);
     const curated = new Set(r.curated);
     const facts = task?.facts.map((f) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)) })) ?? null;

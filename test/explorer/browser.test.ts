@@ -203,14 +203,15 @@ describe('sleuth explore in Chromium', () => {
     expect(Number((await page.textContent('#reward-parts tr.total td:last-child'))!)).toBeCloseTo(r.reward!.total, 3);
     // Token view: every inserted and sampled token, decoded with the run's Qwen3 tokenizer.
     const turn1 = page.locator('section.turn[data-turn="1"]');
-    await turn1.locator('details.token-view summary').click();
+    await turn1.locator('details.token-view > summary').click();
     expect(await turn1.locator('.tokens.inserted .tok').count()).toBe(r.turns[1]!.insertedTokens.length);
     expect(await turn1.locator('.tokens.sampled .tok').count()).toBe(r.turns[1]!.sampledTokens.length);
     expect(await turn1.locator('.tokens.inserted').textContent()).toContain('<tool_response>');
     const shades = await turn1.locator('.tokens.sampled .tok').evaluateAll((s) => s.map((x) => (x as HTMLElement).style.backgroundColor));
     expect(new Set(shades).size).toBeGreaterThan(3);
-    await page.locator('section.turn[data-turn="0"] details.token-view summary').click();
-    await page.screenshot({ path: join(ARTIFACTS, 'rollout.png'), fullPage: false });
+    await page.locator('section.turn[data-turn="0"] details.token-view > summary').click();
+    expect(await page.locator('section.turn[data-turn="0"] details.inserted-fold .tok').count()).toBe(r.turns[0]!.insertedTokens.length);
+    await page.screenshot({ path: join(ARTIFACTS, 'rollout.png'), fullPage: true, clip: { x: 0, y: 0, width: 1400, height: 2000 } });
   });
 
   it('opens a group and the reward-shape lab moves the advantages when a weight changes', async () => {
@@ -243,8 +244,8 @@ describe('sleuth explore in Chromium', () => {
     const n = grpoA.rollouts.findIndex((r) => r.turns.some((t) => t.text.includes('<script>')) && r.trajectory.includes('c-xss'));
     expect(n).toBeGreaterThanOrEqual(0);
     await open(`#/rollout?run=grpo-a&n=${n}`);
-    await page.waitForSelector('section.turn');
-    await page.locator('details.token-view summary').first().click();
+    // Every fold open: the tool results and the decoded tokens (where the chunk's markup is, too).
+    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
     const r = grpoA.rollouts[n]!;
     await open(`#/group?run=grpo-a&step=${r.step}&group=${r.group}`);
     await page.waitForSelector('.group-cards .card');

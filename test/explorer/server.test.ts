@@ -89,6 +89,28 @@ describe('rollout index', () => {
     expect(index.skipped).toEqual([]);
   });
 
+  it('indexes a large file in time-boxed slices that add up to the whole, token-like text in strings included', () => {
+    const dir = join(tmp, 'big');
+    openRunDir(dir, { kind: 'train' }, []);
+    const odd = { ...fx.rollouts[0]!, id: 'odd', turns: [{ ...fx.rollouts[0]!.turns[0]!, text: 'I write "sampledTokens":[1,2] and "insertedTokens":[ here' }] };
+    const many = Array.from({ length: 1200 }, (_, i) => ({ ...fx.rollouts[i % fx.rollouts.length]!, id: `r${i}` }));
+    appendRollouts(dir, [odd, ...many]);
+    const index = new RolloutIndex(join(dir, 'rollouts.jsonl'));
+    index.refresh(0);
+    expect(index.behind).toBeGreaterThan(0);
+    expect(index.warnings()).toEqual([]);
+    let slices = 1;
+    while (index.behind > 0) {
+      index.refresh(0);
+      slices++;
+    }
+    expect(slices).toBeGreaterThan(1);
+    expect(index.rollouts.map((r) => r.id)).toEqual(['odd', ...many.map((r) => r.id)]);
+    expect(index.rollouts[0]).toMatchObject({ turns: 1, offform: odd.turns[0]!.calls.filter((c) => c.status === 'off_form').length });
+    expect(index.read(0)).toEqual(odd);
+    expect(index.read(1200)).toEqual(many[1199]);
+  });
+
   it('filters, sorts (missing values last) and pages', () => {
     const index = new RolloutIndex(join(runs, 'grpo', 'rollouts.jsonl'));
     index.refresh();

@@ -15,6 +15,7 @@ export interface RunInfo {
   model: string | null;
   steps: number;
   rollouts: number;
+  indexingBytes: number;
   headline: Record<string, number>;
   startedAt: string | null;
   state: string;

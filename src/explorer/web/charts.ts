@@ -13,7 +13,7 @@ const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b'
  * One line chart; series share the x axis (step or prompts seen), so their x values are merged
  * and a series without a point at some x leaves a gap that the line spans.
  */
-export function lineChart(title: string, xLabel: string, series: Series[], width = 440, height = 220): HTMLElement {
+export function lineChart(title: string, xLabel: string, series: Series[], width = 440, height = 230): HTMLElement {
   const box = h('figure', { class: 'chart', 'data-chart': title }, h('figcaption', {}, title));
   const live = series.filter((s) => s.points.length > 0);
   if (live.length === 0) {

@@ -132,7 +132,7 @@ function runsPage(runs: RunInfo[]): Child {
       h('td', {}, r.tasks ?? '—'),
       h('td', { class: 'model' }, r.model ?? '—'),
       h('td', { class: 'num' }, r.steps),
-      h('td', { class: 'num' }, r.rollouts),
+      h('td', { class: 'num' }, r.indexingBytes > 0 ? `${r.rollouts}+ (indexing)` : r.rollouts),
       h('td', {}, HEADLINE.filter((k) => k in r.headline).slice(0, 4).map((k) => h('span', { class: 'metric' }, `${k} ${fmt(r.headline[k])}`))),
       h('td', {}, r.startedAt ? new Date(r.startedAt).toLocaleString() : '—'),
       h('td', {}, h('span', { class: `state state-${r.state}` }, r.state)),
@@ -198,6 +198,8 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   const add = h('select', { id: 'add-run', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: [...ids, v].join(','), x: params.get('x') }); } }, h('option', { value: '' }, 'overlay another run…'), addable.map((r) => h('option', { value: r.id }, r.id)));
 
   const charts: Child[] = [];
+  // Two charts a row, each as wide as its cell (the grid's gap and the figure's padding aside).
+  const chartWidth = Math.max(340, Math.floor((app.clientWidth - 16) / 2) - 24);
   const hasMetrics = runs.some((r) => r.metrics.length > 0);
   if (hasMetrics) {
     for (const c of CHARTS) {
@@ -212,7 +214,7 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
           series.push({ label: `${runs.length > 1 ? `${run.info.id} ` : ''}${key}`, points: pts });
         }
       }
-      charts.push(lineChart(c.title, xLabel, series));
+      charts.push(lineChart(c.title, xLabel, series, chartWidth));
     }
   }
   const head = runs.map((r) =>
@@ -297,7 +299,7 @@ const FILTERS = ['task', 'step', 'group', 'minReward', 'maxReward', 'endReason',
 
 async function rolloutsPage(p: URLSearchParams): Promise<Child> {
   const run = p.get('run') ?? '';
-  const data = await api<{ total: number; page: number; pageSize: number; rows: Summary[]; endReasons: string[]; warnings: { line: number; reason: string }[] }>('rollouts', p);
+  const data = await api<{ total: number; page: number; pageSize: number; rows: Summary[]; endReasons: string[]; warnings: { line: number; reason: string }[]; indexingBytes: number }>('rollouts', p);
   const current = Object.fromEntries(p);
   const set = (changes: Record<string, string | number | undefined>) => go('/rollouts', { ...current, ...changes });
   const input = (name: string, label: string, width = 6) => h('label', {}, label, h('input', { name, size: width, value: p.get(name) ?? '' }));
@@ -327,6 +329,7 @@ async function rolloutsPage(p: URLSearchParams): Promise<Child> {
   const groupLink = (r: Summary) => (r.group !== null ? link('/group', { run, step: r.step, group: r.group }) : link('/group', { run, task: r.taskId }));
   return [
     h('h1', {}, `Rollouts of ${run}`),
+    data.indexingBytes > 0 ? h('p', { class: 'muted', id: 'indexing' }, `indexing… ${(data.indexingBytes / 1e6).toFixed(0)} MB of rollouts.jsonl to go; the table grows as it does`) : null,
     warningsBanner(data.warnings),
     form,
     pager,
@@ -428,8 +431,10 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
       h('p', { class: 'curated-change' }, `curated: ${now.length}`, added.length ? h('span', { class: 'added' }, ` +${added.join(' +')}`) : null, removed.length ? h('span', { class: 'removed' }, ` −${removed.join(' −')}`) : null),
       h('details', { class: 'token-view' },
         h('summary', {}, 'tokens'),
-        h('div', { class: 'muted' }, 'inserted (template, tool results; not trained on):'),
-        tokenStrip(t.insertedTokens ?? [], tok?.inserted ?? null, null, 'inserted'),
+        // A long insertion (turn 0: the whole prompt with the tool declarations) folds away.
+        (t.insertedTokens?.length ?? 0) > 300
+          ? h('details', { class: 'inserted-fold' }, h('summary', { class: 'muted' }, `inserted (template, tool results; not trained on): ${t.insertedTokens.length} tokens`), tokenStrip(t.insertedTokens, tok?.inserted ?? null, null, 'inserted'))
+          : [h('div', { class: 'muted' }, 'inserted (template, tool results; not trained on):'), tokenStrip(t.insertedTokens ?? [], tok?.inserted ?? null, null, 'inserted')],
         h('div', { class: 'muted' }, 'sampled (shaded by sampler logprob: the redder, the less likely):'),
         tokenStrip(t.sampledTokens ?? [], tok?.sampled ?? null, t.sampledLogprobs ?? null, 'sampled'),
       ),
