@@ -129,6 +129,33 @@ describe('injected faults', () => {
     }
   });
 
+  it('enforces the SkyRL dialect: lora_config, max_tokens and stop as a list are required', async () => {
+    const { server, url } = await startServer(checkpoint, { flavor: 'skyrl' });
+    try {
+      const sid = (await post(url, 'create_session', { tags: [] })).body['session_id'];
+      const noLora = await post(url, 'create_model', { session_id: sid, model_seq_id: 0, base_model: 'base' });
+      expect(noLora.status).toBe(422);
+      expect(noLora.body['detail']).toMatch(/lora_config is required/);
+      const prompt = { chunks: [{ type: 'encoded_text', tokens: [5, 40] }] };
+      const noMax = await post(url, 'asample', { prompt, base_model: 'base', sampling_params: { temperature: 1 } });
+      expect(noMax.body['detail']).toMatch(/max_tokens is required/);
+      const stopString = await post(url, 'asample', { prompt, base_model: 'base', sampling_params: { max_tokens: 2, stop: '<|end|>' } });
+      expect(stopString.body['detail']).toMatch(/stop must be a list/);
+      // A pending or failed future: 408 / 400 {detail} rather than try_again / 200 {error}.
+      const model = await post(url, 'create_model', { session_id: sid, model_seq_id: 0, base_model: 'base', lora_config: { rank: 4 } });
+      expect(model.body['status']).toBe('pending');
+      const data = wireDatums();
+      data[0]!.model_input.chunks[0]!.tokens[1] = 99_999;
+      const bad = await post(url, 'forward_backward', { model_id: model.body['model_id'], seq_id: 1, forward_backward_input: { data, loss_fn: 'importance_sampling' } });
+      let failed = await post(url, 'retrieve_future', { request_id: bad.body['request_id'] });
+      while (failed.status === 408) failed = await post(url, 'retrieve_future', { request_id: bad.body['request_id'] });
+      expect(failed.status).toBe(400);
+      expect(failed.body['detail']).toMatch(/datum 0: inputTokens\[1\] = 99999 is not a token id/);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('rejects malformed fault scripts, naming the rule', () => {
     expect(parseFaults('forward_backward:2=429@1.5,optim_step:1=lose,asample:3=503@200ms')).toEqual([
       { endpoint: 'forward_backward', nth: 2, fault: '429', retryAfter: { seconds: 1.5 } },
