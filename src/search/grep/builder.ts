@@ -28,7 +28,10 @@ const FNV_PRIME = 0x01000193;
 export class GrepIndexBuilder {
   readonly blockSize: number;
   private nDocs = 0;
-  private words: string[] = [];
+  /** Folded code units of every distinct word, back to back; word id's units start at wordStart[id]. */
+  private arena = new Uint16Array(1 << 16);
+  private wordStart: Uint32Array = new Uint32Array(1025);
+  private nWords = 0;
   private hashes: Uint32Array = new Uint32Array(1024);
   private lastBlock = new Int32Array(1024).fill(-1);
   private table = new Int32Array(2048);
@@ -54,6 +57,15 @@ export class GrepIndexBuilder {
     while (this.block < blk) this.flushBlock();
     this.nDocs++;
 
+    // The hot loop: everything it touches per word is a local, and a word seen before (nearly all of
+    // them) costs one table probe, one comparison and one block check.
+    let table = this.table;
+    let mask = table.length - 1;
+    let hashes = this.hashes;
+    let starts = this.wordStart;
+    let arena = this.arena;
+    let lastBlock = this.lastBlock;
+    const block = this.block;
     let h = FNV_OFFSET;
     let len = 0;
     let lone = false; // the current word contains an unpaired surrogate
@@ -73,29 +85,50 @@ export class GrepIndexBuilder {
       if ((u >= 0x61 && u <= 0x7a) || (u >= 0x30 && u <= 0x39) || u === 0x5f || u >= 0x80) {
         h = Math.imul(h ^ u, FNV_PRIME);
         len++;
-      } else if (len > 0) {
-        this.addWord(text, i - len, len, h >>> 0, lone);
-        h = FNV_OFFSET;
-        len = 0;
-        lone = false;
+        continue;
       }
+      if (len === 0) continue;
+      const hash = mix(h);
+      const from = i - len;
+      let slot = hash & mask;
+      let id = -1;
+      for (;;) {
+        const cand = table[slot]! - 1;
+        if (cand < 0) break;
+        if (hashes[cand] === hash && starts[cand + 1]! - starts[cand]! === len && (lone ? this.sameFolded(starts[cand]!, text, from, len) : sameAscii(arena, starts[cand]!, text, from, len))) {
+          id = cand;
+          break;
+        }
+        slot = (slot + 1) & mask;
+      }
+      if (id < 0) {
+        id = this.newWord(text, from, len, hash, lone, slot);
+        table = this.table;
+        mask = table.length - 1;
+        hashes = this.hashes;
+        starts = this.wordStart;
+        arena = this.arena;
+        lastBlock = this.lastBlock;
+      }
+      if (lastBlock[id] !== block) {
+        lastBlock[id] = block;
+        if (this.blockCount === this.blockIds.length) {
+          const next = new Int32Array(this.blockIds.length * 2);
+          next.set(this.blockIds);
+          this.blockIds = next;
+        }
+        this.blockIds[this.blockCount++] = id;
+      }
+      h = FNV_OFFSET;
+      len = 0;
+      lone = false;
     }
   }
 
-  private addWord(text: string, start: number, len: number, h: number, lone: boolean): void {
-    const mask = this.table.length - 1;
-    let slot = h & mask;
-    for (;;) {
-      const id = this.table[slot]! - 1;
-      if (id < 0) break;
-      if (this.hashes[id] === h && this.words[id]!.length === len && sameFolded(this.words[id]!, text, start)) {
-        this.touch(id);
-        return;
-      }
-      slot = (slot + 1) & mask;
-    }
-    const id = this.words.length;
-    this.words.push(lone ? foldWithReplacement(text, start, len) : foldSlice(text, start, len));
+  /** Record a word not seen before, whose table slot is `slot`; returns its id. */
+  private newWord(text: string, start: number, len: number, h: number, lone: boolean, slot: number): number {
+    const id = this.nWords++;
+    this.storeWord(text, start, len, lone);
     if (id >= this.hashes.length) {
       this.hashes = grow32(this.hashes, id + 1);
       const last = new Int32Array(this.hashes.length).fill(-1);
@@ -105,24 +138,44 @@ export class GrepIndexBuilder {
     this.hashes[id] = h;
     this.table[slot] = id + 1;
     if ((id + 1) * 2 > this.table.length) this.rehash();
-    this.touch(id);
+    return id;
   }
 
-  private touch(id: number): void {
-    if (this.lastBlock[id] === this.block) return;
-    this.lastBlock[id] = this.block;
-    if (this.blockCount === this.blockIds.length) {
-      const next = new Int32Array(this.blockIds.length * 2);
-      next.set(this.blockIds);
-      this.blockIds = next;
+  /** Append the folded units of text[start, start+len) to the arena as word number nWords-1. */
+  private storeWord(text: string, start: number, len: number, lone: boolean): void {
+    const id = this.nWords - 1;
+    if (id + 2 > this.wordStart.length) this.wordStart = grow32(this.wordStart, id + 2);
+    let at = this.wordStart[id]!;
+    if (at + len > this.arena.length) {
+      const next = new Uint16Array(Math.max(this.arena.length * 2, at + len));
+      next.set(this.arena);
+      this.arena = next;
     }
-    this.blockIds[this.blockCount++] = id;
+    for (let j = start; j < start + len; j++) {
+      const u = text.charCodeAt(j);
+      this.arena[at++] = lone && u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, j) ? 0xfffd : foldCode(u);
+    }
+    this.wordStart[id + 1] = at;
+  }
+
+  /** Whether the arena units at `at` equal the folded text at `start` (len units). */
+  private sameFolded(at: number, text: string, start: number, len: number): boolean {
+    const arena = this.arena;
+    for (let j = 0; j < len; j++) {
+      let u = text.charCodeAt(start + j);
+      if (u >= 0x41 && u <= 0x5a) u += 32;
+      else if (u === 0x17f) u = 0x73;
+      else if (u === 0x212a) u = 0x6b;
+      else if (u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, start + j)) u = 0xfffd;
+      if (arena[at + j] !== u) return false;
+    }
+    return true;
   }
 
   private rehash(): void {
     const table = new Int32Array(this.table.length * 2);
     const mask = table.length - 1;
-    for (let id = 0; id < this.words.length; id++) {
+    for (let id = 0; id < this.nWords; id++) {
       let slot = this.hashes[id]! & mask;
       while (table[slot] !== 0) slot = (slot + 1) & mask;
       table[slot] = id + 1;
@@ -156,10 +209,13 @@ export class GrepIndexBuilder {
     this.written = true;
     const nBlocks = Math.ceil(this.nDocs / this.blockSize);
     while (this.block < nBlocks) this.flushBlock();
-    const nWords = this.words.length;
+    const nWords = this.nWords;
+    const words: string[] = [];
+    for (let id = 0; id < nWords; id++) words.push(unitsToString(this.arena, this.wordStart[id]!, this.wordStart[id + 1]!));
+    this.arena = new Uint16Array(0);
 
     // Vocabulary in code-unit order, so the file does not depend on the order words were first seen.
-    const order = Array.from({ length: nWords }, (_, i) => i).sort((a, b) => (this.words[a]! < this.words[b]! ? -1 : this.words[a]! > this.words[b]! ? 1 : 0));
+    const order = Array.from({ length: nWords }, (_, i) => i).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : 0));
     const rank = new Uint32Array(nWords);
     order.forEach((id, r) => (rank[id] = r));
 
@@ -208,15 +264,14 @@ export class GrepIndexBuilder {
 
     // Vocabulary: UTF-8 words, each followed by '\n' (never part of a word), so a substring search over
     // the whole blob cannot match across two words.
-    const vocabParts: Buffer[] = [];
     const vocabOff = new Uint32Array(nWords + 1);
     let vocabBytes = 0;
     for (let r = 0; r < nWords; r++) {
-      const b = Buffer.from(this.words[order[r]!]! + '\n', 'utf8');
       vocabOff[r] = vocabBytes;
-      vocabParts.push(b);
-      vocabBytes += b.length;
+      vocabBytes += Buffer.byteLength(words[order[r]!]!, 'utf8') + 1;
     }
+    const vocab = Buffer.alloc(vocabBytes, 0x0a);
+    for (let r = 0; r < nWords; r++) vocab.write(words[order[r]!]!, vocabOff[r]!, 'utf8');
     vocabOff[nWords] = vocabBytes;
 
     const header = Buffer.alloc(HEADER_BYTES);
@@ -226,7 +281,7 @@ export class GrepIndexBuilder {
 
     const fd = openSync(join(dir, GREP_FILE), 'w');
     try {
-      for (const part of [header, df, postStart, vocabOff, bitmaps, varints, ...vocabParts]) {
+      for (const part of [header, df, postStart, vocabOff, bitmaps, varints, vocab]) {
         const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
         let off = 0;
         while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
@@ -235,7 +290,6 @@ export class GrepIndexBuilder {
       closeSync(fd);
     }
     // The builder is done; let its memory go before the caller's next step.
-    this.words = [];
     this.fwd = new Uint8Array(0);
     this.table = new Int32Array(0);
   }
@@ -269,6 +323,16 @@ export class GrepIndexBuilder {
   }
 }
 
+/** Finish an FNV-1a hash (murmur3's fmix32): FNV's low bits, used for the table slot, are weak alone. */
+function mix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 function pairedSurrogate(text: string, i: number): boolean {
   const u = text.charCodeAt(i);
   if (u <= 0xdbff) {
@@ -286,30 +350,26 @@ function foldCode(u: number): number {
   return u;
 }
 
-function foldSlice(text: string, start: number, len: number): string {
-  let out = '';
-  for (let i = start; i < start + len; i++) out += String.fromCharCode(foldCode(text.charCodeAt(i)));
-  return out;
+
+
+
+function unitsToString(units: Uint16Array, from: number, to: number): string {
+  let s = '';
+  for (let i = from; i < to; i += 8192) s += String.fromCharCode(...units.subarray(i, Math.min(to, i + 8192)));
+  return s;
 }
 
-function foldWithReplacement(text: string, start: number, len: number): string {
-  let out = '';
-  for (let i = start; i < start + len; i++) {
-    const u = text.charCodeAt(i);
-    out += String.fromCharCode(u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, i) ? 0xfffd : foldCode(u));
-  }
-  return out;
-}
-
-/** Whether `word` equals the folded text at `start` (same length already checked). */
-function sameFolded(word: string, text: string, start: number): boolean {
-  for (let j = 0; j < word.length; j++) {
+/**
+ * Whether arena units at `at` equal text[start, start+len) folded, for words without unpaired
+ * surrogates (the folding here is fold.ts's, inlined).
+ */
+function sameAscii(arena: Uint16Array, at: number, text: string, start: number, len: number): boolean {
+  for (let j = 0; j < len; j++) {
     let u = text.charCodeAt(start + j);
     if (u >= 0x41 && u <= 0x5a) u += 32;
     else if (u === 0x17f) u = 0x73;
     else if (u === 0x212a) u = 0x6b;
-    else if (u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, start + j)) u = 0xfffd;
-    if (word.charCodeAt(j) !== u) return false;
+    if (arena[at + j] !== u) return false;
   }
   return true;
 }
