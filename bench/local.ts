@@ -127,7 +127,7 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
     train_tokens_per_s: { one_thread: rate(8 * seqLen, fb1), two_threads: { wall: Math.round((8 * seqLen) / fb2.wall) } },
     sample_tokens_per_s: rate(256, decode),
     prefill_tokens_per_s: rate(256, prefill),
-    grpo_batch_s: undefined as undefined | { wall: number; cpu_main_thread: number },
+    grpo_batch_s: undefined as undefined | { wall: number; cpu_all_threads: number },
   };
   if (grpo) {
     // 64 rollouts advanced turn by turn in round-robin, as concurrent episodes are; each turn
@@ -159,7 +159,7 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
       await two.forwardBackward(datums, 'importance_sampling');
       await two.optimStep({ learningRate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 });
     });
-    row.grpo_batch_s = { wall: +t.wall.toFixed(2), cpu_main_thread: +t.cpu.toFixed(2) };
+    row.grpo_batch_s = { wall: +t.wall.toFixed(2), cpu_all_threads: +t.cpu.toFixed(2) };
   }
   await two.close();
   return row;
