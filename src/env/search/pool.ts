@@ -6,6 +6,7 @@ import type { SearchBackend } from './env.js';
 import type { PoolReply, PoolRequest } from './pool-worker.js';
 
 interface Pending {
+  op: PoolRequest['op'];
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -24,17 +25,22 @@ interface Slot {
 export class SearchPool implements SearchBackend {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
+  /** Time the workers spent on each request, by operation (queue wait excluded), when recording. */
+  readonly serviceMs: Record<PoolRequest['op'], number[]> | undefined;
 
   private constructor(
     private readonly slots: Slot[],
     private readonly local: Pick<Searcher, 'read' | 'has'>,
+    record: boolean,
   ) {
+    this.serviceMs = record ? { search: [], grep: [] } : undefined;
     for (const slot of slots) {
       slot.worker.on('message', (reply: PoolReply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
         this.pending.delete(reply.id);
         slot.inFlight -= 1;
+        this.serviceMs?.[p.op].push(reply.ms);
         if ('error' in reply) p.reject(reply.input ? new InputError(reply.error) : new Error(reply.error));
         else p.resolve(reply.value);
       });
@@ -43,7 +49,7 @@ export class SearchPool implements SearchBackend {
   }
 
   /** Start `workers` threads over the index in `indexDir`; `local` answers read and has. */
-  static async open(indexDir: string, local: Pick<Searcher, 'read' | 'has'>, options: { workers: number; snippetChars?: number }): Promise<SearchPool> {
+  static async open(indexDir: string, local: Pick<Searcher, 'read' | 'has'>, options: { workers: number; snippetChars?: number; recordServiceTimes?: boolean }): Promise<SearchPool> {
     const url = new URL('./pool-worker.js', import.meta.url);
     const slots = await Promise.all(
       Array.from({ length: Math.max(1, options.workers) }, async () => {
@@ -61,7 +67,7 @@ export class SearchPool implements SearchBackend {
         return { worker, inFlight: 0 };
       }),
     );
-    return new SearchPool(slots, local);
+    return new SearchPool(slots, local, options.recordServiceTimes ?? false);
   }
 
   get workers(): number {
@@ -95,7 +101,7 @@ export class SearchPool implements SearchBackend {
     for (const s of this.slots) if (s.inFlight < slot.inFlight) slot = s;
     slot.inFlight += 1;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { op: req.op, resolve, reject });
       slot.worker.postMessage({ id, ...req } satisfies PoolRequest);
     });
   }
