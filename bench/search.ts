@@ -65,7 +65,7 @@ async function collect(corpus: string): Promise<Chunk[]> {
 }
 
 /** Wall-clock budget for one engine's queries: a slow engine is measured on the queries it finished. */
-const QUERY_BUDGET_MS = 120_000;
+const QUERY_BUDGET_MS = 60_000;
 
 /** Run queries one after another (after a short warm-up); latency stats in ms. */
 async function timeQueries(queries: string[], run: (q: string) => unknown): Promise<{ qps: number; p50_ms: number; p99_ms: number }> {
@@ -254,12 +254,23 @@ async function main(): Promise<void> {
   await writeQueries(queries);
 
   const runs: Run[] = [];
-  for (const n of sizes) {
+  // Results are written after every run, so an interrupted benchmark keeps what it measured.
+  const save = () => {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(`${out}.tmp`, JSON.stringify({ runs }, null, 2) + '\n');
+    renameSync(`${out}.tmp`, out);
+  };
+  const corpusOf = async (n: number) => {
     const corpus = join(work, `synth-${n}.jsonl`);
     if (!existsSync(corpus)) {
       process.stderr.write(`generating ${n.toLocaleString('en-US')} synthetic chunks -> ${corpus}\n`);
       await writeSynthCorpus(corpus, n);
     }
+    return corpus;
+  };
+  // sleuth at every size first, then the libraries at one size.
+  for (const n of sizes) {
+    const corpus = await corpusOf(n);
     const index = join(work, `sleuth-${n}`);
     process.stderr.write(`sleuth: building ${n.toLocaleString('en-US')} chunks\n`);
     const run = emptyRun('sleuth', n);
@@ -273,20 +284,21 @@ async function main(): Promise<void> {
       else fill(run, queried);
     }
     runs.push(run);
-    if (n !== libsAt) continue;
+    save();
+  }
+  if (libs.length > 0) {
+    const corpus = await corpusOf(libsAt);
     for (const engine of libs) {
-      process.stderr.write(`${engine}: building and querying ${n.toLocaleString('en-US')} chunks\n`);
-      const lib = emptyRun(engine, n);
+      process.stderr.write(`${engine}: building and querying ${libsAt.toLocaleString('en-US')} chunks\n`);
+      const lib = emptyRun(engine, libsAt);
       const r = child(['--mode', 'library', '--engine', engine, '--corpus', corpus, '--work', work, '--queries', queries], timeoutS);
       if ('error' in r) process.stderr.write(`  failed: ${r.error}\n`);
       else fill(lib, r);
       runs.push(lib);
+      save();
     }
   }
 
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(`${out}.tmp`, JSON.stringify({ runs }, null, 2) + '\n');
-  renameSync(`${out}.tmp`, out);
   console.log(table(runs));
   const base = runs.find((r) => r.engine === 'sleuth' && r.chunks === libsAt);
   if (base) {
