@@ -50,10 +50,13 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
       const index = turns.length;
       const calls: CallRecord[] = [];
       results = [];
-      if (turn.overBudget) {
+      // Agents enforce the budgets they can (a sampler's maxTokens); a turn that still wrote more
+      // than the per-turn budget (e.g. an API that ignored max_tokens) is over budget all the same.
+      const overBudget = turn.overBudget ?? ((turn.completionTokens ?? 0) > budgets.maxTokensPerTurn ? 'tokens' : undefined);
+      if (overBudget) {
         // A cut-off turn is recorded as written, but nothing in it runs.
-        for (const call of turn.calls) calls.push(callRecord(call, errorResult('not_run', `the turn ran out of its ${turn.overBudget} budget`)));
-        endReason = turn.overBudget;
+        for (const call of turn.calls) calls.push(callRecord(call, errorResult('not_run', `the turn ran out of its ${overBudget} budget`)));
+        endReason = overBudget;
       } else {
         for (const call of turn.calls) {
           const callStart = performance.now();

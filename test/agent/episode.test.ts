@@ -141,6 +141,12 @@ describe('runEpisode', () => {
     expect(r.trajectory).toEqual([]);
   });
 
+  it('a turn that wrote more than the per-turn token budget ends the episode as tokens', async () => {
+    const r = await runEpisode(replay([{ text: 'long', calls: [search('Shirley Temple')], promptTokens: 100, completionTokens: 2049 }]), env, tasks[0]!);
+    expect(r.endReason).toBe('tokens');
+    expect(r.turns[0]!.calls[0]!.result.errorKind).toBe('not_run');
+  });
+
   it('records bad calls with their status and keeps going', async () => {
     const agent = replay([
       {
