@@ -257,8 +257,8 @@ export class TinkerServer {
   }
 
   private async route(req: IncomingMessage, url: URL, endpoint: string, fault: FaultKind | undefined): Promise<Reply> {
-    const key = req.headers['x-api-key'];
-    if (typeof key !== 'string' || !key || (this.o.apiKey !== undefined && key !== this.o.apiKey)) {
+    const apiKey = req.headers['x-api-key'];
+    if (typeof apiKey !== 'string' || !apiKey || (this.o.apiKey !== undefined && apiKey !== this.o.apiKey)) {
       await readBody(req);
       throw new HttpError(401, 'invalid or missing X-API-Key');
     }
@@ -286,11 +286,16 @@ export class TinkerServer {
     if (endpoint === 'session_heartbeat') return this.heartbeat(body);
     const idem = req.headers['x-idempotency-key'];
     if (typeof idem !== 'string' || !idem) return this.post(endpoint, body);
-    const seen = this.idempotent.get(idem);
+    const key = `${endpoint} ${idem}`;
+    const seen = this.idempotent.get(key);
     if (seen) return seen;
     const p = this.post(endpoint, body).catch((err) => errorReply(err, this.log));
-    this.idempotent.set(idem, p);
+    this.idempotent.set(key, p);
     if (this.idempotent.size > IDEMPOTENCY_LIMIT) this.idempotent.delete(this.idempotent.keys().next().value!);
+    // A server error is not the request's answer: a retry with the same key may run it again.
+    void p.then((r) => {
+      if (r.status >= 500) this.idempotent.delete(key);
+    });
     return p;
   }
 
