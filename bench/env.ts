@@ -6,7 +6,7 @@
  * one index, and reports tool calls per second and tool latency (p50/p99, overall and per tool,
  * as the episode sees it, queueing included). Search and grep run in a worker pool.
  *
- *   node dist/bench/env.js [--index DIR] [--episodes N] [--concurrency N] [--workers N] [--cache] [--out FILE]
+ *   node dist/bench/env.js [--index DIR] [--episodes N] [--concurrency N] [--workers N] [--cache] [--mix default|no-grep] [--out FILE]
  *
  * Without --index it uses the synthetic corpus of bench/synth.ts (--chunks N, default 1,000,000),
  * building its index once into .sleuth/bench/.
@@ -74,14 +74,15 @@ const hits = (results: ToolExchange[]) => results.flatMap((r) => r.result.chunkI
  * the others with words of random chunks), 1 grep, 3 reads, 2 curates, 1 drop, finish — the shape of
  * the seeds' rollouts (mostly searching and reading, some curating).
  */
-function mixAgent(index: SearchIndex, questions: string[], seed: number): Agent {
+function mixAgent(index: SearchIndex, questions: string[], seed: number, grep = true): Agent {
   return {
     spec: 'bench-mix',
     start: () => {
       const rand = rng(seed);
       const plan = (function* (): Generator<AgentTurn, void, ToolExchange[]> {
         const a = hits(yield turn(ok('bm25_search', { query: questions[Math.floor(rand() * questions.length)]! })));
-        const g = hits(yield turn(ok('grep_corpus', { pattern: phraseOf(index, rand) })));
+        // Without grep (--mix no-grep), a fourth search takes its place.
+        const g = hits(yield turn(grep ? ok('grep_corpus', { pattern: phraseOf(index, rand) }) : ok('bm25_search', { query: wordsOf(index, rand, 2).join(' ') })));
         yield turn(...[...a, ...g].slice(0, 2).map((id) => ok('read_document', { id })));
         const b = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 3).join(' ') })));
         yield turn(ok('curate', { ids: [...a.slice(0, 2), ...b.slice(0, 1)].slice(0, 3) }));
@@ -133,11 +134,15 @@ async function main(): Promise<void> {
       out: { type: 'string', default: 'bench/results/env.json' },
       // Off by default: the bench's questions repeat across episodes more than a real run's would.
       cache: { type: 'boolean', default: false },
+      // default: the mix above; no-grep: a search in place of the grep (to separate grep's cost).
+      mix: { type: 'string', default: 'default' },
     },
   });
   const episodes = Number(values.episodes);
   const concurrency = Number(values.concurrency);
   const workers = Number(values.workers);
+  if (values.mix !== 'default' && values.mix !== 'no-grep') throw new Error(`--mix must be default or no-grep, got '${values.mix}'`);
+  const withGrep = values.mix === 'default';
   const indexDir = values.index ?? (await synthIndexDir(Number(values.chunks)));
 
   const loadStartAvg = loadavg()[0]!;
@@ -152,7 +157,7 @@ async function main(): Promise<void> {
   console.error(`env bench: ${index.size.toLocaleString()} chunks, ${episodes} episodes, ${concurrency} in flight, ${workers} search workers (loaded in ${loadS.toFixed(1)} s)`);
 
   // Warm up (JIT, worker caches) on a few episodes, not measured.
-  await Promise.all(Array.from({ length: Math.min(32, episodes) }, (_, i) => runEpisode(mixAgent(index, questions, 1_000_000 + i), env, task)));
+  await Promise.all(Array.from({ length: Math.min(32, episodes) }, (_, i) => runEpisode(mixAgent(index, questions, 1_000_000 + i, withGrep), env, task)));
 
   const latencies = new Map<string, number[]>();
   let calls = 0;
@@ -163,7 +168,7 @@ async function main(): Promise<void> {
     Array.from({ length: Math.min(concurrency, episodes) }, async () => {
       while (next < episodes) {
         const i = next++;
-        const r = await runEpisode(mixAgent(index, questions, i), env, task);
+        const r = await runEpisode(mixAgent(index, questions, i, withGrep), env, task);
         if (r.endReason !== 'finish') throw new Error(`episode ${i} ended with ${r.endReason}: ${r.error ?? ''}`);
         for (const t of r.turns)
           for (const c of t.calls) {
@@ -207,6 +212,7 @@ async function main(): Promise<void> {
     concurrency,
     search_workers: workers,
     cache: values.cache,
+    mix: values.mix,
     tool_calls: calls,
     error_results: errors,
     wall_s: round(wallS),
