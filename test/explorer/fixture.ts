@@ -189,6 +189,8 @@ export function stepMetrics(step: number, rs: Rollout[], rewardsByGroup: number[
     trajectory_recall: mean(rs.map((r) => r.reward!.parts['trajectory_recall']!)),
     curated_recall: mean(rs.map((r) => r.reward!.parts['recall']!)),
     queries_consumed: rewardsByGroup.length,
+    // The importance-sampling loss at ratio 1: -advantage x sampler logprob, per sampled token.
+    loss: mean(rs.flatMap((r) => r.turns.flatMap((t) => t.sampledLogprobs.map((lp) => -r.advantage! * lp)))),
     time: new Date().toISOString(),
   };
 }

@@ -1,4 +1,5 @@
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -223,5 +224,26 @@ describe('HTTP API', () => {
     expect(post.status).toBe(405);
     expect(snapshot()).toEqual(before);
     expect(readFileSync(join(runs, 'grpo', 'config.json'), 'utf8')).toContain('"kind": "train"');
+  });
+});
+
+describe('sleuth explore (CLI)', () => {
+  const BIN = join(import.meta.dirname, '..', '..', 'bin', 'sleuth.js');
+  const run = (...args: string[]) => spawnSync(process.execPath, [BIN, 'explore', ...args], { encoding: 'utf8', timeout: 30_000 });
+
+  it('refuses a missing RUNS_DIR, a file, a bad port and extra arguments with exit 2 and a message naming them', () => {
+    const missing = run(join(tmp, 'nope'));
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain(`RUNS_DIR ${join(tmp, 'nope')} does not exist`);
+    const file = run(join(runs, 'grpo', 'config.json'));
+    expect(file.status).toBe(2);
+    expect(file.stderr).toContain('is not a directory');
+    const port = run(runs, '--port', '70000');
+    expect(port.status).toBe(2);
+    expect(port.stderr).toContain('--port must be a whole number from 0 to 65535');
+    const extra = run(runs, runs);
+    expect(extra.status).toBe(2);
+    expect(extra.stderr).toContain('takes one RUNS_DIR');
+    expect(run(runs, '--frobnicate').status).toBe(2);
   });
 });

@@ -36,6 +36,7 @@ export const command: Command = {
       throw err;
     }
     console.log(`sleuth explore: ${runsDir}\nlistening on ${explorer.url} (read-only; Ctrl-C to stop)`);
+    if (!['127.0.0.1', 'localhost', '::1'].includes(host)) console.error(`sleuth explore: --host ${host} makes every run in ${runsDir} readable by anyone who can reach this address (there is no login)`);
     await new Promise<void>((done) => {
       const stop = () => void explorer.close().then(done);
       process.once('SIGINT', stop);

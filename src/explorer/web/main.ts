@@ -174,6 +174,8 @@ const CHARTS: { title: string; kind: 'train' | 'eval'; keys: string[] }[] = [
   { title: 'turns per episode', kind: 'train', keys: ['turns'] },
   { title: 'curated documents', kind: 'train', keys: ['curated_size'] },
   { title: 'groups with no reward variance', kind: 'train', keys: ['groups_all_equal_share'] },
+  { title: 'eval reward', kind: 'eval', keys: ['reward'] },
+  { title: 'training loss', kind: 'train', keys: ['loss'] },
 ];
 
 /** Prompts (queries) seen by the end of each step: the sum of queries consumed, groups when absent. */
@@ -214,7 +216,8 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
           series.push({ label: `${runs.length > 1 ? `${run.info.id} ` : ''}${key}`, points: pts });
         }
       }
-      charts.push(lineChart(c.title, xLabel, series, chartWidth));
+      // A chart no run has data for is left out (an SFT run logs loss, not rewards).
+      if (series.some((x) => x.points.length > 0)) charts.push(lineChart(c.title, xLabel, series, chartWidth));
     }
   }
   const head = runs.map((r) =>
