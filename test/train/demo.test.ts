@@ -1,0 +1,35 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/** Drives the built CLI (dist/): run `npx tsc -p tsconfig.json` first (npm test does). */
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'sleuth.js');
+const tmp = mkdtempSync(join(tmpdir(), 'sleuth-demo-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('sleuth demo --quick', () => {
+  it('runs the whole pipeline: baseline, base model, SFT, GRPO, evals and the paired comparison', () => {
+    const dir = join(tmp, 'demo');
+    const r = spawnSync(process.execPath, [BIN, 'demo', '--quick', '--json', '--out', dir], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.stderr).not.toMatch(/Error:/);
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    for (const k of ['baseline', 'base', 'sft', 'grpo']) expect(typeof out[k].reward).toBe('number');
+    expect(out.grpo_vs_sft).toMatchObject({ metric: 'reward' });
+    for (const k of ['delta', 'ci_low', 'ci_high']) expect(Number.isFinite(out.grpo_vs_sft[k])).toBe(true);
+    expect(out.grpo_vs_sft.ci_low).toBeLessThanOrEqual(out.grpo_vs_sft.ci_high);
+    // The scripted baseline curates its top 10 hits on every task.
+    expect(out.baseline.valid).toBe(1);
+    expect(out.sft_data.kept).toBeGreaterThan(0);
+    // Every stage left a run directory the explorer and `sleuth compare` can read.
+    for (const sub of ['baseline', 'base', 'sft', 'grpo']) expect(existsSync(join(dir, sub, 'config.json'))).toBe(true);
+    const metrics = readFileSync(join(dir, 'grpo', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(metrics.filter((m) => m.kind === 'train').map((m) => m.step)).toEqual([1, 2]);
+    expect(metrics.some((m) => m.kind === 'eval')).toBe(true);
+    const cmp = spawnSync(process.execPath, [BIN, 'compare', join(dir, 'baseline'), join(dir, 'grpo', 'evals', 'step-2')], { cwd: ROOT, encoding: 'utf8' });
+    expect(cmp.status).toBe(0);
+  }, 300_000);
+});
