@@ -84,6 +84,8 @@ describe('injected faults', () => {
       const e = await remote.optimStep(ADAM).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(TinkerServerError);
       expect((e as Error).message).toMatch(/optim_step: HTTP 500: injected fault 500 \(gave up after 3 attempts\)/);
+      // That seq_id never reached the server: later requests would wait on it, so they are refused.
+      await expect(remote.forwardBackward(rlDatums(), 'importance_sampling')).rejects.toThrow(/an earlier request of model .* could not be submitted \(optim_step seq_id 1/);
       const sampler = remote.samplerFor('base');
       const b = await sampler.sample([5, 40], { maxTokens: 2, temperature: 1 }).catch((x: unknown) => x);
       expect(b).toBeInstanceOf(TinkerBillingError);

@@ -3,7 +3,7 @@ import { BpeDataSchema, BpeTokenizer } from '../../protocol/compact/bpe.js';
 import { clipRange, tokenLoss } from '../local/losses.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, SampledSequence, Sampler, SamplingParams, TrainingBackend } from '../types.js';
 import { checkBaseUrl, TinkerClient, type ClientOptions, type Submitted } from './client.js';
-import { TinkerHttp, TinkerRequestError, type HttpOptions } from './http.js';
+import { TinkerHttp, TinkerRequestError, TinkerServerError, type HttpOptions } from './http.js';
 import {
   API,
   adamParams,
@@ -137,11 +137,11 @@ export class TinkerBackend implements TrainingBackend {
     checkName(name, 'saveWeightsForSampler');
     if (this.opts.samplerWeights === 'ephemeral') {
       const seq = this.client.nextSamplingSessionSeq();
-      const r = await this.client.request('save_weights_for_sampler', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), sampling_session_seq_id: seq, type: 'save_weights_for_sampler' }, SamplerResult);
+      const r = await this.client.result(await this.submitModel('save_weights_for_sampler', { sampling_session_seq_id: seq }), SamplerResult);
       if (!('sampling_session_id' in r)) throw new InputError(`save_weights_for_sampler: the server returned a path, not a sampling session`);
       return new TinkerSampler(this.client, { sampling_session_id: r.sampling_session_id }, `${this.modelId}@${name}`, this.counter);
     }
-    const r = await this.client.request('save_weights_for_sampler', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), path: name, type: 'save_weights_for_sampler' }, SamplerResult);
+    const r = await this.client.result(await this.submitModel('save_weights_for_sampler', { path: name }), SamplerResult);
     if (!('path' in r)) throw new InputError('save_weights_for_sampler: the server returned a sampling session, not a path');
     return new TinkerSampler(this.client, { model_path: r.path }, r.path, this.counter);
   }
@@ -153,7 +153,7 @@ export class TinkerBackend implements TrainingBackend {
 
   async saveState(name: string): Promise<string> {
     checkName(name, 'saveState');
-    const r = await this.client.request('save_weights', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), path: name, type: 'save_weights' }, PathResult);
+    const r = await this.client.result(await this.submitModel('save_weights', { path: name }), PathResult);
     return r.path;
   }
 
@@ -165,8 +165,9 @@ export class TinkerBackend implements TrainingBackend {
     if (!path.startsWith('tinker://')) throw new InputError(`loadState: '${path}' is not a tinker:// path (Tinker loads only checkpoints saved on the server)`);
     if (this.client.requestsSent(this.modelId) > 0) {
       this.modelIdValue = await this.client.createModel(this.baseModel, { rank: this.opts.loraRank, ...(this.opts.seed !== undefined ? { seed: this.opts.seed } : {}) });
+      this.lostSubmission = undefined;
     }
-    await this.client.request('load_weights', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), path, optimizer: true, type: 'load_weights' }, PathResultLoose);
+    await this.client.result(await this.submitModel('load_weights', { path, optimizer: true }), PathResultLoose);
   }
 
   usage(): TinkerUsage {
@@ -176,6 +177,24 @@ export class TinkerBackend implements TrainingBackend {
   close(): void {
     this.client.close();
   }
+
+  /**
+   * Submit a request of the training model with the next seq_id. The server runs a model's requests
+   * in seq_id order, so one that never got through leaves a gap every later request would wait on:
+   * after that the model refuses further requests (loadState starts a fresh model).
+   */
+  private async submitModel(path: string, fields: Record<string, unknown>): Promise<Submitted> {
+    if (this.lostSubmission) throw new TinkerServerError(`${path}: an earlier request of model ${this.modelId} could not be submitted (${this.lostSubmission}); later requests would wait for it forever. Start a new backend, or loadState a checkpoint into a fresh model`);
+    const seq = this.client.nextSeq(this.modelId);
+    try {
+      return await this.client.submit(path, { model_id: this.modelId, seq_id: seq, ...fields, type: path });
+    } catch (err) {
+      this.lostSubmission = `${path} seq_id ${seq}: ${(err as Error).message}`;
+      throw err;
+    }
+  }
+
+  private lostSubmission: string | undefined;
 
   private readonly counter = (prefill: number, sampled: number): void => {
     this.used.prefillTokens += prefill;
@@ -214,12 +233,7 @@ export class TinkerBackend implements TrainingBackend {
     const subs: Submitted[] = [];
     // Submitted one after another so seq_ids reach the server in order; results are awaited together.
     for (const data of chunks) {
-      subs.push(await this.client.submit('forward_backward', {
-        model_id: this.modelId,
-        seq_id: this.client.nextSeq(this.modelId),
-        forward_backward_input: { data, loss_fn: lossFn, ...(cfg ? { loss_fn_config: cfg } : {}) },
-        type: 'forward_backward',
-      }));
+      subs.push(await this.submitModel('forward_backward', { forward_backward_input: { data, loss_fn: lossFn, ...(cfg ? { loss_fn_config: cfg } : {}) } }));
     }
     this.used.trainTokens += datums.reduce((s, d) => s + d.inputTokens.length, 0);
     return { subs, sizes: chunks.map((c) => c.length) };
@@ -242,7 +256,7 @@ export class TinkerBackend implements TrainingBackend {
 
   private async submitOptimStep(adam: AdamParams): Promise<Submitted> {
     for (const [k, v] of Object.entries(adam)) if (!Number.isFinite(v)) throw new InputError(`optimStep: ${k} must be a finite number, got ${v}`);
-    return this.client.submit('optim_step', { model_id: this.modelId, seq_id: this.client.nextSeq(this.modelId), adam_params: adamParams(adam), type: 'optim_step' });
+    return this.submitModel('optim_step', { adam_params: adamParams(adam) });
   }
 
   private async collectOptimStep(sub: Submitted): Promise<{ metrics: Record<string, number> }> {
