@@ -211,6 +211,7 @@ describe('sleuth explore in Chromium', () => {
     expect(new Set(shades).size).toBeGreaterThan(3);
     await page.locator('section.turn[data-turn="0"] details.token-view > summary').click();
     expect(await page.locator('section.turn[data-turn="0"] details.inserted-fold .tok').count()).toBe(r.turns[0]!.insertedTokens.length);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(ARTIFACTS, 'rollout.png'), fullPage: true, clip: { x: 0, y: 0, width: 1400, height: 2000 } });
   });
 

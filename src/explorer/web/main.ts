@@ -428,7 +428,7 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
       t.calls.map((c) => h('div', { class: `call status-${c.status}` },
         h('div', {}, h('span', { class: `badge ${c.status}` }, c.status), ' ', h('code', {}, c.name), ' ', h('code', { class: 'args' }, JSON.stringify(c.arguments))),
         c.raw !== undefined && c.status !== 'ok' ? h('div', {}, h('span', { class: 'muted' }, 'raw: '), h('code', { class: 'raw' }, c.raw)) : null,
-        c.tokenSpan && c.status !== 'ok' ? h('div', {}, h('span', { class: 'muted' }, 'raw tokens: '), tokenStrip(t.sampledTokens.slice(c.tokenSpan[0], c.tokenSpan[1]), tok?.sampled?.slice(c.tokenSpan[0], c.tokenSpan[1]) ?? null, null, 'raw-tokens')) : null,
+        c.tokenSpan && c.status !== 'ok' ? h('div', {}, h('span', { class: 'muted' }, 'raw tokens: '), tokenStrip(t.sampledTokens.slice(c.tokenSpan[0], c.tokenSpan[1]), tok?.sampled?.slice(c.tokenSpan[0], c.tokenSpan[1]) ?? null, t.sampledLogprobs?.slice(c.tokenSpan[0], c.tokenSpan[1]) ?? null, 'raw-tokens')) : null,
         h('details', { class: 'result', open: true }, h('summary', {}, `result: ${c.result.outcome}${c.result.errorKind ? ` (${c.result.errorKind})` : ''} · ${c.result.chunkIds.length} chunks`), h('pre', { class: 'result-text' }, c.result.content)),
       )),
       h('p', { class: 'curated-change' }, `curated: ${now.length}`, added.length ? h('span', { class: 'added' }, ` +${added.join(' +')}`) : null, removed.length ? h('span', { class: 'removed' }, ` −${removed.join(' −')}`) : null),
