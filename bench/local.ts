@@ -3,9 +3,9 @@
  *  - matmul GFLOP/s, WebAssembly SIMD vs plain TypeScript loops (the kernel choice);
  *  - at the default model size (and a larger one): forward+backward tokens/s on one and on two
  *    threads, sampling tokens/s (KV cache) and prefill tokens/s;
- *  - one GRPO-sized batch at the default size: 64 rollouts of a demo-sized episode (sample every
- *    turn, round-robin across rollouts, then one importance-sampling forward/backward over all 64
- *    sequences and an optimiser step).
+ *  - one GRPO-sized batch at the default size: 64 rollouts (8 groups of 8 sharing a prompt) of a
+ *    demo-sized episode (sample every turn, round-robin across rollouts, then one
+ *    importance-sampling forward/backward over all 64 sequences and an optimiser step).
  * Every rate is given by wall clock and by this process's CPU time: on a shared machine (load above
  * the core count) the wall-clock numbers drop, the CPU-time ones show what an idle machine gives.
  * Writes bench/results/local.json.
@@ -27,6 +27,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Demo-sized episode: the prompt, then turns of a short call and a compact tool result. */
 const EPISODE = { prompt: 300, turns: 3, sampledPerTurn: 40, insertedPerTurn: 110 };
 const ROLLOUTS = 64;
+const GROUP = 8;
 
 interface Timing {
   wall: number;
@@ -128,14 +129,19 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
     sample_tokens_per_s: rate(256, decode),
     prefill_tokens_per_s: rate(256, prefill),
     grpo_batch_s: undefined as undefined | { wall: number; cpu_all_threads: number },
+    /** Token positions the sampler ran in the GRPO batch, against the rollouts' total length. */
+    grpo_sampler_rows: undefined as undefined | { run: number; total: number },
   };
   if (grpo) {
     // 64 rollouts advanced turn by turn in round-robin, as concurrent episodes are; each turn
     // re-sends the whole episode as the prompt and the sampler's prefix cache resumes it.
+    const s = two.samplerInMemory('grpo');
+    let total = 0;
     const t = await time(async () => {
-      const s = two.samplerInMemory('grpo');
-      const state = Array.from({ length: ROLLOUTS }, () => {
-        const ctx = randomTokens(EPISODE.prompt);
+      // GRPO groups: 8 tasks x 8 rollouts, each group sharing its prompt.
+      const prompts = Array.from({ length: ROLLOUTS / GROUP }, () => randomTokens(EPISODE.prompt));
+      const state = Array.from({ length: ROLLOUTS }, (_, r) => {
+        const ctx = prompts[Math.floor(r / GROUP)]!.slice();
         return { ctx, mask: ctx.map(() => 0), lps: ctx.map(() => 0) };
       });
       for (let turn = 0; turn < EPISODE.turns; turn++) {
@@ -152,6 +158,7 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
           }
         });
       }
+      total = state.reduce((n, e) => n + e.ctx.length, 0);
       const datums: Datum[] = state.map(({ ctx, mask, lps }) => {
         const adv = rng() - 0.5;
         return { inputTokens: ctx.slice(0, -1), targetTokens: ctx.slice(1), weights: mask.slice(1), logprobs: lps.slice(1), advantages: mask.slice(1).map((m) => m * adv) };
@@ -160,6 +167,7 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
       await two.optimStep({ learningRate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 });
     });
     row.grpo_batch_s = { wall: +t.wall.toFixed(2), cpu_all_threads: +t.cpu.toFixed(2) };
+    row.grpo_sampler_rows = { run: s.rowsRun, total };
   }
   await two.close();
   return row;
@@ -203,7 +211,7 @@ const result = {
     matmul_gflops_wasm_simd: best('wasm-simd', 'cpu'),
     matmul_gflops_js: best('js', 'cpu'),
   },
-  grpo_batch: { rollouts: ROLLOUTS, episode: EPISODE, episode_tokens: episodeTokens, threads: 2 },
+  grpo_batch: { rollouts: ROLLOUTS, group_size: GROUP, episode: EPISODE, episode_tokens: episodeTokens, threads: 2 },
   sizes,
   matmul_gflops: matmul,
   machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average: loadavg().map((x) => +x.toFixed(2)) },

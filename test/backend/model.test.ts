@@ -101,6 +101,10 @@ describe('sampler', () => {
     const cached = s.sampleSync(p2, { maxTokens: 6, temperature: 1, seed: 2 });
     const fresh = b.samplerInMemory('fresh').sampleSync(p2, { maxTokens: 6, temperature: 1, seed: 2 });
     expect(cached).toEqual(fresh);
+    // The cache did the work: a group of rollouts sharing a prompt runs it once.
+    const before = s.rowsRun;
+    s.sampleSync(p2, { maxTokens: 1, temperature: 1, seed: 3 });
+    expect(s.rowsRun - before).toBe(1); // only the prompt's last row, for its logits
     expect((await s.computeLogprobs([...p2, ...cached[0]!.tokens])).slice(p2.length)).toEqual(cached[0]!.logprobs);
   });
 

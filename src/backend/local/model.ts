@@ -150,6 +150,8 @@ export class Model {
   readonly rowLse: Tensor;
   private readonly d: GradScratch | null;
   private tokens: Int32Array;
+  /** Rows (token positions) run through the network so far: how much work a KV cache saved. */
+  rowsRun = 0;
 
   constructor(
     readonly config: ModelConfig,
@@ -226,6 +228,7 @@ export class Model {
     if (n > S) throw new Error(`sequence of ${n} tokens exceeds the model context of ${S}`);
     const T = n - from;
     if (T <= 0) return;
+    this.rowsRun += T;
     for (let t = from; t < n; t++) {
       const tok = tokens[t]!;
       if (!Number.isInteger(tok) || tok < 0 || tok >= c.vocabSize) throw new Error(`token ${tok} at position ${t} is outside the vocabulary of ${c.vocabSize}`);

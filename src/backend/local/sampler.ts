@@ -36,6 +36,11 @@ export class LocalSampler implements Sampler {
     this.model.params.a.set(params);
   }
 
+  /** Token positions run through the network so far (prompt rows not served by the cache, plus sampled ones). */
+  get rowsRun(): number {
+    return this.model.rowsRun;
+  }
+
   async sample(prompt: number[], params: SamplingParams, numSamples = 1): Promise<SampledSequence[]> {
     return this.sampleSync(prompt, params, numSamples);
   }
