@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { resolveAgent } from '../../agent/scripted.js';
 import type { Agent } from '../../agent/types.js';
 import { invoiceBaselineAgent, invoiceOracleAgent, loadInvoiceSuite } from '../../env/invoices/index.js';
-import '../../agent/openai.js';
+import '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import { SearchEnvironment } from '../../env/search/env.js';
 import { QaEnvironment } from '../../env/qa/env.js';
