@@ -4,16 +4,19 @@ import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC, HEADER_BYTES } from './form
 
 /**
  * Builds the grep prefilter: for every distinct folded word of the corpus (fold.ts), the blocks of
- * `blockSize` consecutive chunks that contain it.
+ * `blockSize` consecutive chunks that contain it, and, where the word is in only one or two chunks of a
+ * block, which ones.
  *
- * Why words over blocks, not trigrams over chunks: on English text nearly every trigram occurs in
- * nearly every block of 64 chunks (measured on 1M synthetic chunks: "arc", "rch", "che", "her" each in
- * 100% of blocks), so block-level trigrams filter nothing, while chunk-level trigram postings would
- * cost several times the text. Whole words stay selective at block level, and a literal maps to words
- * through a small vocabulary (exact, prefix, suffix or substring match), as described in index.ts.
+ * Why words, not trigrams: on English text nearly every trigram occurs in nearly every block of 64
+ * chunks (measured on 1M synthetic chunks: "arc", "rch", "che", "her" each in 100% of blocks), so
+ * block-level trigrams filter nothing, and chunk-level trigram postings would cost several times the
+ * text. Words stay selective, and a literal maps to words through the vocabulary (exact, prefix, suffix
+ * or substring match; see word-index.ts). Common words cost one entry per block; rare words, the
+ * selective ones, also say which chunks, so that "kiss" AND "tell" narrows to chunks, not blocks.
  *
- * Memory while building: one hash table of the vocabulary, and a forward list (block -> sorted word
- * ids, delta-varint, ~1 byte per entry) that write() inverts in two streaming passes.
+ * Memory while building: the vocabulary (a hash table over a typed-array arena) and a forward list
+ * (block -> sorted word ids with chunk offsets, delta-varint, ~1.5 bytes per entry) that write() inverts
+ * in two streaming passes.
  */
 export interface GrepBuilderOptions {
   /** Chunks per block (default 64). */
@@ -34,6 +37,10 @@ export class GrepIndexBuilder {
   private nWords = 0;
   private hashes: Uint32Array = new Uint32Array(1024);
   private lastBlock = new Int32Array(1024).fill(-1);
+  /** Per word: the last document it was seen in, and in the current block how many documents (capped at 3) and which. */
+  private lastDoc = new Int32Array(1024).fill(-1);
+  private docCount = new Uint8Array(1024);
+  private firstDocs = new Uint8Array(2048);
   private table = new Int32Array(2048);
   private block = 0;
   private blockIds = new Int32Array(4096);
@@ -45,7 +52,8 @@ export class GrepIndexBuilder {
 
   constructor(options: GrepBuilderOptions = {}) {
     const b = options.blockSize ?? DEFAULT_BLOCK_SIZE;
-    if (!Number.isInteger(b) || b < 1 || b > 1 << 16) throw new Error(`grep block size must be a whole number from 1 to 65536, got ${b}`);
+    // Offsets within a block are stored in one byte.
+    if (!Number.isInteger(b) || b < 1 || b > 256) throw new Error(`grep block size must be a whole number from 1 to 256, got ${b}`);
     this.blockSize = b;
   }
 
@@ -65,7 +73,11 @@ export class GrepIndexBuilder {
     let starts = this.wordStart;
     let arena = this.arena;
     let lastBlock = this.lastBlock;
+    let lastDoc = this.lastDoc;
+    let docCount = this.docCount;
+    let firstDocs = this.firstDocs;
     const block = this.block;
+    const offset = doc - block * this.blockSize;
     let h = FNV_OFFSET;
     let len = 0;
     let lone = false; // the current word contains an unpaired surrogate
@@ -109,15 +121,28 @@ export class GrepIndexBuilder {
         starts = this.wordStart;
         arena = this.arena;
         lastBlock = this.lastBlock;
+        lastDoc = this.lastDoc;
+        docCount = this.docCount;
+        firstDocs = this.firstDocs;
       }
-      if (lastBlock[id] !== block) {
-        lastBlock[id] = block;
-        if (this.blockCount === this.blockIds.length) {
-          const next = new Int32Array(this.blockIds.length * 2);
-          next.set(this.blockIds);
-          this.blockIds = next;
+      if (lastDoc[id] !== doc) {
+        lastDoc[id] = doc;
+        if (lastBlock[id] !== block) {
+          lastBlock[id] = block;
+          docCount[id] = 1;
+          firstDocs[2 * id] = offset;
+          if (this.blockCount === this.blockIds.length) {
+            const next = new Int32Array(this.blockIds.length * 2);
+            next.set(this.blockIds);
+            this.blockIds = next;
+          }
+          this.blockIds[this.blockCount++] = id;
+        } else if (docCount[id] === 1) {
+          docCount[id] = 2;
+          firstDocs[2 * id + 1] = offset;
+        } else {
+          docCount[id] = 3;
         }
-        this.blockIds[this.blockCount++] = id;
       }
       h = FNV_OFFSET;
       len = 0;
@@ -134,6 +159,15 @@ export class GrepIndexBuilder {
       const last = new Int32Array(this.hashes.length).fill(-1);
       last.set(this.lastBlock);
       this.lastBlock = last;
+      const lastDoc = new Int32Array(this.hashes.length).fill(-1);
+      lastDoc.set(this.lastDoc);
+      this.lastDoc = lastDoc;
+      const count = new Uint8Array(this.hashes.length);
+      count.set(this.docCount);
+      this.docCount = count;
+      const docs = new Uint8Array(2 * this.hashes.length);
+      docs.set(this.firstDocs);
+      this.firstDocs = docs;
     }
     this.hashes[id] = h;
     this.table[slot] = id + 1;
@@ -185,12 +219,23 @@ export class GrepIndexBuilder {
 
   private flushBlock(): void {
     const ids = this.blockIds.subarray(0, this.blockCount).sort();
-    this.ensureFwd(5 + 5 * ids.length);
+    this.ensureFwd(5 + 8 * ids.length);
     this.fwdLen = writeVarint(this.fwd, this.fwdLen, ids.length);
     let prev = -1;
+    const fwd = this.fwd;
     for (let j = 0; j < ids.length; j++) {
-      this.fwdLen = writeVarint(this.fwd, this.fwdLen, ids[j]! - prev);
-      prev = ids[j]!;
+      const id = ids[j]!;
+      let p = writeVarint(fwd, this.fwdLen, id - prev);
+      // Which documents of the block hold the word: one or two offsets, or 0 for "several".
+      const count = this.docCount[id]!;
+      if (count > 2) fwd[p++] = 0;
+      else {
+        fwd[p++] = count;
+        fwd[p++] = this.firstDocs[2 * id]!;
+        if (count === 2) fwd[p++] = this.firstDocs[2 * id + 1]!;
+      }
+      this.fwdLen = p;
+      prev = id;
     }
     this.blockCount = 0;
     this.block++;
@@ -223,10 +268,10 @@ export class GrepIndexBuilder {
     const df = new Uint32Array(nWords);
     const varintSize = new Float64Array(nWords);
     const prev = new Int32Array(nWords).fill(-1);
-    this.forEachPosting((id, blk) => {
+    this.forEachPosting((id, blk, count) => {
       const r = rank[id]!;
       df[r]!++;
-      varintSize[r]! += varintLength(blk - prev[r]!);
+      varintSize[r]! += varintLength(blk - prev[r]!) + 1 + count;
       prev[r] = blk;
     });
 
@@ -244,20 +289,24 @@ export class GrepIndexBuilder {
         varintBytes += varintSize[r]!;
       }
     }
-    if (varintBytes >= 0x80000000 || bitmapWords / Math.max(1, bitmapWordsEach) >= 0x80000000) throw new Error('grep index too large for format version 1');
+    if (varintBytes >= 0x80000000 || bitmapWords / Math.max(1, bitmapWordsEach) >= 0x80000000) throw new Error('grep index too large for its format (postings over 2 GiB)');
 
     // Pass 2: fill postings.
     const bitmaps = new Uint32Array(bitmapWords);
     const varints = new Uint8Array(varintBytes);
     const cursor = new Uint32Array(nWords);
     prev.fill(-1);
-    this.forEachPosting((id, blk) => {
+    this.forEachPosting((id, blk, count, d0, d1) => {
       const r = rank[id]!;
       const start = postStart[r]!;
       if (start & 0x80000000) {
         bitmaps[(start & 0x7fffffff) * bitmapWordsEach + (blk >>> 5)]! |= 1 << (blk & 31);
       } else {
-        cursor[r] = writeVarint(varints, start + cursor[r]!, blk - prev[r]!) - start;
+        let p = writeVarint(varints, start + cursor[r]!, blk - prev[r]!);
+        varints[p++] = count;
+        if (count >= 1) varints[p++] = d0;
+        if (count === 2) varints[p++] = d1;
+        cursor[r] = p - start;
         prev[r] = blk;
       }
     });
@@ -292,9 +341,12 @@ export class GrepIndexBuilder {
     // The builder is done; let its memory go before the caller's next step.
     this.fwd = new Uint8Array(0);
     this.table = new Int32Array(0);
+    this.lastDoc = new Int32Array(0);
+    this.lastBlock = new Int32Array(0);
   }
 
-  private forEachPosting(fn: (id: number, blk: number) => void): void {
+  /** Every (word, block) entry in block order; count 0 means "several documents", else d0 (and d1) are their offsets. */
+  private forEachPosting(fn: (id: number, blk: number, count: number, d0: number, d1: number) => void): void {
     const fwd = this.fwd;
     let p = 0;
     for (let blk = 0; p < this.fwdLen; blk++) {
@@ -317,7 +369,10 @@ export class GrepIndexBuilder {
           shift += 7;
         }
         id += gap;
-        fn(id, blk);
+        const count = fwd[p++]!;
+        const d0 = count >= 1 ? fwd[p++]! : 0;
+        const d1 = count === 2 ? fwd[p++]! : 0;
+        fn(id, blk, count, d0, d1);
       }
     }
   }

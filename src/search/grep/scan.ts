@@ -5,7 +5,7 @@ import { DEFAULT_BLOCK_SIZE } from './builder.js';
 import { requiredLiterals, type Query } from './literals.js';
 import { parsePythonRegex, type Node } from './parse.js';
 import { translateParsed } from './translate.js';
-import type { BlockSet, GrepIndex } from './word-index.js';
+import type { DocSet, GrepIndex } from './word-index.js';
 
 /** The part of node-re2 used here, on UTF-8 bytes (offsets are then byte offsets). */
 interface RE2Type {
@@ -72,6 +72,15 @@ function hasAssertion(node: Node): boolean {
   }
 }
 
+/** Below this many candidate documents in a block, testing them one by one beats one test of the whole block. */
+const MIN_FOR_BLOCK_TEST = 8;
+
+function countBits(set: Uint32Array, from: number, to: number): number {
+  let n = 0;
+  for (let d = from; d < to; d++) if ((set[d >>> 5]! & (1 << (d & 31))) !== 0) n++;
+  return n;
+}
+
 /** Per store and block size, per block: 0 not yet checked, 1 its texts lie in order in one buffer, 2 they do not. */
 const contiguity = new WeakMap<ChunkStore, Map<number, Uint8Array>>();
 
@@ -114,7 +123,7 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
 
   const usable = index !== undefined && index.nDocs === store.size;
   const blockSize = usable ? index.blockSize : DEFAULT_BLOCK_SIZE;
-  const candidates: BlockSet = usable ? index.candidates(compiled.query) : null;
+  const candidates: DocSet = usable ? index.candidates(compiled.query) : null;
   const nBlocks = Math.ceil(store.size / blockSize);
   const deadline = performance.now() + timeLimitMs;
   const re = compiled.re;
@@ -122,14 +131,19 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
   let timedOut = false;
 
   for (let b = 0; b < nBlocks; b++) {
-    if (candidates !== null && (candidates[b >>> 5]! & (1 << (b & 31))) === 0) continue;
+    const from = b * blockSize;
+    const to = Math.min(store.size, from + blockSize);
+    // Documents of this block that the prefilter leaves in play.
+    let inPlay = to - from;
+    if (candidates !== null) {
+      inPlay = countBits(candidates, from, to);
+      if (inPlay === 0) continue;
+    }
     if (performance.now() >= deadline) {
       timedOut = true;
       break;
     }
-    const from = b * blockSize;
-    const to = Math.min(store.size, from + blockSize);
-    if (compiled.contextFree) {
+    if (compiled.contextFree && inPlay > MIN_FOR_BLOCK_TEST) {
       const span = blockSpan(store, from, to, b, blockSize);
       if (span !== undefined && !re.test(span as Buffer)) {
         scanned += to - from;
@@ -137,6 +151,7 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
       }
     }
     for (let d = from; d < to; d++) {
+      if (candidates !== null && (candidates[d >>> 5]! & (1 << (d & 31))) === 0) continue;
       scanned++;
       if (!re.test(store.textBytes(d) as Buffer)) continue;
       hits.push(makeHit(store, d, re, snippetChars));

@@ -19,8 +19,8 @@ const MIN_PARTIAL = 3;
 /** A piece fitting more vocabulary words than this is not worth the union: treat it as "anywhere". */
 const MAX_WORDS_PER_PIECE = 4096;
 
-/** A set of blocks as a bitmap, or null for "every block". */
-export type BlockSet = Uint32Array | null;
+/** A set of documents as a bitmap, or null for "every document". */
+export type DocSet = Uint32Array | null;
 
 export class GrepIndex {
   readonly blockSize: number;
@@ -34,6 +34,7 @@ export class GrepIndex {
   private readonly varints: Uint8Array;
   private readonly vocab: Buffer;
   private readonly bitmapWordsEach: number;
+  private readonly docWords: number;
 
   constructor(file: Buffer, path: string) {
     const bad = (why: string): never => {
@@ -71,18 +72,19 @@ export class GrepIndex {
     off += varintBytes;
     this.vocab = bytes.subarray(off, off + vocabBytes);
     this.bitmapWordsEach = Math.ceil(this.nBlocks / 32);
+    this.docWords = Math.ceil(this.nDocs / 32);
     if (this.vocabOff[this.nWords] !== vocabBytes) bad('has an inconsistent vocabulary');
   }
 
-  /** The blocks that may hold a match of a regex whose matches all satisfy `query`. */
-  candidates(query: Query): BlockSet {
+  /** The documents that may hold a match of a regex whose matches all satisfy `query`. */
+  candidates(query: Query): DocSet {
     switch (query.op) {
       case 'all':
         return null;
       case 'lit':
         return this.literal(query.s);
       case 'and': {
-        let acc: BlockSet = null;
+        let acc: DocSet = null;
         for (const q of query.args) {
           const set = this.candidates(q);
           if (set === null) continue;
@@ -104,11 +106,11 @@ export class GrepIndex {
   }
 
   private emptySet(): Uint32Array {
-    return new Uint32Array(this.bitmapWordsEach);
+    return new Uint32Array(this.docWords);
   }
 
-  /** Blocks whose folded text may contain the folded string `s`. */
-  literal(s: string): BlockSet {
+  /** Documents whose folded text may contain the folded string `s`. */
+  literal(s: string): DocSet {
     const pieces: string[] = [];
     let cur = '';
     for (let i = 0; i < s.length; i++) {
@@ -129,10 +131,10 @@ export class GrepIndex {
       if (last.length >= MIN_PARTIAL) sets.push(this.wordsStartingWith(last));
       for (const piece of pieces.slice(1, -1)) if (piece !== '') sets.push(this.exactWord(piece));
     }
-    let acc: BlockSet = null;
+    let acc: DocSet = null;
     for (const words of sets) {
       if (words === null) continue;
-      const set = this.blocksOf(words);
+      const set = this.docsOf(words);
       if (acc === null) acc = set;
       else for (let i = 0; i < acc.length; i++) acc[i]! &= set[i]!;
     }
@@ -196,14 +198,25 @@ export class GrepIndex {
     return lo;
   }
 
-  private blocksOf(ranks: number[]): Uint32Array {
+  /** Documents holding any of these words. */
+  private docsOf(ranks: number[]): Uint32Array {
     const set = this.emptySet();
     const each = this.bitmapWordsEach;
+    const size = this.blockSize;
     for (const r of ranks) {
       const start = this.postStart[r]!;
       if (start & 0x80000000) {
+        // A word in many blocks: a bitmap of blocks, every document of each.
         const base = (start & 0x7fffffff) * each;
-        for (let i = 0; i < each; i++) set[i]! |= this.bitmaps[base + i]!;
+        for (let i = 0; i < each; i++) {
+          let bits = this.bitmaps[base + i]!;
+          while (bits !== 0) {
+            const low = bits & -bits;
+            const blk = i * 32 + (31 - Math.clz32(low));
+            setRange(set, blk * size, Math.min(this.nDocs, blk * size + size));
+            bits ^= low;
+          }
+        }
         continue;
       }
       let p = start;
@@ -219,10 +232,35 @@ export class GrepIndex {
           shift += 7;
         }
         blk += gap;
-        set[blk >>> 5]! |= 1 << (blk & 31);
+        const count = this.varints[p++]!;
+        if (count === 0) {
+          setRange(set, blk * size, Math.min(this.nDocs, blk * size + size));
+          continue;
+        }
+        for (let k = 0; k < count; k++) {
+          const doc = blk * size + this.varints[p++]!;
+          set[doc >>> 5]! |= 1 << (doc & 31);
+        }
       }
     }
     return set;
+  }
+}
+
+/** Set bits [from, to) of a bitmap. */
+function setRange(set: Uint32Array, from: number, to: number): void {
+  let i = from;
+  while (i < to && (i & 31) !== 0) {
+    set[i >>> 5]! |= 1 << (i & 31);
+    i++;
+  }
+  while (i + 32 <= to) {
+    set[i >>> 5] = 0xffffffff;
+    i += 32;
+  }
+  while (i < to) {
+    set[i >>> 5]! |= 1 << (i & 31);
+    i++;
   }
 }
 
