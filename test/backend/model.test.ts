@@ -197,6 +197,13 @@ describe('training', () => {
     expect(await reread.computeLogprobs(seq)).toEqual(await s.computeLogprobs(seq));
   });
 
+  it('rejects a bad model config, naming the field', () => {
+    expect(() => createLocalBackend({ tokenizer: tok, config: { dModel: 30 } })).toThrow(/dModel: .*multiple of 4/);
+    expect(() => createLocalBackend({ tokenizer: tok, config: { dModel: 64, nHeads: 3 } })).toThrow(/dModel \/ nHeads/);
+    expect(() => createLocalBackend({ tokenizer: tok, config: { context: 2048, dModel: 512, nLayers: 16, nHeads: 64 } })).toThrow(/over the 4 GiB/);
+    expect(() => createLocalBackend({})).toThrow(InputError);
+  });
+
   it('refuses a file that is not a checkpoint, or of another format version, naming the path', () => {
     const b = tinyBackend(tok);
     const junk = join(b.dir, 'junk.ckpt');

@@ -23,7 +23,7 @@ export class LocalSampler implements Sampler {
   private readonly cache: { tokens: number[]; kv: Float32Array }[] = [];
   private cacheBytes = 0;
   /** Most memory the KV caches may hold. */
-  static cacheLimitBytes = 256 * 1024 * 1024;
+  static cacheLimitBytes = 128 * 1024 * 1024;
 
   constructor(
     readonly modelPath: string,
