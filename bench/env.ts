@@ -22,6 +22,7 @@ import { SearchEnvironment, type SearchBackend } from '../src/env/search/env.js'
 import { CachedBackend } from '../src/env/search/cache.js';
 import { SearchPool } from '../src/env/search/pool.js';
 import { buildIndex, openIndex, type SearchIndex } from '../src/search/index.js';
+import { isInputError } from '../src/errors.js';
 import type { Task } from '../src/tasks/task.js';
 import { embeddedQuestions, embeddedWordDistribution, synthChunks } from './synth.js';
 
@@ -109,16 +110,26 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-/** The index over N synthetic chunks of bench/synth.ts (seed 1), built once and kept. */
-async function synthIndexDir(chunks: number): Promise<string> {
+/**
+ * The index over N synthetic chunks of bench/synth.ts (seed 1), opened; built once and kept, and
+ * rebuilt when it is from an older index format.
+ */
+async function synthIndex(chunks: number): Promise<{ dir: string; index: SearchIndex }> {
   const dir = join('.sleuth', 'bench', `env-synth-${chunks}`);
-  if (existsSync(join(dir, 'manifest.json'))) return dir;
+  if (existsSync(join(dir, 'manifest.json'))) {
+    try {
+      return { dir, index: await openIndex(dir) };
+    } catch (err) {
+      if (!isInputError(err)) throw err;
+      console.error(`rebuilding ${dir}: ${err.message}`);
+    }
+  }
   console.error(`building the index of ${chunks.toLocaleString()} synthetic chunks into ${dir} (once)...`);
   const started = performance.now();
   const words = await embeddedWordDistribution();
   await buildIndex((async function* () { yield* synthChunks(chunks, words, 1); })(), dir, { source: `bench/synth.ts ${chunks} chunks, seed 1` });
   console.error(`built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return dir;
+  return { dir, index: await openIndex(dir) };
 }
 
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -143,18 +154,16 @@ async function main(): Promise<void> {
   const workers = Number(values.workers);
   if (values.mix !== 'default' && values.mix !== 'no-grep') throw new Error(`--mix must be default or no-grep, got '${values.mix}'`);
   const withGrep = values.mix === 'default';
-  const indexDir = values.index ?? (await synthIndexDir(Number(values.chunks)));
-
   const loadStartAvg = loadavg()[0]!;
   const loadStart = performance.now();
-  const index = await openIndex(indexDir);
+  const { dir: indexDir, index } = values.index ? { dir: values.index, index: await openIndex(values.index) } : await synthIndex(Number(values.chunks));
   const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true }) : undefined;
   const backend: SearchBackend = values.cache ? new CachedBackend(pool ?? index) : (pool ?? index);
   const loadS = (performance.now() - loadStart) / 1000;
   const env = new SearchEnvironment(backend);
   const questions = embeddedQuestions();
   const task: Task = { id: 'bench', query: 'bench', facts: [{ text: 'none', chunkIds: ['none'] }] };
-  console.error(`env bench: ${index.size.toLocaleString()} chunks, ${episodes} episodes, ${concurrency} in flight, ${workers} search workers (loaded in ${loadS.toFixed(1)} s)`);
+  console.error(`env bench: ${index.size.toLocaleString()} chunks, ${episodes} episodes, ${concurrency} in flight, ${workers} search workers (index ready in ${loadS.toFixed(1)} s)`);
 
   // Warm up (JIT, worker caches) on a few episodes, not measured.
   await Promise.all(Array.from({ length: Math.min(32, episodes) }, (_, i) => runEpisode(mixAgent(index, questions, 1_000_000 + i, withGrep), env, task)));
