@@ -2,15 +2,17 @@ import type { Rollout } from '../agent/rollout.js';
 import { fBeta } from '../reward/search.js';
 import { scoreRollout, type Rubric } from '../reward/rubric.js';
 import type { Task } from '../tasks/task.js';
+import { allEqual, groupAdvantages, type AdvantageKind } from '../train/advantages.js';
+
+export type { AdvantageKind };
 
 /**
  * The reward-shape lab: a group's rollouts scored again under another rubric (weights, beta) and
  * their group-relative advantages recomputed, without sampling anything. With the run's tasks at
  * hand the rollouts go through scoreRollout itself; without them the stored parts are reweighed
  * (every part is logged even at weight 0, and F-beta is recomputed from precision and recall).
+ * Advantages come from the trainer's own function, so the lab shows what training would have used.
  */
-export type AdvantageKind = 'dr-grpo' | 'grpo';
-
 export interface LabSettings {
   weights: Record<string, number>;
   beta: number;
@@ -37,19 +39,6 @@ export interface LabResult {
   allEqual: boolean;
 }
 
-const EQUAL = 1e-9;
-
-/** Dr. GRPO centres rewards on the group mean; GRPO also divides by the (population) std + 1e-6. */
-export function groupAdvantages(rewards: readonly number[], kind: AdvantageKind): number[] {
-  if (rewards.length === 0) return [];
-  const mean = rewards.reduce((s, r) => s + r, 0) / rewards.length;
-  if (Math.max(...rewards) - Math.min(...rewards) <= EQUAL) return rewards.map(() => 0);
-  const centred = rewards.map((r) => r - mean);
-  if (kind === 'dr-grpo') return centred;
-  const std = Math.sqrt(centred.reduce((s, d) => s + d * d, 0) / rewards.length);
-  return centred.map((d) => d / (std + 1e-6));
-}
-
 export function rescoreGroup(rollouts: readonly Rollout[], settings: LabSettings, kind: 'search' | 'qa', tasks: ReadonlyMap<string, Task> | undefined): LabResult {
   const rubric: Rubric = { name: 'lab', kind, weights: settings.weights, beta: { kind: 'constant', beta: settings.beta } };
   const useTasks = tasks !== undefined && rollouts.every((r) => tasks.has(r.taskId));
@@ -68,7 +57,7 @@ export function rescoreGroup(rollouts: readonly Rollout[], settings: LabSettings
   return {
     settings,
     source: useTasks ? 'scoreRollout' : 'stored parts',
-    allEqual: advantages.every((a) => a === 0),
+    allEqual: allEqual(scored.map((s) => s.total)),
     rows: rollouts.map((r, i) => ({
       id: r.id,
       sample: r.sample,

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Rollout } from '../agent/rollout.js';
-import { isInputError } from '../errors.js';
+import { InputError, isInputError } from '../errors.js';
 import { compareRuns, loadRunRows } from '../eval/compare.js';
 import { getRenderer } from '../protocol/registry.js';
 import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';
@@ -69,7 +69,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 
 export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
   const root = realRoot(o.runsDir);
-  if (!statSync(root).isDirectory()) throw new BadRequest(`${o.runsDir} is not a directory`);
+  if (!statSync(root).isDirectory()) throw new InputError(`RUNS_DIR ${o.runsDir} is not a directory`);
   const store = new RunStore(root);
   const files = staticTable(o.webDir ?? defaultWebDir());
   const api = new Api(store);
@@ -217,7 +217,8 @@ class Api {
     const kind: 'search' | 'qa' = rubricKind(config, rollouts);
     const defaults: LabSettings = {
       weights: { ...(rollouts[0]!.reward?.weights ?? {}) },
-      beta: configBeta(config, rollouts[0]!.step ?? 0),
+      // The trainer scores step s's rollouts with the beta of step s - 1 (the policy that sampled them).
+      beta: configBeta(config, Math.max(0, (rollouts[0]!.step ?? 1) - 1)),
       advantage: config['advantage'] === 'grpo' ? 'grpo' : 'dr-grpo',
     };
     const settings = labSettings(p, defaults, Object.keys(rollouts[0]!.reward?.parts ?? {}));

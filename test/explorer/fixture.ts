@@ -4,7 +4,7 @@ import type { CallRecord, Rollout, TurnRecord } from '../../src/agent/rollout.js
 import type { ToolResult } from '../../src/env/types.js';
 import { searchSystemPrompt, searchUserPrompt } from '../../src/env/search/prompt.js';
 import { searchToolSpecs } from '../../src/env/search/tools.js';
-import { groupAdvantages } from '../../src/explorer/lab.js';
+import { groupAdvantages } from '../../src/train/advantages.js';
 import { getRenderer } from '../../src/protocol/registry.js';
 import type { Renderer } from '../../src/protocol/types.js';
 import { resolveRubric, scoreRollout } from '../../src/reward/rubric.js';
