@@ -56,6 +56,10 @@ export class LocalBackend implements TrainingBackend {
   /** Which parameters get weight decay (1) or not (0). */
   private readonly decayMask: Uint8Array;
   private pendingDatums = 0;
+  private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
+  /** Threads forwardBackward uses (this one included). */
+  readonly threads: number;
+  private pool: GradientPool | undefined;
 
   constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
@@ -74,11 +78,6 @@ export class LocalBackend implements TrainingBackend {
     this.kernelsKind = opts.kernels ?? 'auto';
     this.threads = opts.threads ?? defaultThreads();
   }
-
-  private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
-  /** Threads forwardBackward uses (this one included). */
-  readonly threads: number;
-  private pool: GradientPool | undefined;
 
   get config(): ModelConfig {
     return this.model.config;
