@@ -11,6 +11,7 @@ import { loadTaskSet } from '../tasks/registry.js';
 import type { Task } from '../tasks/task.js';
 import { openIndex } from '../search/index.js';
 import { renderRollout } from './datums.js';
+import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 import { localRenderer } from './local-agent.js';
 
 /**
@@ -27,7 +28,10 @@ import { localRenderer } from './local-agent.js';
  */
 export interface BaseBuildOptions {
   out: string;
+  /** Phase 1: next-token steps on every token of transcripts and paragraphs. */
   steps: number;
+  /** Phase 2: steps on transcripts with loss on the model-written tokens only (fresh Adam). */
+  tuneSteps: number;
   batch: number;
   /** Corpus-derived pseudo-queries besides the training questions. */
   pseudoQueries: number;
@@ -36,7 +40,7 @@ export interface BaseBuildOptions {
   log?: (line: string) => void;
 }
 
-export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
+export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: 150, batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
 
 export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
   const log = o.log ?? (() => {});
@@ -47,27 +51,12 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
   const name = o.out.slice(dir.length + 1).replace(/\.sampler\.ckpt$/, '');
   const backend = createLocalBackend({ tokenizer, config: DEFAULT_MODEL, seed: o.seed, dir, threads: 2 });
   const ctx = backend.config.context;
-  const renderer = localRenderer(tokenizer);
 
-  const set = await loadTaskSet('default');
-  const index = await openIndex(set.indexDir);
-  const env = new SearchEnvironment(index);
+  // One random stream: the pseudo-queries are drawn from it first, then phase 1's batches.
+  const rng = seededRandom(o.seed + 101);
+  const { streams, masks } = await transcriptsFor(tokenizer, ctx, o, rng);
   const chunks: Chunk[] = [];
   for await (const c of embeddedChunks()) chunks.push(c);
-  const rng = seededRandom(o.seed + 101);
-  const pseudo: Task[] = Array.from({ length: o.pseudoQueries }, (_, i) => {
-    const c = chunks[Math.floor(rng() * chunks.length)]!;
-    const words = c.text.split(/\s+/u).slice(0, 4 + Math.floor(rng() * 8)).join(' ');
-    return { id: `pseudo-${i}`, query: `${c.title}: ${words}`, facts: [{ text: c.title, chunkIds: [c.id] }] };
-  });
-  const queries = [...set.tasks('train'), ...pseudo];
-  const streams: number[][] = [];
-  for (const [i, task] of queries.entries()) {
-    const k = 1 + ((i * 7 + o.seed) % 8);
-    const r = await runEpisode(baselineAgent(k), env, task);
-    const s = renderRollout(renderer, env, task, r);
-    if (s.tokens.length <= ctx) streams.push(s.tokens);
-  }
   const paragraphs = chunks.filter((_, i) => i % 3 === 0).map((c) => tokenizer.encode(`${c.title}\n${c.text}`).slice(0, ctx));
   log(`data: ${streams.length} transcripts (${Math.round(streams.reduce((s, t) => s + t.length, 0) / streams.length)} tokens on average), ${paragraphs.length} paragraphs (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
 
@@ -84,7 +73,59 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
     if ((step + 1) % 10 === 0) log(`step ${step + 1}/${o.steps}: loss ${(r.loss / tokens).toFixed(3)} per token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
     if ((step + 1) % 50 === 0 && step + 1 < o.steps) await backend.saveWeightsForSampler(`${name}-step${step + 1}`);
   }
+  const phase1 = await backend.saveWeightsForSampler(`${name}-phase1`);
+  await backend.close();
+  losses.push(...(await tuneOnTranscripts(phase1.modelPath, dir, name, streams, masks, o, t0)));
+  return { path: o.out, losses };
+}
+
+/**
+ * Phase 2, from phase 1's weights with fresh Adam moments: the transcripts again, with loss on the
+ * model-written tokens only, so the model's capacity goes to acting (the call syntax, copying the
+ * query and the ids) rather than to predicting tool results.
+ */
+export async function tuneOnTranscripts(from: string, dir: string, name: string, streams: number[][], masks: number[][], o: BaseBuildOptions, t0 = performance.now()): Promise<number[]> {
+  const log = o.log ?? (() => {});
+  const backend = createLocalBackend({ checkpoint: from, dir, threads: 2 });
+  backend.step = 0;
+  const rng = seededRandom(o.seed + 202);
+  const losses: number[] = [];
+  for (let step = 0; step < o.tuneSteps; step++) {
+    const picks = Array.from({ length: o.batch }, () => Math.floor(rng() * streams.length));
+    const batch: Datum[] = picks.map((i) => ({ inputTokens: streams[i]!.slice(0, -1), targetTokens: streams[i]!.slice(1), weights: masks[i]!.slice(1) }));
+    const r = await backend.forwardBackward(batch, 'cross_entropy');
+    const lr = o.learningRate * (0.1 + 0.9 * 0.5 * (1 + Math.cos((Math.PI * step) / o.tuneSteps)));
+    await backend.optimStep({ learningRate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 });
+    const tokens = batch.reduce((s, d) => s + d.weights.reduce((a, w) => a + w, 0), 0);
+    losses.push(r.loss / tokens);
+    if ((step + 1) % 10 === 0) log(`tune ${step + 1}/${o.tuneSteps}: loss ${(r.loss / tokens).toFixed(3)} per model token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
+    if ((step + 1) % 50 === 0 && step + 1 < o.tuneSteps) await backend.saveWeightsForSampler(`${name}-tune${step + 1}`);
+  }
   await backend.saveWeightsForSampler(name);
   await backend.close();
-  return { path: o.out, losses };
+  return losses;
+}
+
+/** Rendered baseline episodes (k = 1..8) on the training questions and on corpus pseudo-queries; deterministic. */
+export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pick<BaseBuildOptions, 'pseudoQueries' | 'seed'>, rng = seededRandom(o.seed + 101)): Promise<{ streams: number[][]; masks: number[][] }> {
+  const renderer = localRenderer(tokenizer);
+  const set = await loadTaskSet('default');
+  const env = new SearchEnvironment(await openIndex(set.indexDir));
+  const chunks: Chunk[] = [];
+  for await (const c of embeddedChunks()) chunks.push(c);
+  const pseudo: Task[] = Array.from({ length: o.pseudoQueries }, (_, i) => {
+    const c = chunks[Math.floor(rng() * chunks.length)]!;
+    const words = c.text.split(/\s+/u).slice(0, 4 + Math.floor(rng() * 8)).join(' ');
+    return { id: `pseudo-${i}`, query: `${c.title}: ${words}`, facts: [{ text: c.title, chunkIds: [c.id] }] };
+  });
+  const streams: number[][] = [], masks: number[][] = [];
+  for (const [i, task] of [...set.tasks('train'), ...pseudo].entries()) {
+    const r = await runEpisode(baselineAgent(1 + ((i * 7 + o.seed) % 8)), env, task);
+    const s = renderRollout(renderer, env, task, r);
+    if (s.tokens.length <= ctx) {
+      streams.push(s.tokens);
+      masks.push(s.mask);
+    }
+  }
+  return { streams, masks };
 }
