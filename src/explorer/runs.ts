@@ -88,6 +88,11 @@ export class RunView {
     }
   }
 
+  /** Changes when that file changes (size, mtime, or a new file in its place). */
+  fileVersion(file: 'config' | 'rollouts' | 'metrics' | 'summary' | 'checkpoints'): string {
+    return fileKey(runPath(this.dir, file));
+  }
+
   /** Moves when a file changes, and while a large rollouts file is still being indexed. */
   version(): string {
     return [...(['config', 'rollouts', 'metrics', 'summary', 'checkpoints'] as const).map((f) => fileKey(runPath(this.dir, f))), this.index.behind].join('|');

@@ -5,15 +5,14 @@ import { fileURLToPath } from 'node:url';
 import type { Rollout } from '../agent/rollout.js';
 import { InputError, isInputError } from '../errors.js';
 import { compareRuns, loadRunRows } from '../eval/compare.js';
-import { getRenderer } from '../protocol/registry.js';
 import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';
-import type { Renderer } from '../protocol/types.js';
 import { readTaskSet } from '../tasks/registry.js';
 import type { Task } from '../tasks/task.js';
 import { rescoreGroup, type AdvantageKind, type LabSettings } from './lab.js';
 import { PathRefused, realRoot } from './paths.js';
 import { queryRollouts, SORT_KEYS, type RolloutQuery, type SortKey } from './rollout-index.js';
 import { API_BUDGET_MS, RunStore, type RunView } from './runs.js';
+import { tokenDecoderFor, type TokenDecoder } from './tokens.js';
 
 /**
  * The explorer's HTTP server: a JSON API over run directories and the built front end. It only
@@ -130,7 +129,7 @@ function required(p: URLSearchParams, name: string): string {
 /** The JSON API; each method reads the files it needs (cached while they do not change). */
 class Api {
   private tasks = new Map<string, { tasks?: Map<string, Task>; error?: string }>();
-  private renderers = new Map<string, Promise<Renderer | undefined>>();
+  private decoders = new Map<string, Promise<TokenDecoder | undefined>>();
 
   constructor(private store: RunStore) {}
 
@@ -196,13 +195,13 @@ class Api {
     const { task, error } = this.task(v, r.taskId);
     const curated = new Set(r.curated);
     const facts = task?.facts.map((f) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)) })) ?? null;
-    const renderer = await this.rendererFor(v);
-    const decode = renderer ? (ids: number[]) => ids.map((t) => safeDecode(renderer, t)) : undefined;
+    const decoder = await this.decoderFor(v);
+    const decode = decoder ? (ids: number[]) => ids.map((t) => decoder.decode(t)) : undefined;
     const tokens = r.turns.map((t) => ({
       inserted: decode ? decode(t.insertedTokens ?? []) : null,
       sampled: decode ? decode(t.sampledTokens ?? []) : null,
     }));
-    return { n, summary: v.index.rollouts[n], rollout: r, facts, tasksError: error ?? null, decodedWith: renderer ? String(v.config()['renderer']) : null, tokens };
+    return { n, summary: v.index.rollouts[n], rollout: r, facts, tasksError: error ?? null, decodedWith: decoder?.source ?? null, tokens };
   }
 
   private group(v: RunView, p: URLSearchParams) {
@@ -259,26 +258,16 @@ class Api {
     return task ? { task } : { error: `task '${id}' is not in the run's task set` };
   }
 
-  /** The run's renderer if it can be loaded here (its tokenizer decodes token ids), loaded once. */
-  private rendererFor(v: RunView): Promise<Renderer | undefined> {
-    const name = v.config()['renderer'];
-    if (typeof name !== 'string') return Promise.resolve(undefined);
-    let loading = this.renderers.get(name);
-    if (!loading) {
-      loading = Promise.resolve()
-        .then(() => getRenderer(name))
-        .catch(() => undefined);
-      this.renderers.set(name, loading);
+  /** The run's token decoder, looked for once per run (a checkpoint may appear later: retried when it was missing). */
+  private decoderFor(v: RunView): Promise<TokenDecoder | undefined> {
+    // A compact-renderer run finds its tokenizer in a checkpoint: look again when checkpoints.jsonl grows.
+    const key = v.config()['renderer'] === 'compact' ? `${v.dir}\u0000${v.fileVersion('checkpoints')}` : v.dir;
+    let d = this.decoders.get(key);
+    if (!d) {
+      d = tokenDecoderFor(v.dir, v.config());
+      this.decoders.set(key, d);
     }
-    return loading;
-  }
-}
-
-function safeDecode(r: Renderer, token: number): string {
-  try {
-    return r.decode([token]);
-  } catch {
-    return `#${token}`;
+    return d;
   }
 }
 

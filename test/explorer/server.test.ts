@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExplorer, type Explorer } from '../../src/explorer/server.js';
 import { rescoreGroup } from '../../src/explorer/lab.js';
+import { checkpointTokenizer, tokenDecoderFor } from '../../src/explorer/tokens.js';
+import { writeCheckpoint } from '../../src/backend/local/checkpoint.js';
+import { trainBpe } from '../../src/protocol/compact/bpe.js';
+import { SPECIALS } from '../../src/protocol/compact/renderer.js';
+import { appendJsonl } from '../../src/runs/jsonl.js';
 import { queryRollouts, RolloutIndex } from '../../src/explorer/rollout-index.js';
 import { appendRollouts, openRunDir } from '../../src/runs/store.js';
 import { TASKS, writeTrainRun, type TrainFixture } from './fixture.js';
@@ -130,6 +135,28 @@ describe('rollout index', () => {
     expect(band.every((r) => r.reward! >= 0.5 && r.reward! <= 0.99 && r.curated >= 1)).toBe(true);
     expect(queryRollouts(all, { task: 'q-ford', pageSize: 500 }).rows.every((r) => r.taskId === 'q-ford')).toBe(true);
     expect(queryRollouts(all, { page: 99, pageSize: 10 }).page).toBe(2);
+  });
+});
+
+describe('token decoding', () => {
+  it('decodes a local (compact) run with the tokenizer in its checkpoint header, and nothing from a file that is not one', async () => {
+    const tok = trainBpe(['the curated set holds every chunk', 'search the corpus, read, curate, finish'], 320, [...SPECIALS]);
+    const ckpt = join(tmp, 'ckpt', 'step-1.ckpt');
+    writeCheckpoint(ckpt, { format: 'sleuth-local-lm', version: 1, kind: 'sampler', name: 'step-1', config: { vocabSize: 320, context: 8, dModel: 8, nLayers: 1, nHeads: 1 }, tokenizer: tok.data, step: 1, tensors: [{ name: 'params', length: 4 }] }, { params: new Float32Array(4) });
+    const dir = join(tmp, 'local-run');
+    openRunDir(dir, { kind: 'train', renderer: 'compact', model: 'base' }, []);
+    const config = { kind: 'train', renderer: 'compact', model: 'base' };
+    expect(await tokenDecoderFor(dir, config)).toBeUndefined();
+    appendJsonl(join(dir, 'checkpoints.jsonl'), [{ step: 1, path: ckpt, samplerPath: null, time: 'now' }]);
+    const d = (await tokenDecoderFor(dir, config))!;
+    expect(d.source).toContain(ckpt);
+    const ids = tok.encode('<|assistant|>curate the chunk');
+    expect(ids.map((id) => d.decode(id)).join('')).toBe('<|assistant|>curate the chunk');
+    expect(d.decode(99_999)).toBe('#99999');
+    writeFileSync(join(tmp, 'not-a-checkpoint'), 'SLEUTHLM\xff\xff\xff\x7f garbage');
+    expect(checkpointTokenizer(join(tmp, 'not-a-checkpoint'))).toBeUndefined();
+    expect(checkpointTokenizer(join(runs, 'grpo', 'config.json'))).toBeUndefined();
+    expect(await tokenDecoderFor(dir, { kind: 'train', renderer: 'no-such-renderer' })).toBeUndefined();
   });
 });
 
