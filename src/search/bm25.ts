@@ -37,7 +37,11 @@ export class Bm25Scorer {
   /** Per document, k1 * (1 - b + b * dl / avgdl), computed once at load. */
   private readonly norm: Float64Array;
 
-  constructor(readonly p: Postings) {
+  /**
+   * seedMinPostings: sample a floor (seedThreshold) only for queries with at least this many
+   * postings; below that, plain term-at-a-time is cheaper. 0 samples always (tests use it).
+   */
+  constructor(readonly p: Postings, private readonly seedMinPostings = SEED_MIN_POSTINGS) {
     this.norm = new Float64Array(p.docs);
     for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
   }
@@ -91,20 +95,43 @@ export class Bm25Scorer {
   }
 
   /**
-   * The k-th best full score among the first SEED_DOCS documents of the query's highest-bound
-   * term, or 0 when fewer than k documents were scored. A true lower bound on the final k-th score.
+   * A true lower bound on the final k-th score: the k-th best full score among a sample of
+   * documents, the first SEED_DOCS postings of each of the SEED_TERMS highest-bound (rarest) terms,
+   * where documents matching several rare terms are likely. 0 when fewer than k were scored.
    */
   private seedThreshold(terms: QueryTerm[], k: number): number {
-    const { postOff, postDocs } = this.p;
-    const top = terms[terms.length - 1]!;
-    const start = postOff[top.t]!;
-    const n = Math.min(postOff[top.t + 1]! - start, SEED_DOCS);
-    if (n < k || terms.length < 2) return 0;
-    const ids = terms.map((x) => x.t);
-    const scores: number[] = [];
-    for (let i = 0; i < n; i++) scores.push(this.scoreDoc(ids, postDocs[start + i]!));
-    scores.sort((a, b) => b - a);
-    return scores[k - 1]!;
+    const { postOff, postDocs, postTfs } = this.p;
+    if (terms.length < 2) return 0;
+    // Sampling pays for itself only when there are many postings to skip.
+    let postings = 0;
+    for (const { t } of terms) postings += postOff[t + 1]! - postOff[t]!;
+    if (postings < this.seedMinPostings) return 0;
+    const picked: number[] = [];
+    for (const { t } of terms.slice(-SEED_TERMS)) {
+      const start = postOff[t]!;
+      const end = Math.min(postOff[t + 1]!, start + SEED_DOCS);
+      for (let i = start; i < end; i++) picked.push(postDocs[i]!);
+    }
+    const sorted = Uint32Array.from(picked).sort();
+    const docs: number[] = [];
+    for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) docs.push(sorted[i]!);
+    if (docs.length < k) return 0;
+    // Score the sample in document order, so every list is walked forward once.
+    const scores = new Float64Array(docs.length);
+    for (const { t, idf } of terms) {
+      let at = postOff[t]!;
+      const end = postOff[t + 1]!;
+      for (let j = 0; j < docs.length && at < end; j++) {
+        const d = docs[j]!;
+        at = seek(postDocs, at, end, d);
+        if (at < end && postDocs[at] === d) {
+          const tf = postTfs[at]!;
+          scores[j] += idf * (tf / (tf + this.norm[d]!));
+        }
+      }
+    }
+    scores.sort();
+    return scores[scores.length - k]!;
   }
 
   /** Score accumulators, one per document, all zero between queries; touched lists which to reset. */
@@ -198,7 +225,9 @@ export class Bm25Scorer {
   }
 }
 
-const SEED_DOCS = 256;
+const SEED_DOCS = 64;
+const SEED_TERMS = 3;
+const SEED_MIN_POSTINGS = 50_000;
 
 export interface QueryTerm {
   t: number;

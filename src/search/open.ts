@@ -14,6 +14,8 @@ import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
 export interface OpenOptions {
   /** Snippet length in characters for search hits (default 240). */
   snippetChars?: number;
+  /** Tuning: queries with at least this many postings sample a score floor first (see Bm25Scorer). */
+  seedMinPostings?: number;
 }
 
 export interface SearchOptions {
@@ -164,6 +166,6 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     postOff: u32('post.off', T + 1), postDocs: u32('post.docs', P),
     postTfs: new Uint16Array(tfBytes.buffer, tfBytes.byteOffset, P),
     maxTf: new Float64Array(maxTfBytes.buffer, maxTfBytes.byteOffset, T),
-  });
+  }, options.seedMinPostings);
   return new SearchIndex(dir, m, store, scorer, loadGrepIndex(dir), options.snippetChars ?? 240);
 }

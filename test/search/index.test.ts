@@ -88,12 +88,13 @@ function expectSameRanking(got: { doc: number; score: number }[], want: { doc: n
 }
 
 describe('BM25 top-k equals an exhaustive float64 reference', () => {
-  for (const [k1, b, seed] of [[1.5, 0.75, 1], [0.9, 0.4, 2], [1.2, 1, 3]] as const) {
-    it(`on random queries (k1=${k1}, b=${b})`, async () => {
+  // seedMinPostings 0 makes every query take the sampled-floor path as well.
+  for (const [k1, b, seed, seedMinPostings] of [[1.5, 0.75, 1, undefined], [0.9, 0.4, 2, 0], [1.2, 1, 3, 0]] as const) {
+    it(`on random queries (k1=${k1}, b=${b}, seedMinPostings=${seedMinPostings})`, async () => {
       const chunks = randomChunks(1500, seed);
       const dir = freshDir();
       await buildIndex(iterate(chunks), dir, { k1, b });
-      const index = await openIndex(dir);
+      const index = await openIndex(dir, seedMinPostings === undefined ? {} : { seedMinPostings });
       const referenceTopK = reference(chunks, index.analyzer, k1, b);
       const r = rng(seed * 101);
       let compared = 0;
