@@ -266,22 +266,25 @@ export class GrepIndexBuilder {
 
     // Pass 1: block counts and the exact size of each word's gap list.
     const df = new Uint32Array(nWords);
+    const several = new Uint32Array(nWords);
     const varintSize = new Float64Array(nWords);
     const prev = new Int32Array(nWords).fill(-1);
     this.forEachPosting((id, blk, count) => {
       const r = rank[id]!;
       df[r]!++;
+      if (count === 0) several[r]!++;
       varintSize[r]! += varintLength(blk - prev[r]!) + 1 + count;
       prev[r] = blk;
     });
 
-    // A word's postings are a bitmap over blocks when that is smaller than its gap list.
+    // A word's postings are a bitmap over blocks when that is smaller than its list and the list's chunk
+    // offsets would say little anyway (the word is in several chunks of most of its blocks).
     const bitmapWordsEach = Math.ceil(nBlocks / 32);
     const postStart = new Uint32Array(nWords);
     let bitmapWords = 0;
     let varintBytes = 0;
     for (let r = 0; r < nWords; r++) {
-      if (varintSize[r]! > bitmapWordsEach * 4) {
+      if (varintSize[r]! > bitmapWordsEach * 4 && several[r]! * 2 > df[r]!) {
         postStart[r] = (0x80000000 | (bitmapWords / bitmapWordsEach)) >>> 0;
         bitmapWords += bitmapWordsEach;
       } else {
