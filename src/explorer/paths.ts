@@ -13,6 +13,8 @@ export class PathRefused extends Error {}
 const SEGMENT = /^[^/\\\0]+$/u;
 
 export function checkRunId(id: string): string[] {
+  // '.' alone is RUNS_DIR itself, when it is a run directory (`sleuth explore runs/one-run`).
+  if (id === '.') return [];
   if (id.length === 0 || id.length > 500) throw new PathRefused('run id must be 1 to 500 characters');
   const segments = id.split('/');
   for (const s of segments) {

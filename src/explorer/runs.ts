@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { readJsonl } from '../runs/jsonl.js';
 import { runPath } from '../runs/layout.js';
 import { isRunDir } from '../runs/store.js';
@@ -116,9 +116,10 @@ export class RunView {
     const firstRollout = this.index.rollouts.length ? this.index.read(0)?.startedAt : undefined;
     const startedAt = str(config['createdAt']) ?? str(config['startedAt']) ?? firstRollout ?? new Date(mtimeOf(runPath(this.dir, 'config'))).toISOString();
     const slash = this.id.lastIndexOf('/evals/');
+    const parent = slash > 0 ? this.id.slice(0, slash) : this.id.startsWith('evals/') && isRunDir(dirname(dirname(this.dir))) && this.id.split('/').length === 2 ? '.' : null;
     return {
       id: this.id,
-      name: this.id.split('/').at(-1)!,
+      name: this.id === '.' ? basename(this.dir) : this.id.split('/').at(-1)!,
       kind,
       tasks: str(config['tasks']) ?? null,
       model: str(config['model']) ?? str(config['agent']) ?? null,
@@ -133,7 +134,7 @@ export class RunView {
         ...this.index.warnings().map((w) => ({ file: 'rollouts.jsonl', ...w })),
         ...skipped.map((w) => ({ file: 'metrics.jsonl', line: w.line, reason: `not JSON: ${w.reason}` })),
       ],
-      parent: slash > 0 ? this.id.slice(0, slash) : null,
+      parent,
     };
   }
 }
@@ -180,7 +181,7 @@ export function findRuns(root: string, maxDepth = 4): string[] {
   };
   if (isRunDir(root)) out.push('.');
   walk(root, [], 1);
-  return out.filter((id) => id !== '.');
+  return out;
 }
 
 /** All runs under a root, each opened once and kept (their indexes grow incrementally). */

@@ -230,6 +230,20 @@ describe('HTTP API', () => {
     expect((await get('/api/runs')).body.runs.map((r: { id: string }) => r.id)).not.toContain('sneaky');
   });
 
+  it('serves a single run when RUNS_DIR is a run directory, with its evals, and still nothing above it', async () => {
+    const one = await startExplorer({ runsDir: join(runs, 'grpo'), port: 0 });
+    try {
+      mkdirSync(join(runs, 'grpo', 'evals'), { recursive: true });
+      const listed = (await (await fetch(new URL('/api/runs', one.url))).json()) as { runs: { id: string; name: string; kind: string; rollouts: number }[] };
+      expect(listed.runs.map((r) => [r.id, r.name, r.kind, r.rollouts])).toEqual([['.', 'grpo', 'train', 24]]);
+      const page = (await (await fetch(new URL('/api/rollouts?run=.&pageSize=2', one.url))).json()) as { total: number };
+      expect(page.total).toBe(24);
+      for (const id of ['..', '../grpo', './..', '.%2F..']) expect((await fetch(new URL(`/api/run?run=${id}`, one.url))).status, id).toBe(404);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('never writes to RUNS_DIR and refuses anything but GET', async () => {
     const snapshot = () => readdirSync(runs, { recursive: true }).map(String).sort().map((f) => {
       const st = statSync(join(runs, f));

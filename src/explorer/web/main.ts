@@ -127,7 +127,7 @@ function runsPage(runs: RunInfo[]): Child {
       'tr',
       { 'data-run': r.id },
       h('td', {}, h('input', { type: 'checkbox', 'aria-label': `select ${r.id}`, onchange: (e) => ((e.target as HTMLInputElement).checked ? picked.add(r.id) : picked.delete(r.id)) })),
-      h('td', {}, h('a', { href: link('/run', { runs: r.id }), class: 'run-link' }, r.id)),
+      h('td', {}, h('a', { href: link('/run', { runs: r.id }), class: 'run-link' }, r.id === '.' ? r.name : r.id)),
       h('td', {}, h('span', { class: `kind kind-${r.kind}` }, r.kind)),
       h('td', {}, r.tasks ?? '—'),
       h('td', { class: 'model' }, r.model ?? '—'),
@@ -222,7 +222,7 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   }
   const head = runs.map((r) =>
     h('div', { class: 'run-head' },
-      h('h1', {}, r.info.id, ' ', h('span', { class: `kind kind-${r.info.kind}` }, r.info.kind), ' ', h('span', { class: `state state-${r.info.state}` }, r.info.state)),
+      h('h1', {}, r.info.id === '.' ? r.info.name : r.info.id, ' ', h('span', { class: `kind kind-${r.info.kind}` }, r.info.kind), ' ', h('span', { class: `state state-${r.info.state}` }, r.info.state)),
       h('p', { class: 'muted' }, `task set ${r.info.tasks ?? '—'} · model ${r.info.model ?? '—'} · ${r.info.steps} steps · ${r.info.rollouts} rollouts`),
       h('p', {}, h('a', { href: link('/rollouts', { run: r.info.id }), class: 'rollouts-link' }, 'rollouts →'), r.evalRuns.length ? [' · evals: ', r.evalRuns.map((e) => [h('a', { href: link('/run', { runs: e }) }, e.split('/').at(-1)!), ' '])] : null),
       warningsBanner(r.info.warnings),
