@@ -88,6 +88,9 @@ let chunks: TestChunk[];
 let contiguousStore: MemoryStore;
 let separateStore: MemoryStore;
 let index: GrepIndex;
+/** The same documents indexed with the default block size (64: whole bitmap words per block). */
+let index64: GrepIndex;
+let dir64: string;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'sleuth-grep-'));
@@ -106,9 +109,18 @@ beforeAll(() => {
   chunks.forEach((c, doc) => builder.add(doc, c.text));
   builder.write(dir);
   index = loadGrepIndex(dir)!;
+  dir64 = mkdtempSync(join(tmpdir(), 'sleuth-grep-'));
+  const builder64 = new GrepIndexBuilder();
+  chunks.forEach((c, doc) => builder64.add(doc, c.text));
+  builder64.write(dir64);
+  index64 = loadGrepIndex(dir64)!;
+  expect(index64.blockSize).toBe(64);
 });
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir64, { recursive: true, force: true });
+});
 
 /** All matching ids in document order, by a scan without the index. */
 const fullScan = (pattern: string) => grep(separateStore, undefined, pattern, { k: 1_000_000, timeLimitMs: 60_000 }).hits.map((h) => h.id);
@@ -155,6 +167,7 @@ describe('grep over chunks', () => {
       const withIndex = grep(contiguousStore, index, p, { k: 1_000_000, timeLimitMs: 60_000 });
       expect(withIndex.hits.map((h) => h.id), p).toEqual(expected);
       expect(grep(separateStore, index, p, { k: 1_000_000, timeLimitMs: 60_000 }).hits.map((h) => h.id), p).toEqual(expected);
+      expect(grep(contiguousStore, index64, p, { k: 1_000_000, timeLimitMs: 60_000 }).hits.map((h) => h.id), p).toEqual(expected);
       // With a hit cap, the first k of the same list.
       expect(grep(contiguousStore, index, p, { k: 3 }).hits.map((h) => h.id), p).toEqual(expected.slice(0, 3));
       if (withIndex.scanned < chunks.length) filtered++;

@@ -75,10 +75,25 @@ function hasAssertion(node: Node): boolean {
 /** Below this many candidate documents in a block, testing them one by one beats one test of the whole block. */
 const MIN_FOR_BLOCK_TEST = 8;
 
+/** Number of set bits in [from, to) of a bitmap, a word at a time. */
 function countBits(set: Uint32Array, from: number, to: number): number {
   let n = 0;
-  for (let d = from; d < to; d++) if ((set[d >>> 5]! & (1 << (d & 31))) !== 0) n++;
+  for (let w = from >>> 5; w <= (to - 1) >>> 5; w++) {
+    let bits = set[w]!;
+    if (bits === 0) continue;
+    const lo = w * 32;
+    if (lo < from) bits &= ~0 << (from - lo);
+    if (lo + 32 > to) bits &= (to - lo === 32 ? ~0 : (1 << (to - lo)) - 1);
+    n += popcount(bits);
+  }
   return n;
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
 }
 
 /** Per store and block size, per block: 0 not yet checked, 1 its texts lie in order in one buffer, 2 they do not. */
