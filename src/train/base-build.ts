@@ -30,8 +30,10 @@ export interface BaseBuildOptions {
   out: string;
   /** Phase 1: next-token steps on every token of transcripts and paragraphs. */
   steps: number;
-  /** Phase 2: steps on transcripts with loss on the model-written tokens only (fresh Adam). */
+  /** Phase 2: steps on transcripts with loss on the model-written tokens only (fresh Adam), per round. */
   tuneSteps: number;
+  /** Phase 2 rounds: each restarts the schedule and Adam from the previous round's weights. */
+  tuneRounds: number;
   batch: number;
   /** Corpus-derived pseudo-queries besides the training questions. */
   pseudoQueries: number;
@@ -40,7 +42,7 @@ export interface BaseBuildOptions {
   log?: (line: string) => void;
 }
 
-export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: 150, batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
+export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: 150, tuneRounds: 2, batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
 
 export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
   const log = o.log ?? (() => {});
@@ -73,9 +75,13 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
     if ((step + 1) % 10 === 0) log(`step ${step + 1}/${o.steps}: loss ${(r.loss / tokens).toFixed(3)} per token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
     if ((step + 1) % 50 === 0 && step + 1 < o.steps) await backend.saveWeightsForSampler(`${name}-step${step + 1}`);
   }
-  const phase1 = await backend.saveWeightsForSampler(`${name}-phase1`);
+  let from = (await backend.saveWeightsForSampler(`${name}-phase1`)).modelPath;
   await backend.close();
-  losses.push(...(await tuneOnTranscripts(phase1.modelPath, dir, name, streams, masks, o, t0)));
+  for (let round = 0; round < o.tuneRounds; round++) {
+    const out = round === o.tuneRounds - 1 ? name : `${name}-round${round}`;
+    losses.push(...(await tuneOnTranscripts(from, dir, out, streams, masks, o, t0, round)));
+    from = `${dir}/${out}.sampler.ckpt`;
+  }
   return { path: o.out, losses };
 }
 
@@ -84,11 +90,12 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
  * model-written tokens only, so the model's capacity goes to acting (the call syntax, copying the
  * query and the ids) rather than to predicting tool results.
  */
-export async function tuneOnTranscripts(from: string, dir: string, name: string, streams: number[][], masks: number[][], o: BaseBuildOptions, t0 = performance.now()): Promise<number[]> {
+export async function tuneOnTranscripts(from: string, dir: string, name: string, streams: number[][], masks: number[][], o: BaseBuildOptions, t0 = performance.now(), round = 0): Promise<number[]> {
   const log = o.log ?? (() => {});
   const backend = createLocalBackend({ checkpoint: from, dir, threads: 2 });
   backend.step = 0;
-  const rng = seededRandom(o.seed + 202);
+  // Round 0 draws from seed + 202 (as the first build did), later rounds from their own streams.
+  const rng = seededRandom(o.seed + 202 + 1000 * round);
   const losses: number[] = [];
   for (let step = 0; step < o.tuneSteps; step++) {
     const picks = Array.from({ length: o.batch }, () => Math.floor(rng() * streams.length));
@@ -98,8 +105,8 @@ export async function tuneOnTranscripts(from: string, dir: string, name: string,
     await backend.optimStep({ learningRate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 });
     const tokens = batch.reduce((s, d) => s + d.weights.reduce((a, w) => a + w, 0), 0);
     losses.push(r.loss / tokens);
-    if ((step + 1) % 10 === 0) log(`tune ${step + 1}/${o.tuneSteps}: loss ${(r.loss / tokens).toFixed(3)} per model token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
-    if ((step + 1) % 50 === 0 && step + 1 < o.tuneSteps) await backend.saveWeightsForSampler(`${name}-tune${step + 1}`);
+    if ((step + 1) % 10 === 0) log(`tune round ${round + 1}, ${step + 1}/${o.tuneSteps}: loss ${(r.loss / tokens).toFixed(3)} per model token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
+    
   }
   await backend.saveWeightsForSampler(name);
   await backend.close();
