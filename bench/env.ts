@@ -193,7 +193,7 @@ async function main(): Promise<void> {
   // Time the search workers spent per request, without the wait in their queues (warm-up included).
   const service = pool?.serviceMs
     ? Object.fromEntries(
-        Object.entries(pool.serviceMs).map(([op, ms]) => {
+        Object.entries(pool.serviceMs).filter(([, ms]) => ms.length > 0).map(([op, ms]) => {
           ms.sort((a, b) => a - b);
           return [op, { p50_ms: round(quantile(ms, 0.5)), p99_ms: round(quantile(ms, 0.99)) }];
         }),
