@@ -25,6 +25,18 @@ export interface GrepBuilderOptions {
 
 export const DEFAULT_BLOCK_SIZE = 64;
 
+const REC = 8;
+
+/** Word records with "last document" and "last block" unset (-1). */
+function newRecords(words: number): Int32Array {
+  const rec = new Int32Array(words * REC);
+  for (let r = 0; r < rec.length; r += REC) {
+    rec[r + 3] = -1;
+    rec[r + 4] = -1;
+  }
+  return rec;
+}
+
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
@@ -35,12 +47,11 @@ export class GrepIndexBuilder {
   private arena = new Uint16Array(1 << 16);
   private wordStart: Uint32Array = new Uint32Array(1025);
   private nWords = 0;
-  private hashes: Uint32Array = new Uint32Array(1024);
-  private lastBlock = new Int32Array(1024).fill(-1);
-  /** Per word: the last document it was seen in, and in the current block how many documents (capped at 3) and which. */
-  private lastDoc = new Int32Array(1024).fill(-1);
-  private docCount = new Uint8Array(1024);
-  private firstDocs = new Uint8Array(2048);
+  /**
+   * Per word, REC int32s side by side so that a lookup touches one cache line: hash, arena start,
+   * length, last document seen, last block seen, documents in that block (capped at 3), the first two.
+   */
+  private rec = newRecords(1024);
   private table = new Int32Array(2048);
   private block = 0;
   private blockIds = new Int32Array(4096);
@@ -69,13 +80,8 @@ export class GrepIndexBuilder {
     // them) costs one table probe, one comparison and one block check.
     let table = this.table;
     let mask = table.length - 1;
-    let hashes = this.hashes;
-    let starts = this.wordStart;
+    let rec = this.rec;
     let arena = this.arena;
-    let lastBlock = this.lastBlock;
-    let lastDoc = this.lastDoc;
-    let docCount = this.docCount;
-    let firstDocs = this.firstDocs;
     const block = this.block;
     const offset = doc - block * this.blockSize;
     let h = FNV_OFFSET;
@@ -100,14 +106,15 @@ export class GrepIndexBuilder {
         continue;
       }
       if (len === 0) continue;
-      const hash = mix(h);
+      const hash = mix(h) | 0;
       const from = i - len;
       let slot = hash & mask;
       let id = -1;
       for (;;) {
         const cand = table[slot]! - 1;
         if (cand < 0) break;
-        if (hashes[cand] === hash && starts[cand + 1]! - starts[cand]! === len && (lone ? this.sameFolded(starts[cand]!, text, from, len) : sameAscii(arena, starts[cand]!, text, from, len))) {
+        const r = cand * REC;
+        if (rec[r] === hash && rec[r + 2] === len && (lone ? this.sameFolded(rec[r + 1]!, text, from, len) : sameAscii(arena, rec[r + 1]!, text, from, len))) {
           id = cand;
           break;
         }
@@ -117,31 +124,27 @@ export class GrepIndexBuilder {
         id = this.newWord(text, from, len, hash, lone, slot);
         table = this.table;
         mask = table.length - 1;
-        hashes = this.hashes;
-        starts = this.wordStart;
+        rec = this.rec;
         arena = this.arena;
-        lastBlock = this.lastBlock;
-        lastDoc = this.lastDoc;
-        docCount = this.docCount;
-        firstDocs = this.firstDocs;
       }
-      if (lastDoc[id] !== doc) {
-        lastDoc[id] = doc;
-        if (lastBlock[id] !== block) {
-          lastBlock[id] = block;
-          docCount[id] = 1;
-          firstDocs[2 * id] = offset;
+      const r = id * REC;
+      if (rec[r + 3] !== doc) {
+        rec[r + 3] = doc;
+        if (rec[r + 4] !== block) {
+          rec[r + 4] = block;
+          rec[r + 5] = 1;
+          rec[r + 6] = offset;
           if (this.blockCount === this.blockIds.length) {
             const next = new Int32Array(this.blockIds.length * 2);
             next.set(this.blockIds);
             this.blockIds = next;
           }
           this.blockIds[this.blockCount++] = id;
-        } else if (docCount[id] === 1) {
-          docCount[id] = 2;
-          firstDocs[2 * id + 1] = offset;
+        } else if (rec[r + 5] === 1) {
+          rec[r + 5] = 2;
+          rec[r + 7] = offset;
         } else {
-          docCount[id] = 3;
+          rec[r + 5] = 3;
         }
       }
       h = FNV_OFFSET;
@@ -154,22 +157,15 @@ export class GrepIndexBuilder {
   private newWord(text: string, start: number, len: number, h: number, lone: boolean, slot: number): number {
     const id = this.nWords++;
     this.storeWord(text, start, len, lone);
-    if (id >= this.hashes.length) {
-      this.hashes = grow32(this.hashes, id + 1);
-      const last = new Int32Array(this.hashes.length).fill(-1);
-      last.set(this.lastBlock);
-      this.lastBlock = last;
-      const lastDoc = new Int32Array(this.hashes.length).fill(-1);
-      lastDoc.set(this.lastDoc);
-      this.lastDoc = lastDoc;
-      const count = new Uint8Array(this.hashes.length);
-      count.set(this.docCount);
-      this.docCount = count;
-      const docs = new Uint8Array(2 * this.hashes.length);
-      docs.set(this.firstDocs);
-      this.firstDocs = docs;
+    if ((id + 1) * REC > this.rec.length) {
+      const next = newRecords(2 * (id + 1));
+      next.set(this.rec);
+      this.rec = next;
     }
-    this.hashes[id] = h;
+    const r = id * REC;
+    this.rec[r] = h;
+    this.rec[r + 1] = this.wordStart[id]!;
+    this.rec[r + 2] = len;
     this.table[slot] = id + 1;
     if ((id + 1) * 2 > this.table.length) this.rehash();
     return id;
@@ -210,7 +206,7 @@ export class GrepIndexBuilder {
     const table = new Int32Array(this.table.length * 2);
     const mask = table.length - 1;
     for (let id = 0; id < this.nWords; id++) {
-      let slot = this.hashes[id]! & mask;
+      let slot = this.rec[id * REC]! & mask;
       while (table[slot] !== 0) slot = (slot + 1) & mask;
       table[slot] = id + 1;
     }
@@ -227,12 +223,13 @@ export class GrepIndexBuilder {
       const id = ids[j]!;
       let p = writeVarint(fwd, this.fwdLen, id - prev);
       // Which documents of the block hold the word: one or two offsets, or 0 for "several".
-      const count = this.docCount[id]!;
+      const r = id * REC;
+      const count = this.rec[r + 5]!;
       if (count > 2) fwd[p++] = 0;
       else {
         fwd[p++] = count;
-        fwd[p++] = this.firstDocs[2 * id]!;
-        if (count === 2) fwd[p++] = this.firstDocs[2 * id + 1]!;
+        fwd[p++] = this.rec[r + 6]!;
+        if (count === 2) fwd[p++] = this.rec[r + 7]!;
       }
       this.fwdLen = p;
       prev = id;
@@ -269,11 +266,12 @@ export class GrepIndexBuilder {
     const several = new Uint32Array(nWords);
     const varintSize = new Float64Array(nWords);
     const prev = new Int32Array(nWords).fill(-1);
-    this.forEachPosting((id, blk, count) => {
+    const size = this.blockSize;
+    this.forEachPosting((id, blk, count, d0, d1) => {
       const r = rank[id]!;
       df[r]!++;
       if (count === 0) several[r]!++;
-      varintSize[r]! += varintLength(blk - prev[r]!) + 1 + count;
+      varintSize[r]! += varintLength(blk - prev[r]!) + varintLength(docCode(count, d0, d1, size));
       prev[r] = blk;
     });
 
@@ -305,11 +303,8 @@ export class GrepIndexBuilder {
       if (start & 0x80000000) {
         bitmaps[(start & 0x7fffffff) * bitmapWordsEach + (blk >>> 5)]! |= 1 << (blk & 31);
       } else {
-        let p = writeVarint(varints, start + cursor[r]!, blk - prev[r]!);
-        varints[p++] = count;
-        if (count >= 1) varints[p++] = d0;
-        if (count === 2) varints[p++] = d1;
-        cursor[r] = p - start;
+        const p = writeVarint(varints, start + cursor[r]!, blk - prev[r]!);
+        cursor[r] = writeVarint(varints, p, docCode(count, d0, d1, size)) - start;
         prev[r] = blk;
       }
     });
@@ -344,8 +339,7 @@ export class GrepIndexBuilder {
     // The builder is done; let its memory go before the caller's next step.
     this.fwd = new Uint8Array(0);
     this.table = new Int32Array(0);
-    this.lastDoc = new Int32Array(0);
-    this.lastBlock = new Int32Array(0);
+    this.rec = new Int32Array(0);
   }
 
   /** Every (word, block) entry in block order; count 0 means "several documents", else d0 (and d1) are their offsets. */
@@ -436,6 +430,15 @@ function grow32(a: Uint32Array, min: number): Uint32Array {
   const next = new Uint32Array(Math.max(a.length * 2, min));
   next.set(a);
   return next;
+}
+
+/**
+ * Which chunks of its block hold a word, as one number: 0 for several, 1 + offset for one,
+ * 1 + size + offset0 * size + offset1 for two (one byte for one chunk when size <= 127).
+ */
+export function docCode(count: number, d0: number, d1: number, size: number): number {
+  if (count === 0) return 0;
+  return count === 1 ? 1 + d0 : 1 + size + d0 * size + d1;
 }
 
 export function varintLength(v: number): number {

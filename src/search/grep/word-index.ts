@@ -232,14 +232,27 @@ export class GrepIndex {
           shift += 7;
         }
         blk += gap;
-        const count = this.varints[p++]!;
-        if (count === 0) {
-          setRange(set, blk * size, Math.min(this.nDocs, blk * size + size));
-          continue;
+        // The chunks of the block holding the word (see docCode in builder.ts).
+        let code = 0;
+        shift = 0;
+        for (;;) {
+          const byte = this.varints[p++]!;
+          code += (byte & 0x7f) * 2 ** shift;
+          if (byte < 0x80) break;
+          shift += 7;
         }
-        for (let k = 0; k < count; k++) {
-          const doc = blk * size + this.varints[p++]!;
+        const first = blk * size;
+        if (code === 0) {
+          setRange(set, first, Math.min(this.nDocs, first + size));
+        } else if (code <= size) {
+          const doc = first + code - 1;
           set[doc >>> 5]! |= 1 << (doc & 31);
+        } else {
+          const pair = code - 1 - size;
+          const a = first + Math.floor(pair / size);
+          const b = first + (pair % size);
+          set[a >>> 5]! |= 1 << (a & 31);
+          set[b >>> 5]! |= 1 << (b & 31);
         }
       }
     }
