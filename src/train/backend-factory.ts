@@ -6,7 +6,7 @@ import { InputError } from '../errors.js';
 import { getRenderer } from '../protocol/registry.js';
 import type { Renderer } from '../protocol/types.js';
 import type { TrainConfig } from './config.js';
-import { baseSpecOf, ensureBaseModel } from './base-model.js';
+import { baseSpecOf, ensureBaseModel, shippedBasePath } from './base-model.js';
 import { localRenderer } from './local-agent.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 
@@ -43,7 +43,13 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
     let backend: LocalBackend;
     if (opts.resumeFrom) backend = createLocalBackend({ checkpoint: opts.resumeFrom, dir: opts.checkpointDir });
     else {
-      const path = config.model === 'base' ? await ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) }) : config.model;
+      let path = config.model;
+      if (config.model === 'base') path = await ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) });
+      else if (config.model === 'shipped') {
+        const shipped = shippedBasePath();
+        if (!shipped) throw new InputError('model shipped: src/train/assets/local-base.sampler.ckpt is missing (rebuild it with sleuth demo --build-base)');
+        path = shipped;
+      }
       backend = createLocalBackend({ checkpoint: path, dir: opts.checkpointDir });
       // A run starts with fresh Adam moments even from a 'state' checkpoint of another run.
       if (backend.step !== 0) backend.step = 0;

@@ -30,10 +30,11 @@ export interface BaseBuildOptions {
   out: string;
   /** Phase 1: next-token steps on every token of transcripts and paragraphs. */
   steps: number;
-  /** Phase 2: steps on transcripts with loss on the model-written tokens only (fresh Adam), per round. */
-  tuneSteps: number;
-  /** Phase 2 rounds: each restarts the schedule and Adam from the previous round's weights. */
-  tuneRounds: number;
+  /**
+   * Phase 2: rounds of steps on transcripts with loss on the model-written tokens only; each round
+   * restarts Adam and the learning-rate schedule from the previous round's weights.
+   */
+  tuneSteps: number[];
   batch: number;
   /** Corpus-derived pseudo-queries besides the training questions. */
   pseudoQueries: number;
@@ -42,7 +43,7 @@ export interface BaseBuildOptions {
   log?: (line: string) => void;
 }
 
-export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: 150, tuneRounds: 2, batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
+export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: [150, 150], batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
 
 export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
   const log = o.log ?? (() => {});
@@ -77,8 +78,8 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
   }
   let from = (await backend.saveWeightsForSampler(`${name}-phase1`)).modelPath;
   await backend.close();
-  for (let round = 0; round < o.tuneRounds; round++) {
-    const out = round === o.tuneRounds - 1 ? name : `${name}-round${round}`;
+  for (let round = 0; round < o.tuneSteps.length; round++) {
+    const out = round === o.tuneSteps.length - 1 ? name : `${name}-round${round}`;
     losses.push(...(await tuneOnTranscripts(from, dir, out, streams, masks, o, t0, round)));
     from = `${dir}/${out}.sampler.ckpt`;
   }
@@ -97,15 +98,16 @@ export async function tuneOnTranscripts(from: string, dir: string, name: string,
   // Round 0 draws from seed + 202 (as the first build did), later rounds from their own streams.
   const rng = seededRandom(o.seed + 202 + 1000 * round);
   const losses: number[] = [];
-  for (let step = 0; step < o.tuneSteps; step++) {
+  const steps = o.tuneSteps[round]!;
+  for (let step = 0; step < steps; step++) {
     const picks = Array.from({ length: o.batch }, () => Math.floor(rng() * streams.length));
     const batch: Datum[] = picks.map((i) => ({ inputTokens: streams[i]!.slice(0, -1), targetTokens: streams[i]!.slice(1), weights: masks[i]!.slice(1) }));
     const r = await backend.forwardBackward(batch, 'cross_entropy');
-    const lr = o.learningRate * (0.1 + 0.9 * 0.5 * (1 + Math.cos((Math.PI * step) / o.tuneSteps)));
+    const lr = o.learningRate * (0.1 + 0.9 * 0.5 * (1 + Math.cos((Math.PI * step) / steps)));
     await backend.optimStep({ learningRate: lr, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 });
     const tokens = batch.reduce((s, d) => s + d.weights.reduce((a, w) => a + w, 0), 0);
     losses.push(r.loss / tokens);
-    if ((step + 1) % 10 === 0) log(`tune round ${round + 1}, ${step + 1}/${o.tuneSteps}: loss ${(r.loss / tokens).toFixed(3)} per model token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
+    if ((step + 1) % 10 === 0) log(`tune round ${round + 1}, ${step + 1}/${steps}: loss ${(r.loss / tokens).toFixed(3)} per model token (${((performance.now() - t0) / 1000).toFixed(0)}s)`);
     
   }
   await backend.saveWeightsForSampler(name);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, pretrain, trainLocalTokenizer } from '../backend/local/index.js';
 import { sleuthHome } from '../tasks/store.js';
@@ -59,4 +60,13 @@ export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string
   const name = path.slice(dir.length + 1).replace(/\.sampler\.ckpt$/, '');
   await backend.saveWeightsForSampler(name);
   return path;
+}
+
+/** The shipped, pretrained local base model (src/train/assets/, see base-build.ts), if present. */
+export function shippedBasePath(): string | undefined {
+  for (const rel of ['../../../src/train/assets/local-base.sampler.ckpt', './assets/local-base.sampler.ckpt']) {
+    const p = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(p)) return p;
+  }
+  return undefined;
 }

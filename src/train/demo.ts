@@ -11,7 +11,7 @@ import { runEval } from '../eval/runner.js';
 import { readSummary } from '../runs/store.js';
 import { ensureDefaultIndex } from '../search/index.js';
 import { createBackend } from './backend-factory.js';
-import { baseSpecOf, ensureBaseModel } from './base-model.js';
+import { baseSpecOf, ensureBaseModel, shippedBasePath } from './base-model.js';
 import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from './config.js';
 import { localAgent, baselineSweepAgent } from './local-agent.js';
 import { loadTrainInputs, priceOf, startTraining } from './run.js';
@@ -32,15 +32,6 @@ export function demoConfigPath(): string {
   throw new Error('configs/local-demo.json is missing from the sleuth package');
 }
 
-/** The shipped, pretrained local base model (see base-build.ts), if present. */
-export function shippedBasePath(): string | undefined {
-  for (const rel of ['../../../src/train/assets/local-base.sampler.ckpt', './assets/local-base.sampler.ckpt']) {
-    const p = fileURLToPath(new URL(rel, import.meta.url));
-    if (existsSync(p)) return p;
-  }
-  return undefined;
-}
-
 export interface DemoPlan {
   /** Overrides of configs/local-demo.json for GRPO (and the student's settings for SFT). */
   grpo: Record<string, unknown>;
@@ -51,7 +42,7 @@ export interface DemoPlan {
 
 export const FULL_PLAN: DemoPlan = {
   grpo: {},
-  sft: { trainLimit: 160, attempts: 5, ks: [1, 2, 3, 5, 8], threshold: 0.3, epochs: 2, batchSize: 8, learningRate: 1e-3 },
+  sft: { trainLimit: 240, attempts: 5, ks: [1, 2, 3, 5, 8], threshold: 0.3, epochs: 2, batchSize: 8, learningRate: 1e-3 },
   useShippedBase: true,
 };
 

@@ -11,7 +11,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'sleuth-train-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** A tiny model and short episodes: the pipeline, not the learning, is under test. */
-const TINY = ['--config', 'configs/local-demo.json', '--local.d-model', '16', '--local.n-layers', '1', '--local.n-heads', '2', '--local.context', '512',
+const TINY = ['--config', 'configs/local-demo.json', '--model', 'base', '--local.d-model', '16', '--local.n-layers', '1', '--local.n-heads', '2', '--local.context', '512',
   '--context-tokens', '512', '--max-turns', '2', '--max-tokens-per-turn', '12', '--groups-per-step', '2', '--group-size', '3', '--eval-limit', '2', '--concurrency', '4'];
 
 function sleuth(args: string[]) {
