@@ -41,6 +41,7 @@ export class Utf8Sink {
   position = 0;
   readonly files: { file: string; start: number; bytes: number; firstItem: number }[] = [];
   private items = 0;
+  private closed = false;
 
   constructor(private readonly pathFor: (shard: number) => string, private readonly maxFileBytes = Number.MAX_SAFE_INTEGER) {}
 
@@ -81,8 +82,10 @@ export class Utf8Sink {
     this.fd = -1;
   }
 
-  /** Flush and close; creates an empty file if nothing was written. */
+  /** Flush and close (again: a no-op); creates an empty file if nothing was written. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     if (this.fd === -1 && this.files.length === 0) this.startFile();
     if (this.fd !== -1) this.closeFile();
   }

@@ -141,45 +141,50 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     return words.lookupAll(text, newTerm, docWords, at);
   };
 
-  for await (const chunk of chunks) {
-    const doc = ids.length;
-    if (typeof chunk.id !== 'string' || chunk.id.length === 0) throw new InputError(`chunk ${doc + 1} has an empty id`);
-    ids.push(chunk.id);
-    idSink.write(chunk.id);
-    idOff.push(idSink.position);
-    titleSink.write(chunk.title);
-    titleOff.push(titleSink.position);
-    textSink.write(chunk.text);
-    textOff.push(textSink.position);
-    metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
-    if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
-    metaOff.push(metaSink.position);
-    grep.add(doc, chunk.text);
+  const sinks = [idSink, titleSink, textSink, metaSink];
+  try {
+    for await (const chunk of chunks) {
+      const doc = ids.length;
+      if (typeof chunk.id !== 'string' || chunk.id.length === 0) throw new InputError(`chunk ${doc + 1} has an empty id`);
+      ids.push(chunk.id);
+      idSink.write(chunk.id);
+      idOff.push(idSink.position);
+      titleSink.write(chunk.title);
+      titleOff.push(titleSink.position);
+      textSink.write(chunk.text);
+      textOff.push(textSink.position);
+      metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
+      if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
+      metaOff.push(metaSink.position);
+      grep.add(doc, chunk.text);
 
-    const count = lookup(chunk.text, lookup(chunk.title, 0));
-    let dl = 0;
-    for (let i = 0; i < count; i++) {
-      const t = docWords[i]!;
-      if (t < 0) continue;
-      dl++;
-      if (tfScratch[t]++ === 0) touched.push(t);
+      const count = lookup(chunk.text, lookup(chunk.title, 0));
+      let dl = 0;
+      for (let i = 0; i < count; i++) {
+        const t = docWords[i]!;
+        if (t < 0) continue;
+        dl++;
+        if (tfScratch[t]++ === 0) touched.push(t);
+      }
+      for (const t of touched) {
+        pairTerm.push(t);
+        pairTf.push(Math.min(tfScratch[t]!, MAX_TF));
+        df[t]!++;
+        tfScratch[t] = 0;
+      }
+      touched.length = 0;
+      pairStart.push(pairTerm.length);
+      doclen.push(dl);
+      tokens += dl;
+      if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
     }
-    for (const t of touched) {
-      pairTerm.push(t);
-      pairTf.push(Math.min(tfScratch[t]!, MAX_TF));
-      df[t]!++;
-      tfScratch[t] = 0;
-    }
-    touched.length = 0;
-    pairStart.push(pairTerm.length);
-    doclen.push(dl);
-    tokens += dl;
-    if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
+  } finally {
+    // Close the files also when reading fails, so no descriptor outlives the temporary directory.
+    for (const sink of sinks) sink.close();
   }
   const N = ids.length;
   if (N === 0) throw new InputError('no chunks to index (empty corpus)');
   onProgress?.(N);
-  for (const s of [idSink, titleSink, textSink, metaSink]) s.close();
 
   // Vocabulary in UTF-8 byte order, and the old -> new term id map.
   const T = termStrings.length;
