@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { foldUnit } from './fold.js';
 import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC, HEADER_BYTES } from './format.js';
 
 /**
@@ -183,7 +184,7 @@ export class GrepIndexBuilder {
     }
     for (let j = start; j < start + len; j++) {
       const u = text.charCodeAt(j);
-      this.arena[at++] = lone && u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, j) ? 0xfffd : foldCode(u);
+      this.arena[at++] = lone && u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, j) ? 0xfffd : foldUnit(u);
     }
     this.wordStart[id + 1] = at;
   }
@@ -395,12 +396,6 @@ function pairedSurrogate(text: string, i: number): boolean {
   return before >= 0xd800 && before <= 0xdbff;
 }
 
-function foldCode(u: number): number {
-  if (u >= 0x41 && u <= 0x5a) return u + 32;
-  if (u === 0x17f) return 0x73;
-  if (u === 0x212a) return 0x6b;
-  return u;
-}
 
 
 

@@ -22,9 +22,3 @@ export function foldUnit(u: number): number {
 export function isWordUnit(u: number): boolean {
   return (u >= 0x61 && u <= 0x7a) || (u >= 0x30 && u <= 0x39) || u === 0x5f || u >= 0x80 || (u >= 0x41 && u <= 0x5a);
 }
-
-export function foldString(s: string): string {
-  let out = '';
-  for (let i = 0; i < s.length; i++) out += String.fromCharCode(foldUnit(s.charCodeAt(i)));
-  return out;
-}

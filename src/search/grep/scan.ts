@@ -124,9 +124,9 @@ function blockSpan(store: ChunkStore, from: number, to: number, blockIndex: numb
  * Run a Python-syntax regex over the chunk texts (titles are not searched) and return the first k
  * matching chunks in document order, each with a snippet around its first match.
  *
- * With an index, only blocks that can hold a match are scanned; the hits are exactly those of a full
- * scan. The time cap is checked between blocks (RE2 is linear, so a block never takes long), and a
- * call that reaches it returns what it found with timedOut set.
+ * With an index, only chunks that can hold a match are run through the regex; the hits are exactly
+ * those of a full scan. The time cap is checked between blocks of chunks (RE2 is linear, so a block
+ * never takes long), and a call that reaches it returns what it found with timedOut set.
  */
 export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: string, options: GrepOptions = {}): GrepResult {
   const k = options.k ?? DEFAULT_K;

@@ -11,7 +11,7 @@ import type { Query } from './literals.js';
  * A required literal (folded, see fold.ts) is answered through the vocabulary: split at the non-word
  * units it contains, its inner pieces are whole words, its first piece ends a word, its last piece
  * starts one; a literal with no separator lies inside one word. Each piece selects the vocabulary words
- * it fits, and the blocks holding any of them; pieces too short to be selective are skipped.
+ * it fits, and the chunks holding any of them; pieces too short to be selective are skipped.
  */
 
 /** Pieces shorter than this (other than whole words) are not looked up: they fit too many words. */
