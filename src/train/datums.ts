@@ -45,7 +45,7 @@ export function tokenStream(rollout: Rollout): TokenStream {
  * Returns undefined when the rollout has no model-written token to train on.
  */
 export function rlDatum(rollout: Rollout, advantage: number, scale = 1): Datum | undefined {
-  const s = tokenStream(rollout);
+  const s = trimInserted(tokenStream(rollout));
   if (s.tokens.length < 2 || !s.mask.slice(1).includes(1)) return undefined;
   const target = (arr: number[]) => arr.slice(1);
   const weights = target(s.mask);
@@ -59,9 +59,20 @@ export function rlDatum(rollout: Rollout, advantage: number, scale = 1): Datum |
 }
 
 /** A cross-entropy datum over a token stream: loss on the model-written tokens only. */
-export function sftDatum(stream: Pick<TokenStream, 'tokens' | 'mask'>): Datum | undefined {
+export function sftDatum(full: Pick<TokenStream, 'tokens' | 'mask'>): Datum | undefined {
+  const stream = trimInserted({ ...full, logprobs: full.mask.map(() => 0) });
   if (stream.tokens.length < 2 || !stream.mask.slice(1).includes(1)) return undefined;
   return { inputTokens: stream.tokens.slice(0, -1), targetTokens: stream.tokens.slice(1), weights: stream.mask.slice(1) };
+}
+
+/**
+ * Drop inserted tokens after the last model-written one (e.g. tool results of a turn cut by the
+ * context budget): they carry no loss, and they may not fit the model's context.
+ */
+export function trimInserted(s: TokenStream): TokenStream {
+  const end = s.mask.lastIndexOf(1) + 1;
+  if (end === s.tokens.length) return s;
+  return { tokens: s.tokens.slice(0, end), mask: s.mask.slice(0, end), logprobs: s.logprobs.slice(0, end) };
 }
 
 /** Renderers that can write a turn the way a model following the format would (compact, Harmony, Qwen3). */

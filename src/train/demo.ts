@@ -42,7 +42,7 @@ export interface DemoPlan {
 
 export const FULL_PLAN: DemoPlan = {
   grpo: {},
-  sft: { trainLimit: 240, attempts: 5, ks: [1, 2, 3, 5, 8], threshold: 0.3, epochs: 2, batchSize: 8, learningRate: 1e-3 },
+  sft: { trainLimit: 160, attempts: 5, ks: [1, 2, 3, 5, 8], threshold: 0.3, epochs: 1, batchSize: 8, learningRate: 1e-3 },
   useShippedBase: true,
 };
 

@@ -279,7 +279,9 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
         if (keptSet.has(g) && adv[i] !== 0 && r.endReason !== 'error') pending.push({ rollout: r, advantage: adv[i]! });
       });
     }
-    const trained = pending.map((p) => rlDatum(p.rollout, p.advantage)).filter((d): d is Datum => d !== undefined);
+    const built = pending.map((p) => rlDatum(p.rollout, p.advantage)).filter((d): d is Datum => d !== undefined);
+    // A sequence longer than the model's context cannot be trained on; it is counted, not sent.
+    const trained = built.filter((d) => setup.contextLimit === undefined || d.inputTokens.length <= setup.contextLimit);
     const trainTokens = trained.reduce((sum, d) => sum + d.weights.reduce((a, w) => a + w, 0), 0);
     // Tinker sums the loss over tokens; scaling advantages by 1/tokens makes it the batch's mean.
     const scale = c.lossScale === 'tokens' && trainTokens > 0 ? 1 / trainTokens : 1;
@@ -307,6 +309,7 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
       refill_rounds: batch.refillRounds,
       queries_consumed: batch.consumed,
       datums: trained.length,
+      datums_too_long: built.length - trained.length,
       trained_tokens: trainTokens,
       loss: fb['loss'] ?? 0,
       learner_entropy: fb['entropy:mean'] ?? null,

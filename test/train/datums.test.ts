@@ -36,6 +36,14 @@ describe('datums from rollout token records', () => {
     expect(sftDatum(tokenStream(r))!.weights).toEqual([0, 0, 1, 1, 0, 0, 1]);
   });
 
+  it('drops inserted tokens after the last model-written one (results of a turn cut by the context)', () => {
+    const r = rollout([turn(0, [10, 11], [20], [-1]), turn(1, [30, 31, 32], [], [])]);
+    const d = rlDatum(r, 1)!;
+    expect(d.inputTokens).toEqual([10, 11]);
+    expect(d.targetTokens).toEqual([11, 20]);
+    expect(d.weights).toEqual([0, 1]);
+  });
+
   it('gives no datum for a rollout without model-written tokens, and rejects mismatched logprobs', () => {
     expect(rlDatum(rollout([turn(0, [1, 2, 3], [], [])]), 1)).toBeUndefined();
     expect(rlDatum(rollout([]), 1)).toBeUndefined();
