@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
-import { GrepIndexBuilder, grep, loadGrepIndex, type GrepIndex } from '../../src/search/grep/index.js';
+import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, type GrepIndex } from '../../src/search/grep/index.js';
 import type { ChunkStore } from '../../src/search/types.js';
 
 interface TestChunk {
@@ -200,6 +200,17 @@ describe('grep over chunks', () => {
     expect(r.hits.map((h) => h.id)).toEqual(fullScan('(a+)+$'));
     expect(r.hits.map((h) => h.id)).toContain('saga');
     expect(r.hits.map((h) => h.id)).not.toContain('aaaa');
+  });
+
+  it('times grep calls for benchmarks: every pattern warmed once, then each round timed', () => {
+    const calls: string[] = [];
+    const lat = grepLatency((p) => {
+      calls.push(p);
+      return grep(contiguousStore, index, p);
+    }, ['(?i)corliss', 'Shirley Temple'], 2);
+    expect(calls).toEqual(['(?i)corliss', 'Shirley Temple', '(?i)corliss', 'Shirley Temple', '(?i)corliss', 'Shirley Temple']);
+    expect(lat.samples).toBe(4);
+    expect(lat.p50_ms).toBeLessThanOrEqual(lat.p99_ms);
   });
 
   it('matches the text only, not the title', () => {

@@ -14,3 +14,4 @@ export { grep, compilePattern, snippetAround, DEFAULT_K, DEFAULT_TIME_LIMIT_MS, 
 export { translatePythonRegex, type Translation } from './translate.js';
 export { parsePythonRegex } from './parse.js';
 export { requiredLiterals, type Query } from './literals.js';
+export { grepLatency, type GrepLatency } from './timing.js';
