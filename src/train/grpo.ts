@@ -330,6 +330,8 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
     appendRollouts(o.dir, batch.sampled.flatMap((g) => g.rollouts));
     appendMetrics(o.dir, [record]);
     step = s;
+    // Let pending signals (Ctrl-C) be handled: a step of a small local model never leaves the microtask queue.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     stopped = o.shouldStop?.() ?? false;
     if (step % c.checkpointEvery === 0 || step === o.steps || stopped) {
       const path = await backend.saveState(`step-${step}`);

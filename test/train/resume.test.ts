@@ -92,6 +92,31 @@ describe('sleuth train: resume', () => {
     expect(ckpts[ckpts.length - 1]).toMatchObject({ step: 6, cursor: 12 });
   }, 300_000);
 
+  it('Ctrl-C (SIGINT) stops after the current step with a checkpoint of it', async () => {
+    const dir = join(tmp, 'int');
+    const child = spawn(process.execPath, [BIN, 'train', ...TINY, '--steps', '100000', '--out', dir], { cwd: ROOT, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const poll = setInterval(() => {
+        if (trainSteps(dir).includes(1)) {
+          clearInterval(poll);
+          child.kill('SIGINT');
+          resolve();
+        } else if (child.exitCode !== null) {
+          clearInterval(poll);
+          reject(new Error('the run ended before step 1'));
+        }
+      }, 20);
+    });
+    expect(await exited).toBe(130);
+    const steps = trainSteps(dir);
+    expect(steps.length).toBeLessThan(100000);
+    const ckpts = records(join(dir, 'checkpoints.jsonl'));
+    // The last step written is the last step checkpointed: nothing to redo on resume.
+    expect(ckpts[ckpts.length - 1].step).toBe(steps[steps.length - 1]);
+    expect(existsSync(ckpts[ckpts.length - 1].path)).toBe(true);
+  }, 300_000);
+
   it('bad config input is a usage error naming the field', () => {
     const r = sleuth(['train', '--config', 'configs/local-demo.json', '--group-size', 'x', '--out', join(tmp, 'bad')]);
     expect(r.status).toBe(2);
