@@ -13,9 +13,10 @@ asample and retrieve_future, with real futures, seq_id ordering and idempotency 
 
   --port N            port (default 8000; 0 picks a free one)
   --host ADDR         address to bind (default 127.0.0.1)
-  --checkpoint PATH   the local model every training model starts from (default: the local base
-                      model, built on first use as \`sleuth train\` does)
-  --model NAME        the base model name clients ask for (default 'base')
+  --checkpoint PATH   the local model every training model starts from (default: the shipped
+                      pretrained base, served as 'shipped'; without it, a base built on first use)
+  --model NAME        the base model name clients ask for (default 'shipped', or 'base' for a
+                      --checkpoint or a built base)
   --flavor F          the dialect: tinker (hosted Tinker, default) or skyrl (SkyRL's tx server:
                       400 {detail} errors, 408 polls, per-sequence mean loss)
   --dir DIR           where saved weights go (default .sleuth/tinker-server)
@@ -31,6 +32,7 @@ Any non-empty X-API-Key is accepted. Prints "listening on http://HOST:PORT" when
 interface BaseModelModule {
   baseSpecOf(partial: Record<string, number | undefined>): unknown;
   ensureBaseModel(spec: unknown, opts?: { log?: (line: string) => void }): Promise<string>;
+  shippedBasePath(): string | undefined;
 }
 const BASE_MODEL_MODULE = '../../train/base-model.js';
 
@@ -62,10 +64,16 @@ export const command: Command = {
     const faults = parseFaults(script, values.faults !== undefined ? '--faults' : 'SLEUTH_TINKER_FAULTS');
     const log = (line: string) => process.stderr.write(`serve-tinker: ${line}\n`);
     let checkpoint = values.checkpoint;
+    // With no --checkpoint, serve what `sleuth train` starts from: the shipped pretrained base
+    // (model name 'shipped', as in configs/local-demo.json), else a fresh base built on first use.
+    let defaultModelName: string | undefined;
     if (!checkpoint) {
       const mod = (await import(BASE_MODEL_MODULE)) as BaseModelModule;
-      checkpoint = await mod.ensureBaseModel(mod.baseSpecOf({}), { log });
+      const shipped = mod.shippedBasePath();
+      if (shipped) [checkpoint, defaultModelName] = [shipped, 'shipped'];
+      else [checkpoint, defaultModelName] = [await mod.ensureBaseModel(mod.baseSpecOf({}), { log }), 'base'];
     }
+    const modelName = values.model ?? defaultModelName;
     const server = new TinkerServer({
       checkpoint,
       dir: resolve(values.dir ?? '.sleuth/tinker-server'),
@@ -73,7 +81,7 @@ export const command: Command = {
       pollTimeoutMs,
       faults,
       log,
-      ...(values.model ? { modelName: values.model } : {}),
+      ...(modelName ? { modelName } : {}),
     });
     let bound: number;
     try {

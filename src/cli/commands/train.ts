@@ -4,9 +4,12 @@ import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, pars
 import { startTraining, storedConfig } from '../../train/run.js';
 import { progressLine } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
+import { estimateRunCost, formatCostEstimate } from '../../backend/tinker/cost.js';
+import { loadPrices } from '../../eval/cost.js';
 
 const usage = `usage: sleuth train [--config FILE] [--FIELD VALUE]... --out DIR
        sleuth train --resume DIR [--steps N]
+       sleuth train --config FILE --dry-run     (tokens and dollars, from configs/prices.json)
 
 GRPO: per step, a group of rollouts per query with the current weights, scored by the rubric,
 advantages relative to the group, one forwardBackward + optimStep, new weights for the next step.
@@ -18,6 +21,7 @@ evals/step-N/ and summary.json. Ctrl-C stops after the current step, with a chec
   --resume DIR     continue a run from its last checkpoint (optimiser state, data order, seeds);
                    flags such as --steps extend it
   --json           print the final summary as JSON
+  --dry-run        estimate the run's tokens and cost from the config and the prices table, then stop
 
 ${configFlagsUsage()}`;
 
@@ -25,10 +29,19 @@ export const command: Command = {
   summary: 'GRPO training of a search agent (local or Tinker backend)',
   usage,
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, { config: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' }, json: { type: 'boolean' }, ...configFlagOptions() }, 'train');
+    const { values, positionals } = parseFlags(argv, { config: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' }, json: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, ...configFlagOptions() }, 'train');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
     if (values.resume && values.out) throw new InputError('give either --out DIR (a new run) or --resume DIR, not both');
     if (values.resume && values.config) throw new InputError('--resume DIR uses the config stored in DIR; --config cannot be combined with it');
+    if (values['dry-run'] && !values.resume) {
+      // Estimate tokens and dollars from the config and the prices table; nothing is written or run.
+      const base = values.config ? readConfigFile(values.config) : {};
+      const config = parseTrainConfig(mergeConfig(base, configFromFlags(values)), values.config ? `--config ${values.config} with flags` : 'flags');
+      const estimate = estimateRunCost(config, loadPrices());
+      if (values.json) printJson(estimate);
+      else console.log(formatCostEstimate(estimate));
+      return 0;
+    }
     if (!values.resume && !values.out) throw new InputError('--out DIR is required (or --resume DIR)');
     const dir = resolve((values.resume ?? values.out)!);
     const base = values.resume ? storedConfig(dir) : values.config ? readConfigFile(values.config) : {};
