@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { contentChunkId, normalizeWhitespace, type Chunk } from '../../src/corpus/chunk.js';
 import { buildIndex, openIndex, type SearchIndex } from '../../src/search/index.js';
 import type { Task } from '../../src/tasks/task.js';
+import { sharedText } from '../fixtures/shared.js';
 
-export const HOTPOT = '/work/shared/data/hotpotqa/dev500.ircot.jsonl';
+export const HOTPOT = 'hotpotqa/dev500.ircot.jsonl';
 
 interface IrcotRow {
   question_id: string;
@@ -34,7 +35,7 @@ function indexOf(chunks: Chunk[]): Promise<SearchIndex> {
 
 /** The first `limit` HotpotQA dev questions as tasks, and every paragraph of all 500 as the corpus. */
 export function hotpotData(limit = 40): { tasks: Task[]; chunks: Chunk[] } {
-  const rows = readFileSync(HOTPOT, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as IrcotRow);
+  const rows = sharedText(HOTPOT).trim().split('\n').map((l) => JSON.parse(l) as IrcotRow);
   const chunks: Chunk[] = [];
   const tasks: Task[] = [];
   for (const row of rows) {

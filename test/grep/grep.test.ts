@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { sharedText } from '../fixtures/shared.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,7 +60,7 @@ class MemoryStore implements ChunkStore {
 function hotpotParagraphs(): TestChunk[] {
   const seen = new Set<string>();
   const out: TestChunk[] = [];
-  const lines = readFileSync('/work/shared/data/hotpotqa/dev500.ircot.jsonl', 'utf8').trim().split('\n');
+  const lines = sharedText('hotpotqa/dev500.ircot.jsonl').trim().split('\n');
   for (const line of lines) {
     for (const c of (JSON.parse(line) as { contexts: Array<{ title: string; paragraph_text: string }> }).contexts) {
       const key = `${c.title}\n${c.paragraph_text}`;
