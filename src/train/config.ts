@@ -69,7 +69,7 @@ export const TrainConfigSchema = z
     /** Only the first N tasks of each split (0 = all). */
     trainLimit: z.number().int().min(0).default(0),
     evalLimit: z.number().int().min(0).default(0),
-    env: z.enum(['search', 'qa']).default('search'),
+    env: z.enum(['search', 'qa', 'invoices']).default('search'),
     backend: z.enum(['local', 'tinker']).default('local'),
     /**
      * local: a checkpoint path, `shipped` (the pretrained base model in src/train/assets/), or `base`
@@ -155,6 +155,9 @@ export function parseTrainConfig(value: unknown, source: string): TrainConfig {
   const c = r.data;
   if (c.steps === undefined && c.epochs === undefined) throw new InputError(`${source}: give steps or epochs`);
   if (c.backend === 'local' && c.renderer !== 'compact') throw new InputError(`${source}: renderer: the local backend's model speaks only the compact renderer, got '${c.renderer}'`);
+  // The invoice environment has one reward (the share of gold values in the reply), so a preset's
+  // search rubric gives way to it there; the resolved config records the rubric actually used.
+  if (c.env === 'invoices' && resolveRubric(c.reward.rubric).kind !== 'invoices') c.reward = { ...c.reward, rubric: 'invoices' };
   const rubric = resolveRubric(c.reward.rubric);
   if (rubric.kind !== c.env) throw new InputError(`${source}: reward.rubric '${rubric.name}' scores ${rubric.kind} rollouts, but env is ${c.env}`);
   return c;

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { QaEnvironment } from '../env/qa/env.js';
+import { InvoiceEnvironment, loadInvoiceSuite } from '../env/invoices/index.js';
 import { SearchEnvironment } from '../env/search/env.js';
 import type { Environment } from '../env/types.js';
 import { InputError } from '../errors.js';
@@ -18,11 +19,22 @@ export interface TrainInputs {
   trainTasks: Task[];
   evalTasks: Task[];
   indexDir: string;
-  /** The opened index (the oracle teacher reads gold chunks from it). */
-  index: Awaited<ReturnType<typeof openIndex>>;
+  /** The opened index (the oracle teacher reads gold chunks from it); none for the invoice environment. */
+  index?: Awaited<ReturnType<typeof openIndex>>;
+}
+
+/** The invoice environment: its procedurally generated database, tools and tasks (no search index). */
+function loadInvoiceInputs(c: TrainConfig): TrainInputs {
+  const suite = loadInvoiceSuite();
+  const limit = (ts: Task[], n: number) => (n > 0 ? ts.slice(0, n) : ts);
+  const trainTasks = limit(suite.tasks(c.trainSplit), c.trainLimit);
+  const evalTasks = limit(suite.tasks(c.evalSplit), c.evalLimit);
+  const env = new InvoiceEnvironment(suite.tools, c.budgets);
+  return { env, trainTasks, evalTasks, indexDir: '(none: invoice database)' };
 }
 
 export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
+  if (c.env === 'invoices') return loadInvoiceInputs(c);
   const set = await loadTaskSet(c.tasks);
   const limit = (ts: Task[], n: number) => (n > 0 ? ts.slice(0, n) : ts);
   const trainTasks = limit(set.tasks(c.trainSplit), c.trainLimit);

@@ -1,0 +1,29 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+describe('sleuth train --env invoices', () => {
+  it('runs GRPO steps on the invoice environment with the local preset, scored by the invoice reward', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sleuth-train-inv-')), 'run');
+    const r = spawnSync(
+      process.execPath,
+      ['bin/sleuth.js', 'train', '--env', 'invoices', '--config', 'configs/local-demo.json', '--steps', '2', '--groups-per-step', '2', '--group-size', '2', '--eval-limit', '2', '--out', out],
+      { encoding: 'utf8', timeout: 240_000 },
+    );
+    expect(r.stderr + r.stdout).toMatch(/done: 2\/2 steps/);
+    expect(r.status).toBe(0);
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as { env: string; reward: { rubric: string } };
+    expect(config.env).toBe('invoices');
+    expect(config.reward.rubric).toBe('invoices');
+    const steps = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; step: number }).filter((m) => m.kind === 'train');
+    expect(steps.map((m) => m.step)).toEqual([1, 2]);
+    const rollouts = readFileSync(join(out, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { env: string; reward: { parts: Record<string, number> } });
+    expect(rollouts.length).toBe(2 * 2 * 2);
+    for (const ro of rollouts) {
+      expect(ro.env).toBe('invoices');
+      expect(Object.keys(ro.reward.parts).sort()).toEqual(['answered', 'gold_share', 'pass']);
+    }
+  }, 300_000);
+});
