@@ -27,7 +27,8 @@ import { renderRollout, sftDatum, type TokenStream } from './datums.js';
  */
 
 /** Tools that count as searching. */
-const SEARCH_TOOLS = new Set(['bm25_search', 'grep_corpus', 'search']);
+/** Calls that look something up: the search harness's, the QA variant's and the invoice environment's. */
+const SEARCH_TOOLS = new Set(['bm25_search', 'grep_corpus', 'search', 'GetOrderBySubscription', 'SearchSupplier', 'LookupOrderRows']);
 
 export interface FilterOptions {
   /** Keep attempts whose reward is above this (strictly). */

@@ -1,6 +1,8 @@
 import { join, resolve } from 'node:path';
 import { resolveAgent } from '../../agent/scripted.js';
-import '../../agent/openai.js';
+import '../agents.js';
+import type { Agent } from '../../agent/types.js';
+import { invoiceBaselineAgent, invoiceOracleAgent } from '../../env/invoices/index.js';
 import { LocalBackend } from '../../backend/local/index.js';
 import { InputError } from '../../errors.js';
 import { createBackend } from '../../train/backend-factory.js';
@@ -56,7 +58,9 @@ export const command: Command = {
     const log = (line: string) => process.stderr.write(`sft: ${line}\n`);
     const inputs = await loadTrainInputs(config);
     const setup = await createBackend(config, { checkpointDir: join(dir, 'checkpoints'), log });
-    const teacher = await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency } });
+    // The invoice environment has its own scripted teachers (they run the gold route through the tools).
+    const invoiceTeacher = config.env === 'invoices' ? ({ oracle: invoiceOracleAgent, baseline: invoiceBaselineAgent } as Record<string, () => Agent>)[values.teacher] : undefined;
+    const teacher = invoiceTeacher ? invoiceTeacher() : await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency } });
     const rubric = rubricOf(config);
     const price = priceOf(config);
     const maxTokens = setup.backend instanceof LocalBackend ? setup.backend.config.context : config.budgets.contextTokens;
