@@ -12,6 +12,7 @@
  * building its index once into .sleuth/bench/.
  */
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { seededRandom } from '../src/eval/stats.js';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,17 +27,8 @@ import { isInputError } from '../src/errors.js';
 import type { Task } from '../src/tasks/task.js';
 import { embeddedQuestions, embeddedWordDistribution, synthChunks } from './synth.js';
 
-/** A small seeded PRNG (mulberry32): the same mix on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The same seeded PRNG as the statistics (mulberry32): the same mix on every run. */
+const rng = seededRandom;
 
 /**
  * Words of a random chunk (letters only, at least minLength long): search queries built from
