@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 describe('sleuth train --env invoices', () => {
@@ -25,5 +25,19 @@ describe('sleuth train --env invoices', () => {
       expect(ro.env).toBe('invoices');
       expect(Object.keys(ro.reward.parts).sort()).toEqual(['answered', 'gold_share', 'pass']);
     }
+  }, 300_000);
+
+  it('without --out, writes the run to its own new directory under runs/ (the issue command as written)', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'sleuth-train-inv-cwd-'));
+    const r = spawnSync(
+      process.execPath,
+      [resolve('bin/sleuth.js'), 'train', '--env', 'invoices', '--config', resolve('configs/local-demo.json'), '--steps', '1', '--groups-per-step', '1', '--group-size', '2', '--eval-limit', '1'],
+      { encoding: 'utf8', timeout: 240_000, cwd },
+    );
+    expect(r.status).toBe(0);
+    const runs = readdirSync(join(cwd, 'runs'));
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatch(/^train-invoices-/);
+    expect(readFileSync(join(cwd, 'runs', runs[0]!, 'metrics.jsonl'), 'utf8')).toContain('"step":1');
   }, 300_000);
 });

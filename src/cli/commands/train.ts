@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { resolve, join } from 'node:path';
 import { InputError } from '../../errors.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile } from '../../train/config.js';
 import { startTraining, storedConfig } from '../../train/run.js';
@@ -7,7 +7,7 @@ import { parseFlags, printJson, type Command } from '../command.js';
 import { estimateRunCost, formatCostEstimate } from '../../backend/tinker/cost.js';
 import { loadPrices } from '../../eval/cost.js';
 
-const usage = `usage: sleuth train [--config FILE] [--FIELD VALUE]... --out DIR
+const usage = `usage: sleuth train [--config FILE] [--FIELD VALUE]... [--out DIR]
        sleuth train --resume DIR [--steps N]
        sleuth train --config FILE --dry-run     (tokens and dollars, from configs/prices.json)
 
@@ -17,7 +17,7 @@ Writes DIR/config.json (the resolved config), metrics.jsonl, rollouts.jsonl, che
 evals/step-N/ and summary.json. Ctrl-C stops after the current step, with a checkpoint.
 
   --config FILE    a preset (JSON or YAML), e.g. configs/local-demo.json; flags override it
-  --out DIR        the run directory (new)
+  --out DIR        the run directory (new; default runs/train-ENV-TIME)
   --resume DIR     continue a run from its last checkpoint (optimiser state, data order, seeds);
                    flags such as --steps extend it
   --json           print the final summary as JSON
@@ -42,8 +42,9 @@ export const command: Command = {
       else console.log(formatCostEstimate(estimate));
       return 0;
     }
-    if (!values.resume && !values.out) throw new InputError('--out DIR is required (or --resume DIR)');
-    const dir = resolve((values.resume ?? values.out)!);
+    // Without --out a new run gets its own directory under runs/, named by environment and start time.
+    const out = values.resume ?? values.out ?? join('runs', `train-${String((values as Record<string, unknown>)['env'] ?? 'search')}-${new Date().toISOString().replace(/[:.]/gu, '-')}`);
+    const dir = resolve(out);
     const base = values.resume ? storedConfig(dir) : values.config ? readConfigFile(values.config) : {};
     const source = values.resume ? `${dir}/config.json with flags` : values.config ? `--config ${values.config} with flags` : 'flags';
     const config = parseTrainConfig(mergeConfig(base, configFromFlags(values)), source);
