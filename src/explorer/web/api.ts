@@ -7,22 +7,8 @@ export async function api<T = any>(name: string, params: Record<string, string |
   return body;
 }
 
-export interface RunInfo {
-  id: string;
-  name: string;
-  kind: string;
-  tasks: string | null;
-  model: string | null;
-  steps: number;
-  rollouts: number;
-  indexingBytes: number;
-  headline: Record<string, number>;
-  startedAt: string | null;
-  state: string;
-  version: string;
-  warnings: { file: string; line: number; reason: string }[];
-  parent: string | null;
-}
+// The server's own type (a type-only import: erased from the bundle, so no server code ships).
+export type { RunInfo } from '../runs.js';
 
 export interface Interval {
   mean: number;
