@@ -32,14 +32,19 @@ export class TokenAgent implements Agent {
 class TokenSession implements AgentSession {
   private readonly context: number[] = [];
   private lastSampled: number[] | undefined;
+  /** The agent's renderer with this episode's own state (e.g. id aliases). */
+  private readonly renderer: Renderer;
 
   constructor(
     private readonly agent: TokenAgent,
     private readonly ctx: AgentContext,
-  ) {}
+  ) {
+    this.renderer = agent.renderer.forEpisode?.() ?? agent.renderer;
+  }
 
   async next(results: ToolExchange[]): Promise<AgentTurn> {
-    const { renderer, sampler, sampling } = this.agent;
+    const { sampler, sampling } = this.agent;
+    const renderer = this.renderer;
     const { budgets } = this.ctx;
     const inserted =
       this.lastSampled === undefined
@@ -107,7 +112,7 @@ export class RenderedAgent implements Agent {
 
   async start(ctx: AgentContext): Promise<AgentSession> {
     const inner = await this.inner.start(ctx);
-    const renderer = this.renderer;
+    const renderer = this.renderer.forEpisode?.() ?? this.renderer;
     const write = (text: string, calls: AgentCall[]) =>
       renderer.writeTurn!({ text, calls: calls.map((c) => ({ name: c.name, arguments: typeof c.arguments === 'string' ? safeJson(c.arguments) : c.arguments })) });
     const context: number[] = [];

@@ -78,4 +78,10 @@ export interface Renderer {
   writeTurn?(turn: WrittenTurn): number[];
   decode(tokens: number[]): string;
   encode(text: string): number[];
+  /**
+   * A renderer for one episode, for formats that keep state across its turns (the compact
+   * format's short id aliases); formats without episode state need not implement it. Whoever
+   * renders an episode calls it once at the start: `renderer.forEpisode?.() ?? renderer`.
+   */
+  forEpisode?(): Renderer;
 }

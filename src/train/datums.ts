@@ -83,7 +83,8 @@ type TurnWriter = Renderer & { renderAssistant?(text: string, calls: { name: str
  * prompt, then per turn the canonical tokens of the turn's calls (mask 1) and the renderer's
  * tool-result tokens (mask 0). Turn text is dropped unless `keepText` (the student learns to act).
  */
-export function renderRollout(renderer: Renderer, env: Environment, task: Task, rollout: Rollout, keepText = false): TokenStream {
+export function renderRollout(format: Renderer, env: Environment, task: Task, rollout: Rollout, keepText = false): TokenStream {
+  const renderer = format.forEpisode?.() ?? format;
   const w = renderer as TurnWriter;
   const tokens: number[] = [], mask: number[] = [];
   const push = (ts: number[], m: number) => {

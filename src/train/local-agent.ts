@@ -1,33 +1,13 @@
 import { loadSampler, type LocalSampler } from '../backend/local/index.js';
-import { CompactRenderer, type CompactOptions } from '../protocol/compact/renderer.js';
+import { localRenderer } from '../protocol/compact/local.js';
 import { TokenAgent } from '../agent/token-agent.js';
 import { baselineAgent, registerAgent } from '../agent/scripted.js';
 import type { Agent } from '../agent/types.js';
 import type { Sampler } from '../backend/types.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
-import type { ToolSpec } from '../env/types.js';
 import { InputError } from '../errors.js';
 
-/**
- * How the local model sees tool results: ids and titles with short snippets, so that a search with
- * ten hits costs about 150 tokens and a whole episode fits the small model's context.
- */
-export const LOCAL_RESULT_FORMAT: CompactOptions = { maxSnippet: 40, maxText: 240, maxString: 120 };
-
-/**
- * The compact format with the tool list cut to signatures (`- curate(ids)`): the descriptions
- * would be ~150 of every episode's tokens, paid in every forward pass, and a model trained on the
- * tools' use does not read them. The environment's system prompt is kept whole.
- */
-export class LocalRenderer extends CompactRenderer {
-  override prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
-    return super.prompt({ ...input, tools: input.tools.map((t) => ({ ...t, description: '' })) });
-  }
-}
-
-export function localRenderer(tokenizer: BpeTokenizer): LocalRenderer {
-  return new LocalRenderer(tokenizer, LOCAL_RESULT_FORMAT);
-}
+export { LOCAL_RESULT_FORMAT, LocalRenderer, localRenderer } from '../protocol/compact/local.js';
 
 /** A token-level agent over a local sampler (the trainer's, or one loaded from a checkpoint). */
 export function localAgent(spec: string, sampler: Sampler & { tokenizer: BpeTokenizer }, temperature = 1, seed?: number): Agent {

@@ -75,4 +75,35 @@ describe('compact renderer', () => {
     expect(compactContent(JSON.stringify({ hits: [], seen: 0, curated: 0 }))).toBe('seen=0 curated=0\nno hits');
     expect(compactContent(JSON.stringify({ curated: ['a', 'b'], count: 2.34567 }))).toBe('{"curated":["a","b"],"count":2.35}');
   });
+
+  describe('with id aliases', () => {
+    const aliased = new CompactRenderer(tok, { aliasIds: true });
+    const hitsOf = (...ids: string[]) => ({ outcome: 'ok' as const, content: JSON.stringify({ hits: ids.map((id) => ({ id, title: `T-${id}`, snippet: 's' })), seen: ids.length, curated: 0 }), chunkIds: ids });
+    const searchCall = () => aliased.parse(enc('<|call|>{"name":"bm25_search","arguments":{"query":"x"}}<|end|>')).calls[0]!;
+
+    it('numbers ids in order of first sight, per episode, and reads numbers back as ids', () => {
+      const ep = aliased.forEpisode();
+      expect(ep).not.toBe(aliased);
+      const first = ep.decode(ep.toolResults(enc('<|end|>'), [{ call: searchCall(), result: hitsOf('a1b2c3d4e5', 'ffeeddccbb') }]));
+      expect(first).toBe('<|tool|>seen=2 curated=0\n1 T-a1b2c3d4e5: s\n2 T-ffeeddccbb: s<|end|><|assistant|>');
+      // A later result keeps earlier numbers and gives new ids the next ones.
+      const second = ep.decode(ep.toolResults(enc('<|end|>'), [{ call: searchCall(), result: hitsOf('0099887766', 'a1b2c3d4e5') }]));
+      expect(second).toContain('3 T-0099887766: s\n1 T-a1b2c3d4e5: s');
+      const turn = ep.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1,"3",7]}}<|call|>{"name":"read_document","arguments":{"id":2}}<|end|>'));
+      expect(turn.calls.map((c) => c.arguments)).toEqual([{ ids: ['a1b2c3d4e5', '0099887766', 7] }, { id: 'ffeeddccbb' }]);
+      expect(turn.calls[0]!.raw).toBe('{"name":"curate","arguments":{"ids":[1,"3",7]}}');
+      // A fresh episode starts numbering again; the shared renderer never saw these ids.
+      const other = aliased.forEpisode();
+      expect(other.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1]}}<|end|>')).calls[0]!.arguments).toEqual({ ids: [1] });
+    });
+
+    it('writes a teacher\'s real ids as numbers, and aliases ids quoted in results and errors', () => {
+      const ep = aliased.forEpisode();
+      ep.toolResults(enc('<|end|>'), [{ call: searchCall(), result: hitsOf('a1b2c3d4e5', 'ffeeddccbb') }]);
+      expect(ep.renderAssistant('', [{ name: 'curate', arguments: { ids: ['ffeeddccbb', 'not-shown'] } }])).toBe('<|call|>{"name":"curate","arguments":{"ids":[2,"not-shown"]}}<|end|>');
+      expect(ep.renderToolContent(JSON.stringify({ added: ['a1b2c3d4e5'], curated: 1, cap: 30 }))).toBe('{"added":[1],"curated":1,"cap":30}');
+      expect(ep.renderToolContent("Error (unseen_id): 'ffeeddccbb' has not appeared")).toBe("Error (unseen_id): '2' has not appeared");
+      expect(ep.renderToolContent(JSON.stringify({ id: 'ffeeddccbb', title: 'France', text: 'Paris is its capital.' }))).toBe('2 France: Paris is its capital.');
+    });
+  });
 });

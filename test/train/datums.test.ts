@@ -102,15 +102,23 @@ describe('datums of a real token-level episode', () => {
       if (m === 1) spans[spans.length - 1]!.push(s.tokens[i]!);
     });
     expect(spans).toHaveLength(r.turns.length);
+    // Replayed turn by turn in one episode of the renderer (ids are shown as per-episode numbers):
+    // each span parses back into the teacher's calls with the real ids, and the inserted tokens
+    // after it are the renderer's rendering of that turn's results.
+    const ep = renderer.forEpisode();
+    let start = prompt.length;
     spans.forEach((span, i) => {
-      const parsed = renderer.parse(span);
+      const parsed = ep.parse(span);
       expect(parsed.calls.map((c) => [c.name, c.status])).toEqual(r.turns[i]!.calls.map((c) => [c.name, 'ok']));
       expect(parsed.calls.map((c) => c.arguments)).toEqual(r.turns[i]!.calls.map((c) => c.arguments));
+      start += span.length;
+      if (i === spans.length - 1) return;
+      const results = ep.toolResults(span, r.turns[i]!.calls.map((c) => ({ call: { name: c.name, arguments: c.arguments, status: c.status, raw: '' }, result: c.result })));
+      expect(s.tokens.slice(start, start + results.length)).toEqual(results);
+      expect(s.mask.slice(start, start + results.length).every((m) => m === 0)).toBe(true);
+      start += results.length;
     });
-    // The inserted tokens after turn 0 are the renderer's rendering of that turn's results.
-    const results = renderer.toolResults(spans[0]!, r.turns[0]!.calls.map((c) => ({ call: { name: c.name, arguments: c.arguments, status: c.status, raw: '' }, result: c.result })));
-    const start = prompt.length + spans[0]!.length;
-    expect(s.tokens.slice(start, start + results.length)).toEqual(results);
-    expect(s.mask.slice(start, start + results.length).every((m) => m === 0)).toBe(true);
+    // The curate turn names chunks by their episode numbers, not by their ids.
+    expect(renderer.decode(spans[1]!)).toMatch(/"ids":\[1,2,3\]/);
   });
 });

@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { z } from 'zod';
 import { isInputError } from '../../errors.js';
 import type { ToolSpec } from '../../env/types.js';
-import { CompactRenderer } from '../../protocol/compact/renderer.js';
+import { localRenderer } from '../../protocol/compact/local.js';
+import type { CompactRenderer } from '../../protocol/compact/renderer.js';
 import type { LocalSampler } from './sampler.js';
 
 /**
@@ -63,8 +64,13 @@ function text(content: z.infer<typeof MessageSchema>['content']): string {
   return '';
 }
 
-/** The conversation in the compact format, ending with the header of the assistant's next turn. */
-export function renderChat(renderer: CompactRenderer, messages: z.infer<typeof MessageSchema>[], tools: ToolSpec[]): number[] {
+/**
+ * The conversation in the compact format, ending with the header of the assistant's next turn.
+ * Tool messages are compacted exactly as in training; returns the episode's renderer too, whose id
+ * aliases read the model's reply back into chunk ids.
+ */
+export function renderChat(format: CompactRenderer, messages: z.infer<typeof MessageSchema>[], tools: ToolSpec[]): { tokens: number[]; renderer: CompactRenderer } {
+  const renderer = format.forEpisode();
   const system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => text(m.content)).join('\n');
   const rest = messages.filter((m) => m.role !== 'system' && m.role !== 'developer');
   const first = rest[0];
@@ -76,12 +82,12 @@ export function renderChat(renderer: CompactRenderer, messages: z.infer<typeof M
     if (m.role === 'assistant') {
       const calls = (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: safeJson(c.function.arguments) }));
       pending += (open ? '' : '<|assistant|>') + renderer.renderAssistant(text(m.content), calls);
-    } else if (m.role === 'tool') pending += `<|tool|>${text(m.content)}<|end|>`;
+    } else if (m.role === 'tool') pending += `<|tool|>${renderer.renderToolContent(text(m.content))}<|end|>`;
     else pending += `<|user|>${text(m.content)}<|end|>`;
     open = false;
   }
   if (!open) pending += '<|assistant|>';
-  return [...tokens, ...renderer.encode(pending)];
+  return { tokens: [...tokens, ...renderer.encode(pending)], renderer };
 }
 
 function safeJson(s: string): unknown {
@@ -102,7 +108,7 @@ export interface ServeOptions {
 
 export function createOpenAIServer(opts: ServeOptions): Server {
   const { sampler } = opts;
-  const renderer = new CompactRenderer(sampler.tokenizer);
+  const format = localRenderer(sampler.tokenizer);
   const model = opts.modelName ?? sampler.modelPath;
   const context = sampler.config.context;
 
@@ -115,7 +121,7 @@ export function createOpenAIServer(opts: ServeOptions): Server {
   const chat = (body: unknown) => {
     const req = parse(ChatSchema, body);
     const tools: ToolSpec[] = (req.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
-    const prompt = renderChat(renderer, req.messages, tools);
+    const { tokens: prompt, renderer } = renderChat(format, req.messages, tools);
     const seqs = sampler.sampleSync(
       prompt,
       { maxTokens: room(prompt.length, req.max_completion_tokens ?? req.max_tokens), temperature: req.temperature ?? 1, topP: req.top_p, topK: req.top_k, seed: req.seed, stop: renderer.stopTokens },
@@ -144,23 +150,23 @@ export function createOpenAIServer(opts: ServeOptions): Server {
 
   const complete = (body: unknown) => {
     const req = parse(CompletionSchema, body);
-    const prompt = typeof req.prompt === 'string' ? renderer.encode(req.prompt) : req.prompt;
+    const prompt = typeof req.prompt === 'string' ? format.encode(req.prompt) : req.prompt;
     for (const [i, t] of prompt.entries()) if (t >= sampler.config.vocabSize) throw new RequestError(400, `prompt[${i}] = ${t} is not a token id of this model (vocabulary ${sampler.config.vocabSize})`);
     const stop = req.stop === undefined ? [] : typeof req.stop === 'string' ? [req.stop] : req.stop;
     const stopIds = stop.map((s) => {
       if (typeof s === 'number') return s;
-      const ids = renderer.encode(s);
+      const ids = format.encode(s);
       if (ids.length !== 1) throw new RequestError(400, `stop string ${JSON.stringify(s)} is not a single token; give token ids`);
       return ids[0]!;
     });
     const seqs = sampler.sampleSync(prompt, { maxTokens: room(prompt.length, req.max_tokens ?? 16), temperature: req.temperature ?? 1, topP: req.top_p, topK: req.top_k, seed: req.seed, stop: stopIds }, req.n ?? 1);
     const choices = seqs.map((s, index) => {
-      const pieces = s.tokens.map((t) => renderer.decode([t]));
+      const pieces = s.tokens.map((t) => format.decode([t]));
       let off = 0;
       const offsets = pieces.map((p) => ((off += p.length), off - p.length));
       return {
         index,
-        text: renderer.decode(s.tokens),
+        text: format.decode(s.tokens),
         token_ids: s.tokens,
         finish_reason: s.stopReason,
         logprobs: req.logprobs === undefined || req.logprobs === null ? null : { tokens: pieces, token_logprobs: s.logprobs, top_logprobs: null, text_offset: offsets },

@@ -25,19 +25,83 @@ export interface CompactOptions {
   maxSnippet?: number;
   /** Longest text of a read document (default 400). */
   maxText?: number;
+  /**
+   * Show chunk ids as short per-episode numbers (1, 2, 3, ... in order of first appearance) and
+   * read the model's numbers back as those chunks' ids. A small model can copy `3` where it cannot
+   * copy `5d1f9c0a7b`; the environment, the rollout record and the rewards still see the real ids.
+   * Renderers with aliases keep episode state: use forEpisode() for each episode.
+   */
+  aliasIds?: boolean;
+}
+
+/**
+ * One episode's short names for chunk ids: alias n is the n-th distinct id shown to the model.
+ * A number the episode never showed is passed on as written (the environment rejects it).
+ */
+export class IdAliases {
+  private readonly byId = new Map<string, number>();
+  private readonly ids: string[] = [];
+
+  /** The alias of an id, assigning the next number on first sight. */
+  alias(id: string): number {
+    let n = this.byId.get(id);
+    if (n === undefined) {
+      this.ids.push(id);
+      n = this.ids.length;
+      this.byId.set(id, n);
+    }
+    return n;
+  }
+
+  /** The alias of an id already shown, else undefined. */
+  known(id: string): number | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The chunk id a model-written value names: an alias (number or digit string) or anything else as is. */
+  resolve(value: unknown): unknown {
+    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/u.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(n)) return value;
+    return this.ids[n - 1] ?? value;
+  }
+
+  /** Every shown id in a text replaced by its alias (error messages quote ids). */
+  replaceIn(text: string): string {
+    let out = text;
+    for (const [id, n] of this.byId) if (out.includes(id)) out = out.split(id).join(String(n));
+    return out;
+  }
+}
+
+/** Arguments with `id` / `ids` mapped through f (the only fields that name chunks). */
+function mapIdArguments(args: unknown, f: (v: unknown) => unknown): unknown {
+  if (!isObject(args)) return args;
+  const out: Record<string, unknown> = { ...args };
+  if ('id' in out) out.id = f(out.id);
+  if (Array.isArray(out.ids)) out.ids = out.ids.map(f);
+  return out;
 }
 
 export class CompactRenderer implements Renderer {
   readonly name = 'compact';
   readonly stopTokens: number[];
   private readonly ids: Record<(typeof SPECIALS)[number], number>;
+  /** This episode's id aliases (when opts.aliasIds). */
+  private readonly aliases: IdAliases | undefined;
 
   constructor(
     readonly tokenizer: BpeTokenizer,
-    private readonly opts: CompactOptions = {},
+    readonly opts: CompactOptions = {},
   ) {
     this.ids = Object.fromEntries(SPECIALS.map((s) => [s, tokenizer.special(s)])) as CompactRenderer['ids'];
     this.stopTokens = [this.ids['<|end|>']];
+    this.aliases = opts.aliasIds ? new IdAliases() : undefined;
+  }
+
+  /** A renderer of the same format with fresh episode state (its own id aliases). */
+  forEpisode(): this {
+    if (!this.aliases) return this;
+    return new (this.constructor as new (t: BpeTokenizer, o: CompactOptions) => this)(this.tokenizer, this.opts);
   }
 
   prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
@@ -46,12 +110,20 @@ export class CompactRenderer implements Renderer {
 
   /** Text of a whole assistant turn as the model should write it (for SFT data and tokenizer text). */
   renderAssistant(text: string, calls: { name: string; arguments: unknown }[]): string {
-    return assistantText(text, calls);
+    const aliases = this.aliases;
+    if (!aliases) return assistantText(text, calls);
+    const shown = (v: unknown) => (typeof v === 'string' ? (aliases.known(v) ?? v) : v);
+    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: mapIdArguments(c.arguments, shown) })));
   }
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
   renderResults(results: ToolResult[]): string {
-    return resultsText(results.map((r) => r.content), this.opts);
+    return resultsText(results.map((r) => r.content), this.opts, this.aliases);
+  }
+
+  /** One tool result's content as the model sees it (compacted, ids aliased). */
+  renderToolContent(content: string): string {
+    return compactContent(content, this.opts, this.aliases);
   }
 
   parse(sampled: number[]): ParsedTurn {
@@ -73,6 +145,8 @@ export class CompactRenderer implements Renderer {
       const loose = findLooseCall(text);
       if (loose) calls.push({ ...loose, status: 'off_form', problem: 'call written without <|call|>', tokenSpan: [0, end] });
     }
+    const aliases = this.aliases;
+    if (aliases) for (const c of calls) c.arguments = mapIdArguments(c.arguments, (v) => aliases.resolve(v));
     return { text: text.trim(), calls, final: calls.length === 0 };
   }
 
@@ -101,8 +175,8 @@ export function assistantText(text: string, calls: { name: string; arguments: un
 }
 
 /** Text of tool results (compacted) followed by the header of the next assistant turn. */
-export function resultsText(contents: string[], opts: CompactOptions = {}): string {
-  return contents.map((c) => `<|tool|>${compactContent(c, opts)}<|end|>`).join('') + '<|assistant|>';
+export function resultsText(contents: string[], opts: CompactOptions = {}, aliases?: IdAliases): string {
+  return contents.map((c) => `<|tool|>${compactContent(c, opts, aliases)}<|end|>`).join('') + '<|assistant|>';
 }
 
 /** Text of a prompt: system message with the tool list, user message, open assistant turn. */
@@ -127,33 +201,36 @@ export function renderTools(tools: ToolSpec[]): string {
  * `id title: snippet`, under a line of the other fields (`seen=12 curated=3`); a read document
  * becomes `id title: text`; snippets and texts are cut (ending in '…'), ids and titles never.
  * Other JSON is kept as JSON with long strings cut and numbers at 3 significant digits; non-JSON
- * content (an error message) is cut to the string limit.
+ * content (an error message) is cut to the string limit. With aliases, every chunk id becomes its
+ * episode number: ids of hits and read documents get one assigned, ids quoted elsewhere (curate
+ * results, error messages) are replaced when they have one.
  */
-export function compactContent(content: string, opts: CompactOptions = {}): string {
+export function compactContent(content: string, opts: CompactOptions = {}, aliases?: IdAliases): string {
   const maxString = opts.maxString ?? 160;
   const maxSnippet = opts.maxSnippet ?? 80;
   const maxText = opts.maxText ?? 400;
   const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+  const idOf = (id: unknown) => (aliases ? aliases.alias(String(id ?? '')) : String(id ?? ''));
   let value: unknown;
   try {
     value = JSON.parse(content);
   } catch {
-    return cut(content, maxString);
+    return cut(aliases ? aliases.replaceIn(content) : content, maxString);
   }
   const shrink = (v: unknown): unknown => {
-    if (typeof v === 'string') return cut(v, maxString);
+    if (typeof v === 'string') return (aliases?.known(v) ?? cut(v, maxString));
     if (typeof v === 'number') return Number.isInteger(v) ? v : Number(v.toPrecision(3));
     if (Array.isArray(v)) return v.map(shrink);
-    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === 'id' || k === 'title' ? x : shrink(x)]));
+    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === 'title' ? x : k === 'id' ? (typeof x === 'string' ? (aliases?.known(x) ?? x) : x) : shrink(x)]));
     return v;
   };
   if (isObject(value) && Array.isArray(value.hits)) {
     const fields = Object.entries(value).filter(([k]) => k !== 'hits').map(([k, x]) => `${k}=${typeof x === 'string' ? x : JSON.stringify(shrink(x))}`);
-    const lines = value.hits.map((h) => (isObject(h) ? `${String(h.id ?? '')} ${String(h.title ?? '')}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}` : JSON.stringify(shrink(h))));
+    const lines = value.hits.map((h) => (isObject(h) ? `${idOf(h.id)} ${String(h.title ?? '')}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}` : JSON.stringify(shrink(h))));
     return [fields.join(' '), ...(lines.length ? lines : ['no hits'])].join('\n');
   }
   if (isObject(value) && typeof value.id === 'string' && typeof value.text === 'string') {
-    return `${value.id} ${String(value.title ?? '')}: ${cut(value.text, maxText)}`;
+    return `${idOf(value.id)} ${String(value.title ?? '')}: ${cut(value.text, maxText)}`;
   }
   return JSON.stringify(shrink(value));
 }

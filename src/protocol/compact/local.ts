@@ -1,0 +1,26 @@
+import type { ToolSpec } from '../../env/types.js';
+import type { BpeTokenizer } from './bpe.js';
+import { CompactRenderer, type CompactOptions } from './renderer.js';
+
+/**
+ * How sleuth's small local model sees an episode: ids as per-episode numbers, titles, and short
+ * snippets, so that a search with ten hits costs about 120 tokens and a whole episode fits the
+ * model's context.
+ */
+export const LOCAL_RESULT_FORMAT: CompactOptions = { maxSnippet: 40, maxText: 240, maxString: 120, aliasIds: true };
+
+/**
+ * The compact format with the tool list cut to signatures (`- curate(ids)`): the descriptions
+ * would be ~150 of every episode's tokens, paid in every forward pass, and a model trained on the
+ * tools' use does not read them. The environment's system prompt is kept whole.
+ */
+export class LocalRenderer extends CompactRenderer {
+  override prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
+    return super.prompt({ ...input, tools: input.tools.map((t) => ({ ...t, description: '' })) });
+  }
+}
+
+/** The local model's renderer (fork it per episode with forEpisode(): it keeps id aliases). */
+export function localRenderer(tokenizer: BpeTokenizer): LocalRenderer {
+  return new LocalRenderer(tokenizer, LOCAL_RESULT_FORMAT);
+}
