@@ -115,7 +115,7 @@ export async function tuneOnTranscripts(from: string, dir: string, name: string,
   return losses;
 }
 
-/** Rendered baseline episodes (k = 1..8) on the training questions and on corpus pseudo-queries; deterministic. */
+/** Rendered baseline episodes (keyword queries, k = 1..8) on the training questions and on corpus pseudo-queries; deterministic. */
 export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pick<BaseBuildOptions, 'pseudoQueries' | 'seed'>, rng = seededRandom(o.seed + 101)): Promise<{ streams: number[][]; masks: number[][] }> {
   const renderer = localRenderer(tokenizer);
   const set = await loadTaskSet('default');
@@ -129,7 +129,7 @@ export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pi
   });
   const streams: number[][] = [], masks: number[][] = [];
   for (const [i, task] of [...set.tasks('train'), ...pseudo].entries()) {
-    const r = await runEpisode(baselineAgent(1 + ((i * 7 + o.seed) % 8)), env, task);
+    const r = await runEpisode(baselineAgent(1 + ((i * 7 + o.seed) % 8), 'baseline', { keywords: true }), env, task);
     const s = renderRollout(renderer, env, task, r);
     if (s.tokens.length <= ctx) {
       streams.push(s.tokens);

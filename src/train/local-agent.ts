@@ -24,12 +24,12 @@ registerAgent('local', (arg, spec, ctx) => {
 });
 
 /**
- * A teacher that varies its search width: attempt j of a query is the baseline (search the query,
- * curate the top k, finish) with k = ks[j mod len]. Rejection sampling then keeps the shortest
+ * A teacher that varies its search width: attempt j of a query is the baseline (search the query's
+ * keywords, curate the top k, finish) with k = ks[j mod len]. Rejection sampling then keeps the shortest
  * attempt that was good enough, i.e. the narrowest search that found the evidence.
  */
 export function baselineSweepAgent(ks: readonly number[], spec = `baseline-sweep:${ks.join(',')}`): Agent {
-  const agents = ks.map((k) => baselineAgent(k, spec));
+  const agents = ks.map((k) => baselineAgent(k, spec, { keywords: true }));
   return { spec, start: (ctx) => agents[ctx.sample % agents.length]!.start(ctx) };
 }
 

@@ -90,11 +90,11 @@ describe('compact renderer', () => {
       const second = ep.decode(ep.toolResults(enc('<|end|>'), [{ call: searchCall(), result: hitsOf('0099887766', 'a1b2c3d4e5') }]));
       expect(second).toContain('3 T-0099887766: s\n1 T-a1b2c3d4e5: s');
       const turn = ep.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1,"3",7]}}<|call|>{"name":"read_document","arguments":{"id":2}}<|end|>'));
-      expect(turn.calls.map((c) => c.arguments)).toEqual([{ ids: ['a1b2c3d4e5', '0099887766', 7] }, { id: 'ffeeddccbb' }]);
+      expect(turn.calls.map((c) => c.arguments)).toEqual([{ ids: ['a1b2c3d4e5', '0099887766', '7'] }, { id: 'ffeeddccbb' }]);
       expect(turn.calls[0]!.raw).toBe('{"name":"curate","arguments":{"ids":[1,"3",7]}}');
       // A fresh episode starts numbering again; the shared renderer never saw these ids.
       const other = aliased.forEpisode();
-      expect(other.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1]}}<|end|>')).calls[0]!.arguments).toEqual({ ids: [1] });
+      expect(other.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1]}}<|end|>')).calls[0]!.arguments).toEqual({ ids: ['1'] });
     });
 
     it('writes a teacher\'s real ids as numbers, and aliases ids quoted in results and errors', () => {

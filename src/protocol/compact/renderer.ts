@@ -36,7 +36,7 @@ export interface CompactOptions {
 
 /**
  * One episode's short names for chunk ids: alias n is the n-th distinct id shown to the model.
- * A number the episode never showed is passed on as written (the environment rejects it).
+ * A number the episode never showed is passed on as a string (the environment reports an unknown id).
  */
 export class IdAliases {
   private readonly byId = new Map<string, number>();
@@ -62,7 +62,7 @@ export class IdAliases {
   resolve(value: unknown): unknown {
     const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/u.test(value) ? Number(value) : NaN;
     if (!Number.isInteger(n)) return value;
-    return this.ids[n - 1] ?? value;
+    return this.ids[n - 1] ?? String(n);
   }
 
   /** Every shown id in a text replaced by its alias (error messages quote ids). */
