@@ -280,3 +280,45 @@ describe('grep index files', () => {
     expect(() => builder.add(2, 'b')).toThrow(/expected document 1/);
   });
 });
+
+describe('the prefilter narrows to chunks, not blocks', () => {
+  /**
+   * 200 documents: "alpha" in every even one, "beta" in every third, "gamma" in documents 5 and 77
+   * only, "omega" in every one of 16..31, "the" in all. So in a block each word is in all, many (a
+   * bitmask), or few (a list) of its chunks, "the" is a bitmap of blocks, and "alpha" AND "beta" holds
+   * in exactly the multiples of 6.
+   */
+  const texts = Array.from({ length: 200 }, (_, d) =>
+    [d % 2 === 0 ? 'Alpha' : 'x', d % 3 === 0 ? 'BETA' : 'y', d === 5 || d === 77 ? 'gamma' : 'z', d >= 16 && d < 32 ? 'omega' : 'w', `filler${d}`, 'the'].join(' '),
+  );
+  const docsIn = (set: Uint32Array | null) => (set === null ? null : texts.map((_, d) => d).filter((d) => (set[d >>> 5]! & (1 << (d & 31))) !== 0));
+  const lit = (s: string) => ({ op: 'lit' as const, s });
+
+  for (const blockSize of [16, 64, 12, 1]) {
+    it(`answers words and their conjunctions chunk by chunk (block size ${blockSize})`, () => {
+      const tmp = mkdtempSync(join(tmpdir(), 'sleuth-grep-'));
+      try {
+        const builder = new GrepIndexBuilder({ blockSize });
+        texts.forEach((t, d) => builder.add(d, t));
+        builder.write(tmp);
+        const gi = loadGrepIndex(tmp)!;
+        const multiples = (m: number) => texts.map((_, d) => d).filter((d) => d % m === 0);
+        expect(docsIn(gi.candidates(lit('alpha')))).toEqual(multiples(2));
+        expect(docsIn(gi.candidates(lit('beta')))).toEqual(multiples(3));
+        expect(docsIn(gi.candidates(lit('gamma')))).toEqual([5, 77]);
+        expect(docsIn(gi.candidates(lit('omega')))).toEqual(texts.map((_, d) => d).filter((d) => d >= 16 && d < 32));
+        expect(docsIn(gi.candidates({ op: 'and', args: [lit('alpha'), lit('beta')] }))).toEqual(multiples(6));
+        expect(docsIn(gi.candidates(lit('the')))).toEqual(multiples(1));
+        expect(docsIn(gi.candidates({ op: 'and', args: [lit('the'), lit('gamma')] }))).toEqual([5, 77]);
+        expect(docsIn(gi.candidates({ op: 'or', args: [lit('gamma'), lit('omega')] }))).toEqual([5, ...Array.from({ length: 16 }, (_, i) => 16 + i), 77]);
+        // And grep, with the regex run only on those chunks, finds what a full scan finds.
+        const store = new MemoryStore(texts.map((text, d) => ({ id: `d${d}`, title: '', text })), true);
+        const r = grep(store, gi, '(?i)alpha\\s+beta', { k: 1000 });
+        expect(r.hits.map((h) => h.id)).toEqual(multiples(6).map((d) => `d${d}`));
+        expect(r.scanned).toBe(multiples(6).length);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    });
+  }
+});

@@ -203,6 +203,7 @@ export class GrepIndex {
     const set = this.emptySet();
     const each = this.bitmapWordsEach;
     const size = this.blockSize;
+    const maskBytes = Math.ceil(size / 8);
     for (const r of ranks) {
       const start = this.postStart[r]!;
       if (start & 0x80000000) {
@@ -232,27 +233,33 @@ export class GrepIndex {
           shift += 7;
         }
         blk += gap;
-        // The chunks of the block holding the word (see docCode in builder.ts).
-        let code = 0;
-        shift = 0;
-        for (;;) {
-          const byte = this.varints[p++]!;
-          code += (byte & 0x7f) * 2 ** shift;
-          if (byte < 0x80) break;
-          shift += 7;
-        }
+        // The chunks of the block holding the word (format.ts): all, a list of offsets, or a bitmask.
+        let count = this.varints[p++]!;
+        if (count >= 0x80) count = (count & 0x7f) + 128 * this.varints[p++]!;
         const first = blk * size;
-        if (code === 0) {
+        if (count === size) {
           setRange(set, first, Math.min(this.nDocs, first + size));
-        } else if (code <= size) {
-          const doc = first + code - 1;
-          set[doc >>> 5]! |= 1 << (doc & 31);
+        } else if (count <= maskBytes) {
+          for (let c = 0; c < count; c++) {
+            const doc = first + this.varints[p++]!;
+            set[doc >>> 5]! |= 1 << (doc & 31);
+          }
+        } else if ((first & 7) === 0) {
+          // Blocks start on a byte of the set: each mask byte lands inside one 32-bit word.
+          for (let c = 0; c < maskBytes; c++) {
+            const at = first + 8 * c;
+            set[at >>> 5]! |= this.varints[p++]! << (at & 31);
+          }
         } else {
-          const pair = code - 1 - size;
-          const a = first + Math.floor(pair / size);
-          const b = first + (pair % size);
-          set[a >>> 5]! |= 1 << (a & 31);
-          set[b >>> 5]! |= 1 << (b & 31);
+          for (let c = 0; c < maskBytes; c++) {
+            let bits = this.varints[p++]!;
+            while (bits !== 0) {
+              const low = bits & -bits;
+              const doc = first + 8 * c + (31 - Math.clz32(low));
+              set[doc >>> 5]! |= 1 << (doc & 31);
+              bits ^= low;
+            }
+          }
         }
       }
     }
