@@ -39,6 +39,18 @@ describe('SearchPool', () => {
     expect(pooled).toEqual(queries.map((q) => index.search(q, 5)));
   });
 
+  it('queues what the workers cannot hold yet, and answers every request, searches and greps mixed', async () => {
+    const queries = Array.from({ length: 30 }, (_, i) => index.store.text(i * 40).split(' ').slice(2, 5).join(' '));
+    const patterns = Array.from({ length: 10 }, (_, i) => `(?i)${index.store.text(i * 97).split(' ').filter((w) => /^[A-Za-z]{5,}$/.test(w))[0] ?? 'the'}`);
+    const searches = queries.map((q) => pool.search(q, 5));
+    const greps = patterns.map((p) => pool.grep(p, { k: 3 }));
+    // Two workers hold two requests each; the other 36 wait in the pool's queue.
+    expect(pool.queued).toBe(36);
+    expect(await Promise.all(searches)).toEqual(queries.map((q) => index.search(q, 5)));
+    expect(await Promise.all(greps)).toEqual(patterns.map((p) => index.grep(p, { k: 3 })));
+    expect(pool.queued).toBe(0);
+  });
+
   it('reads and checks ids on the calling thread', () => {
     const id = index.store.id(3);
     expect(pool.has(id)).toBe(true);

@@ -17,13 +17,21 @@ interface Slot {
 }
 
 /**
+ * Requests a worker holds at once: the one it runs and the next, so it never waits for the main
+ * thread between two. The rest wait in one shared queue, so a slow grep delays only the request
+ * behind it on its worker, and the first free worker takes the next request.
+ */
+const WORKER_DEPTH = 2;
+
+/**
  * Search and grep in worker threads, each with its own copy of the index, so that many concurrent
- * episodes use every core; read and has stay on the caller's thread (they are lookups). Requests go
- * to the worker with the fewest in flight. Runs from the compiled build (dist/), where the worker
- * script exists as JavaScript.
+ * episodes use every core; read and has stay on the caller's thread (they are lookups). Requests
+ * wait in one queue, in arrival order, and go to a worker as it frees up. Runs from the compiled
+ * build (dist/), where the worker script exists as JavaScript.
  */
 export class SearchPool implements SearchBackend {
   private readonly pending = new Map<number, Pending>();
+  private readonly queue: PoolRequest[] = [];
   private nextId = 0;
   /** Time the workers spent on each request, by operation (queue wait excluded), when recording. */
   readonly serviceMs: Record<PoolRequest['op'], number[]> | undefined;
@@ -40,6 +48,7 @@ export class SearchPool implements SearchBackend {
         if (!p) return;
         this.pending.delete(reply.id);
         slot.inFlight -= 1;
+        this.dispatch();
         this.serviceMs?.[p.op].push(reply.ms);
         if ('error' in reply) p.reject(reply.input ? new InputError(reply.error) : new Error(reply.error));
         else p.resolve(reply.value);
@@ -74,6 +83,11 @@ export class SearchPool implements SearchBackend {
     return this.slots.length;
   }
 
+  /** Requests waiting for a worker (not counting those the workers hold). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   search(query: string, k?: number): Promise<SearchHit[]> {
     return this.send({ op: 'search', text: query, ...(k !== undefined ? { k } : {}) }) as Promise<SearchHit[]>;
   }
@@ -97,16 +111,26 @@ export class SearchPool implements SearchBackend {
 
   private send(req: Omit<PoolRequest, 'id'>): Promise<unknown> {
     const id = this.nextId++;
-    let slot = this.slots[0]!;
-    for (const s of this.slots) if (s.inFlight < slot.inFlight) slot = s;
-    slot.inFlight += 1;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { op: req.op, resolve, reject });
-      slot.worker.postMessage({ id, ...req } satisfies PoolRequest);
+      this.queue.push({ id, ...req });
+      this.dispatch();
     });
   }
 
+  /** Hand queued requests, oldest first, to workers holding fewer than WORKER_DEPTH. */
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      let slot: Slot | undefined;
+      for (const s of this.slots) if (s.inFlight < WORKER_DEPTH && (slot === undefined || s.inFlight < slot.inFlight)) slot = s;
+      if (slot === undefined) return;
+      slot.inFlight += 1;
+      slot.worker.postMessage(this.queue.shift()!);
+    }
+  }
+
   private failAll(err: Error): void {
+    this.queue.length = 0;
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
   }
