@@ -4,9 +4,18 @@
  * Drives many concurrent episodes (default 256 in flight) of a scripted mix of tool calls
  * (bm25_search, grep_corpus, read_document, curate, drop_curated, finish) through runEpisode over
  * one index, and reports tool calls per second and tool latency (p50/p99, overall and per tool,
- * as the episode sees it, queueing included). Search and grep run in a worker pool.
+ * as the episode sees it, queueing included). Search and grep run in a worker pool; the time the
+ * workers spent per request (queue wait excluded) is reported too, as that is where the time goes.
  *
- *   node dist/bench/env.js [--index DIR] [--episodes N] [--concurrency N] [--workers N] [--cache] [--mix default|no-grep] [--out FILE]
+ *   node dist/bench/env.js [--index DIR] [--episodes N] [--warmup N] [--concurrency N] [--workers N]
+ *                          [--group N] [--cache] [--lazy] [--mix default|no-grep] [--out FILE]
+ *
+ * --group N: episodes come in groups of N that share a task, as a GRPO group of rollouts of one prompt
+ * does: their first search is the same question (everything after it is drawn per episode). It changes
+ * nothing without --cache, which then answers the repeated first searches from the cache.
+ * --warmup N: episodes run first and reported apart (the index is read from disk as calls touch it,
+ * so the first calls of a fresh process are slower than a long run's). The pool's workers read all
+ * chunk texts and the grep prefilter before the clock starts (index ready in ...), unless --lazy.
  *
  * Without --index it uses the synthetic corpus of bench/synth.ts (--chunks N, default 1,000,000),
  * building its index once into .sleuth/bench/.
@@ -67,13 +76,13 @@ const hits = (results: ToolExchange[]) => results.flatMap((r) => r.result.chunkI
  * the others with words of random chunks), 1 grep, 3 reads, 2 curates, 1 drop, finish — the shape of
  * the seeds' rollouts (mostly searching and reading, some curating).
  */
-function mixAgent(index: SearchIndex, questions: string[], seed: number, grep = true): Agent {
+function mixAgent(index: SearchIndex, question: string, seed: number, grep = true): Agent {
   return {
     spec: 'bench-mix',
     start: () => {
       const rand = rng(seed);
       const plan = (function* (): Generator<AgentTurn, void, ToolExchange[]> {
-        const a = hits(yield turn(ok('bm25_search', { query: questions[Math.floor(rand() * questions.length)]! })));
+        const a = hits(yield turn(ok('bm25_search', { query: question })));
         // Without grep (--mix no-grep), a fourth search takes its place.
         const g = hits(yield turn(grep ? ok('grep_corpus', { pattern: phraseOf(index, rand) }) : ok('bm25_search', { query: wordsOf(index, rand, 2).join(' ') })));
         yield turn(...[...a, ...g].slice(0, 2).map((id) => ok('read_document', { id })));
@@ -110,7 +119,10 @@ async function synthIndex(chunks: number): Promise<{ dir: string; index: SearchI
   const dir = join('.sleuth', 'bench', `env-synth-${chunks}`);
   if (existsSync(join(dir, 'manifest.json'))) {
     try {
-      return { dir, index: await openIndex(dir) };
+      const index = await openIndex(dir);
+      // The grep index is loaded on first use: load it now, so that an old format shows here.
+      index.grep('bench', { k: 1 });
+      return { dir, index };
     } catch (err) {
       if (!isInputError(err)) throw err;
       console.error(`rebuilding ${dir}: ${err.message}`);
@@ -132,62 +144,84 @@ async function main(): Promise<void> {
       index: { type: 'string' },
       chunks: { type: 'string', default: '1000000' },
       episodes: { type: 'string', default: '2048' },
+      warmup: { type: 'string', default: '256' },
+      group: { type: 'string', default: '1' },
       concurrency: { type: 'string', default: '256' },
       workers: { type: 'string', default: String(availableParallelism()) },
       out: { type: 'string', default: 'bench/results/env.json' },
-      // Off by default: the bench's questions repeat across episodes more than a real run's would.
+      // Off by default, so that the number is what every call costs (see --group).
       cache: { type: 'boolean', default: false },
+      // Workers read the index page by page as calls need it, instead of reading texts up front.
+      lazy: { type: 'boolean', default: false },
       // default: the mix above; no-grep: a search in place of the grep (to separate grep's cost).
       mix: { type: 'string', default: 'default' },
     },
   });
-  const episodes = Number(values.episodes);
-  const concurrency = Number(values.concurrency);
-  const workers = Number(values.workers);
+  const count = (flag: 'episodes' | 'warmup' | 'group' | 'concurrency' | 'workers', min: number) => {
+    const n = Number(values[flag]);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} must be a whole number >= ${min}, got '${values[flag]}'`);
+    return n;
+  };
+  const episodes = count('episodes', 1);
+  const warmup = count('warmup', 0);
+  const group = count('group', 1);
+  const concurrency = count('concurrency', 1);
+  const workers = count('workers', 0);
   if (values.mix !== 'default' && values.mix !== 'no-grep') throw new Error(`--mix must be default or no-grep, got '${values.mix}'`);
   const withGrep = values.mix === 'default';
   const loadStartAvg = loadavg()[0]!;
   const loadStart = performance.now();
   const { dir: indexDir, index } = values.index ? { dir: values.index, index: await openIndex(values.index) } : await synthIndex(Number(values.chunks));
-  const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true }) : undefined;
-  const backend: SearchBackend = values.cache ? new CachedBackend(pool ?? index) : (pool ?? index);
+  const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true, preload: !values.lazy }) : undefined;
+  const cache = values.cache ? new CachedBackend(pool ?? index) : undefined;
+  const backend: SearchBackend = cache ?? pool ?? index;
   const loadS = (performance.now() - loadStart) / 1000;
   const env = new SearchEnvironment(backend);
   const questions = embeddedQuestions();
   const task: Task = { id: 'bench', query: 'bench', facts: [{ text: 'none', chunkIds: ['none'] }] };
-  console.error(`env bench: ${index.size.toLocaleString()} chunks, ${episodes} episodes, ${concurrency} in flight, ${workers} search workers (index ready in ${loadS.toFixed(1)} s)`);
+  console.error(`env bench: ${index.size.toLocaleString()} chunks, ${warmup} + ${episodes} episodes (groups of ${group}), ${concurrency} in flight, ${workers} search workers${cache ? ', cache' : ''} (index ready in ${loadS.toFixed(1)} s)`);
 
-  // Warm up (JIT, worker caches) on a few episodes, not measured.
-  await Promise.all(Array.from({ length: Math.min(32, episodes) }, (_, i) => runEpisode(mixAgent(index, questions, 1_000_000 + i, withGrep), env, task)));
+  /** Run episodes [first, first + n), `concurrency` at a time; the calls' latencies by tool. */
+  const runEpisodes = async (first: number, n: number) => {
+    const latencies = new Map<string, number[]>();
+    let calls = 0;
+    let errors = 0;
+    let next = first;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, n) }, async () => {
+        while (next < first + n) {
+          const i = next++;
+          // The group's task: its first search is one question drawn by group number.
+          const question = questions[Math.floor(rng(1_000_003 + Math.floor(i / group))() * questions.length)]!;
+          const r = await runEpisode(mixAgent(index, question, i, withGrep), env, task);
+          if (r.endReason !== 'finish') throw new Error(`episode ${i} ended with ${r.endReason}: ${r.error ?? ''}`);
+          for (const t of r.turns)
+            for (const c of t.calls) {
+              calls += 1;
+              if (c.result.outcome === 'error') errors += 1;
+              if (!latencies.has(c.name)) latencies.set(c.name, []);
+              latencies.get(c.name)!.push(c.ms ?? 0);
+            }
+        }
+      }),
+    );
+    return { latencies, calls, errors, wallS: (performance.now() - started) / 1000 };
+  };
 
-  const latencies = new Map<string, number[]>();
-  let calls = 0;
-  let errors = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, episodes) }, async () => {
-      while (next < episodes) {
-        const i = next++;
-        const r = await runEpisode(mixAgent(index, questions, i, withGrep), env, task);
-        if (r.endReason !== 'finish') throw new Error(`episode ${i} ended with ${r.endReason}: ${r.error ?? ''}`);
-        for (const t of r.turns)
-          for (const c of t.calls) {
-            calls += 1;
-            if (c.result.outcome === 'error') errors += 1;
-            if (!latencies.has(c.name)) latencies.set(c.name, []);
-            latencies.get(c.name)!.push(c.ms ?? 0);
-          }
-      }
-    }),
-  );
-  const wallS = (performance.now() - started) / 1000;
-  // Time the search workers spent per request, without the wait in their queues (warm-up included).
+  // Warm-up (JIT, the index's pages, worker caches): reported apart, with episode numbers of its own.
+  const warm = warmup > 0 ? await runEpisodes(1_000_000_000, warmup) : undefined;
+  if (warm) console.error(`warm-up: ${warm.calls} tool calls in ${warm.wallS.toFixed(2)} s: ${(warm.calls / warm.wallS).toFixed(1)} calls/s`);
+  if (pool?.serviceMs) for (const ms of Object.values(pool.serviceMs)) ms.length = 0;
+  const cacheBefore = cache ? { hits: cache.hits, misses: cache.misses } : undefined;
+  const { latencies, calls, errors, wallS } = await runEpisodes(0, episodes);
+  // Time the search workers spent per request, without the wait in their queues (after warm-up).
   const service = pool?.serviceMs
     ? Object.fromEntries(
         Object.entries(pool.serviceMs).filter(([, ms]) => ms.length > 0).map(([op, ms]) => {
           ms.sort((a, b) => a - b);
-          return [op, { p50_ms: round(quantile(ms, 0.5)), p99_ms: round(quantile(ms, 0.99)) }];
+          const mean = ms.reduce((sum, x) => sum + x, 0) / ms.length;
+          return [op, { requests: ms.length, mean_ms: round(mean), p50_ms: round(quantile(ms, 0.5)), p99_ms: round(quantile(ms, 0.99)) }];
         }),
       )
     : null;
@@ -210,9 +244,14 @@ async function main(): Promise<void> {
     index: indexDir,
     chunks: index.size,
     episodes,
+    warmup: warm ? { episodes: warmup, tool_calls: warm.calls, wall_s: round(warm.wallS), tool_calls_per_s: round(warm.calls / warm.wallS, 1) } : null,
     concurrency,
     search_workers: workers,
+    group,
     cache: values.cache,
+    lazy: values.lazy,
+    // Searches and greps answered from the cache (or joined to one in flight) while measuring.
+    cache_hits: cache && cacheBefore ? { hits: cache.hits - cacheBefore.hits, misses: cache.misses - cacheBefore.misses } : null,
     mix: values.mix,
     tool_calls: calls,
     error_results: errors,
@@ -228,7 +267,8 @@ async function main(): Promise<void> {
   };
   console.log(`${calls} tool calls in ${wallS.toFixed(2)} s: ${result.tool_calls_per_s} calls/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (target >= 2,000 calls/s)`);
   for (const [name, s] of Object.entries(perTool)) console.log(`  ${name.padEnd(14)} ${String(s.calls).padStart(7)} calls   p50 ${String(s.p50_ms).padStart(8)} ms   p99 ${String(s.p99_ms).padStart(8)} ms`);
-  if (service) for (const [op, s] of Object.entries(service)) console.log(`  worker time ${op.padEnd(7)} p50 ${s.p50_ms} ms   p99 ${s.p99_ms} ms (queue wait excluded)`);
+  if (service) for (const [op, s] of Object.entries(service)) console.log(`  worker time ${op.padEnd(7)} mean ${s.mean_ms} ms   p50 ${s.p50_ms} ms   p99 ${s.p99_ms} ms (queue wait excluded)`);
+  if (result.cache_hits) console.log(`  cache: ${result.cache_hits.hits} hits, ${result.cache_hits.misses} misses`);
   mkdirSync(dirname(values.out), { recursive: true });
   writeFileSync(values.out + '.tmp', JSON.stringify(result, null, 2) + '\n');
   renameSync(values.out + '.tmp', values.out);

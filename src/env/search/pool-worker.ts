@@ -18,8 +18,14 @@ export interface PoolRequest {
 /** ms: time the worker spent on the request (not counting the wait in its queue). */
 export type PoolReply = { id: number; ms: number; value: unknown } | { id: number; ms: number; error: string; input: boolean };
 
-const { indexDir, snippetChars } = workerData as { indexDir: string; snippetChars?: number };
+const { indexDir, snippetChars, preload } = workerData as { indexDir: string; snippetChars?: number; preload?: boolean };
 const index = await openIndex(indexDir, snippetChars === undefined ? {} : { snippetChars });
+if (preload) {
+  // A pool serves a long run: read every chunk text and the grep prefilter once now, rather than
+  // page by page inside the first thousands of calls (greps touch texts all over the corpus).
+  for (let doc = 0; doc < index.store.size; doc++) index.store.textBytes(doc);
+  index.grep('preload', { k: 1 });
+}
 const port = parentPort!;
 port.on('message', (req: PoolRequest) => {
   let reply: PoolReply;

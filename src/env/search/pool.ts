@@ -57,12 +57,16 @@ export class SearchPool implements SearchBackend {
     }
   }
 
-  /** Start `workers` threads over the index in `indexDir`; `local` answers read and has. */
-  static async open(indexDir: string, local: Pick<Searcher, 'read' | 'has'>, options: { workers: number; snippetChars?: number; recordServiceTimes?: boolean }): Promise<SearchPool> {
+  /**
+   * Start `workers` threads over the index in `indexDir`; `local` answers read and has. With
+   * `preload` (the default) each worker reads all chunk texts and the grep prefilter before it
+   * says it is ready, which costs seconds and memory up front and spares the calls of a long run.
+   */
+  static async open(indexDir: string, local: Pick<Searcher, 'read' | 'has'>, options: { workers: number; snippetChars?: number; recordServiceTimes?: boolean; preload?: boolean }): Promise<SearchPool> {
     const url = new URL('./pool-worker.js', import.meta.url);
     const slots = await Promise.all(
       Array.from({ length: Math.max(1, options.workers) }, async () => {
-        const worker = new Worker(url, { workerData: { indexDir, snippetChars: options.snippetChars } });
+        const worker = new Worker(url, { workerData: { indexDir, snippetChars: options.snippetChars, preload: options.preload ?? true } });
         await new Promise<void>((resolve, reject) => {
           const onMessage = (m: { ready?: boolean }) => {
             if (!m.ready) return;
