@@ -12,6 +12,11 @@ export interface Postings {
   postTfs: Uint16Array;
   /** Per term, max over its postings of tf / (tf + norm(doc)). */
   maxTf: Float64Array;
+  /**
+   * When postDocs/postTfs are filled on demand (a loaded index reads a term's postings from disk
+   * the first time a query needs them): make these terms' ranges valid before they are read.
+   */
+  load?: (termIds: readonly number[]) => void;
 }
 
 export interface ScoredDoc {
@@ -81,6 +86,7 @@ export class Bm25Scorer {
 
   /** The score of one document for the given term ids (0 if it matches none); for explanations. */
   scoreDoc(termIds: number[], doc: number): number {
+    this.p.load?.(termIds);
     let s = 0;
     for (const t of termIds) {
       const start = this.p.postOff[t]!;
@@ -139,15 +145,18 @@ export class Bm25Scorer {
   private touched?: Uint32Array;
 
   /**
-   * Top k documents for a set of distinct term ids: MaxScore, term at a time.
-   *  1. Terms sorted by upper bound; a floor on the k-th score from a few documents of the
-   *     rarest term (seedThreshold) makes the low-bound prefix of terms "non-essential": a
-   *     document matching only those cannot reach the floor.
-   *  2. The essential terms' postings are added into per-document accumulators (a tight loop
-   *     over typed arrays). An accumulator is a lower bound of that document's score, so the
-   *     k-th largest accumulator raises the floor.
-   *  3. Only documents whose accumulator plus the non-essential bounds reaches the floor are
-   *     completed, by seeking in the non-essential lists, into a top-k heap.
+   * Top k documents for a set of distinct term ids: MaxScore, term at a time, with a floor that
+   * rises as terms are added.
+   *  1. Terms sorted by upper bound (ub = idf · max tf weight); cum[i] = ub[0] + … + ub[i]. A floor
+   *     on the final k-th score starts from a sample (seedThreshold) and is raised after every
+   *     term to the k-th largest accumulator (each accumulator is a sum of exact contributions,
+   *     so a lower bound of its document's score).
+   *  2. Terms are added into per-document accumulators from the highest bound down. Before term i,
+   *     a document not yet seen can score at most cum[i]: once that is below the floor, terms
+   *     0..i are "non-essential" and are not walked. While walking term i, a document seen for the
+   *     first time whose weight plus cum[i-1] is below the floor is left out (it cannot reach it).
+   *  3. The non-essential terms are added only to documents already in play (a cheap pass: no
+   *     weight is computed for the others), and the top k are taken from the accumulators.
    * Every document whose true score could reach the final k-th score is scored in full, so the
    * result equals exhaustive scoring. Ties rank the lower document number first.
    */
@@ -159,70 +168,81 @@ export class Bm25Scorer {
       .sort((x, y) => x.ub - y.ub || x.t - y.t);
     const q = terms.length;
     if (q === 0 || k <= 0) return [];
+    this.p.load?.(terms.map((x) => x.t));
     const cum: number[] = [];
     terms.reduce((s, x, i) => (cum[i] = s + x.ub), 0);
 
     let floor = this.seedThreshold(terms, k);
-    let firstEssential = 0;
-    while (firstEssential < q - 1 && cum[firstEssential]! < floor * SLACK) firstEssential++;
-
     const acc = (this.acc ??= new Float64Array(this.p.docs));
     const touched = (this.touched ??= new Uint32Array(this.p.docs));
     let nTouched = 0;
-    for (let i = firstEssential; i < q; i++) {
-      const { t, idf } = terms[i]!;
+    // Terms 0..last are not walked (non-essential); -1 when every term was walked.
+    let last = q - 1;
+    for (; last >= 0 && cum[last]! >= floor * SLACK; last--) {
+      const { t, idf } = terms[last]!;
+      // A first contribution below this cannot lift a new document to the floor.
+      const newCut = floor * SLACK - (last > 0 ? cum[last - 1]! : 0);
       for (let at = postOff[t]!, end = postOff[t + 1]!; at < end; at++) {
         const d = postDocs[at]!;
         const tf = postTfs[at]!;
+        const w = idf * (tf / (tf + norm[d]!));
         const before = acc[d]!;
-        if (before === 0) touched[nTouched++] = d;
+        if (before === 0) {
+          if (w < newCut) continue;
+          touched[nTouched++] = d;
+        }
+        acc[d] = before + w;
+      }
+      // A higher floor only matters if the next term would otherwise be walked.
+      if (nTouched >= k && last > 0 && cum[last - 1]! >= floor * SLACK) floor = Math.max(floor, kthLargest(acc, touched, nTouched, k));
+    }
+
+    // Terms 0..last cannot bring in a new document: add them only to documents already in play
+    // (a document left out or never seen scores below the floor, so cannot be in the top k).
+    for (let i = last; i >= 0; i--) {
+      const { t, idf } = terms[i]!;
+      for (let at = postOff[t]!, end = postOff[t + 1]!; at < end; at++) {
+        const d = postDocs[at]!;
+        const before = acc[d]!;
+        if (before === 0) continue;
+        const tf = postTfs[at]!;
         acc[d] = before + idf * (tf / (tf + norm[d]!));
       }
     }
 
-    // Raise the floor to the k-th largest accumulator (each is a lower bound of a true score).
-    const lower = new TopK(k);
-    for (let i = 0; i < nTouched; i++) {
-      const d = touched[i]!;
-      const a = acc[d]!;
-      if (!lower.full || a > lower.minScore) lower.push(d, a);
-    }
-    if (lower.full && lower.minScore > floor) floor = lower.minScore;
-
-    // Candidates that can still reach the floor, in document order so seeks only move forward.
-    const rest = firstEssential > 0 ? cum[firstEssential - 1]! : 0;
-    const cutoff = floor * SLACK;
-    const candidates: number[] = [];
-    for (let i = 0; i < nTouched; i++) {
-      const d = touched[i]!;
-      if (acc[d]! + rest >= cutoff) candidates.push(d);
-    }
-    candidates.sort((x, y) => x - y);
-
     const heap = new TopK(k);
-    const pos = terms.map((x) => postOff[x.t]!);
-    const ends = terms.map((x) => postOff[x.t + 1]!);
-    for (const d of candidates) {
-      let score = acc[d]!;
-      const nd = norm[d]!;
-      let alive = true;
-      for (let i = firstEssential - 1; i >= 0; i--) {
-        const theta = heap.full ? Math.max(heap.minScore, floor) : floor;
-        if (score + cum[i]! < theta * SLACK) {
-          alive = false;
-          break;
-        }
-        const at = (pos[i] = seek(postDocs, pos[i]!, ends[i]!, d));
-        if (at < ends[i]! && postDocs[at] === d) {
-          const tf = postTfs[at]!;
-          score += terms[i]!.idf * (tf / (tf + nd));
-        }
-      }
-      if (alive && (!heap.full || score > heap.minScore || (score === heap.minScore && d < heap.minDoc))) heap.push(d, score);
+    for (let i = 0; i < nTouched; i++) {
+      const d = touched[i]!;
+      const score = acc[d]!;
+      if (!heap.full || score > heap.minScore || (score === heap.minScore && d < heap.minDoc)) heap.push(d, score);
     }
     for (let i = 0; i < nTouched; i++) acc[touched[i]!] = 0;
     return heap.sorted();
   }
+}
+
+/** The k-th largest of acc over the touched documents (k <= n): a min-heap of the k best values. */
+function kthLargest(acc: Float64Array, touched: Uint32Array, n: number, k: number): number {
+  const heap = new Float64Array(k);
+  for (let i = 0; i < k; i++) heap[i] = acc[touched[i]!]!;
+  heap.sort();
+  // heap is sorted ascending, hence a valid min-heap; sift replacements down.
+  for (let i = k; i < n; i++) {
+    const a = acc[touched[i]!]!;
+    if (a <= heap[0]!) continue;
+    let j = 0;
+    for (;;) {
+      const l = 2 * j + 1;
+      if (l >= k) break;
+      const r = l + 1;
+      const c = r < k && heap[r]! < heap[l]! ? r : l;
+      if (heap[c]! >= a) break;
+      heap[j] = heap[c]!;
+      j = c;
+    }
+    heap[j] = a;
+  }
+  return heap[0]!;
 }
 
 const SEED_DOCS = 64;

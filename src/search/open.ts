@@ -9,6 +9,7 @@ import { grep, loadGrepIndex, type GrepIndex } from './grep/index.js';
 import { makeSnippet, type TermHit } from './snippet.js';
 import { scanWords, WordTable } from './tokenize.js';
 import { IndexChunkStore } from './store.js';
+import { PagedFile } from './lazy.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
 
 export interface OpenOptions {
@@ -38,8 +39,11 @@ export class SearchIndex implements Searcher {
     readonly manifest: Manifest,
     readonly store: IndexChunkStore,
     readonly scorer: Bm25Scorer,
-    private readonly grepIndex: GrepIndex | undefined,
+    /** Reads the grep prefilter (undefined when the index has none); called on the first grep. */
+    private readonly loadGrep: () => GrepIndex | undefined,
     private readonly snippetChars: number,
+    /** The files read on demand, closed by close(). */
+    private readonly files: readonly PagedFile[] = [],
   ) {
     this.analyzer = new Analyzer(manifest.analyzer);
   }
@@ -104,8 +108,16 @@ export class SearchIndex implements Searcher {
     return makeSnippet(text, hits, length);
   }
 
+  private grepIndex: GrepIndex | undefined | null = null;
+
   grep(pattern: string, options?: GrepOptions): GrepResult {
+    if (this.grepIndex === null) this.grepIndex = this.loadGrep();
     return grep(this.store, this.grepIndex, pattern, options);
+  }
+
+  /** Close the index files (a closed index cannot read what it has not read yet). */
+  close(): void {
+    for (const f of this.files) f.close();
   }
 
   read(id: string): Chunk | undefined {
@@ -123,49 +135,90 @@ export class SearchIndex implements Searcher {
 }
 
 /**
- * Load an index directory: check the manifest (format, version, file sizes), then read each file
- * into memory and view it as its typed array. Nothing is parsed or rebuilt.
+ * Load an index directory: check the manifest (format, version, file sizes), read the small
+ * arrays (offsets, lengths, vocabulary) into memory and view each as its typed array, and open the
+ * large ones (texts, postings, ids, titles) as PagedFiles, read page by page when first needed.
+ * Nothing is parsed or rebuilt; the grep prefilter is read on the first grep.
  */
 export async function openIndex(dir: string, options: OpenOptions = {}): Promise<SearchIndex> {
   const m = readManifest(dir);
   if (endianness() !== 'LE') throw new Error('sleuth indexes are little-endian; this machine is big-endian');
-  const load = (name: string): Uint8Array => {
+  const sizeOf = (name: string): number => {
     const expected = m.files[name];
     if (expected === undefined) throw new InputError(`index ${dir}: manifest lists no ${name}; rebuild with \`sleuth index\``);
+    return expected;
+  };
+  const unreadable = (name: string, err: unknown): never => {
+    if (err instanceof InputError) throw err;
+    throw new InputError(`index ${dir}: cannot read ${name} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); rebuild with \`sleuth index\``);
+  };
+  const load = (name: string): Uint8Array => {
     try {
-      return readWhole(join(dir, name), expected);
+      return readWhole(join(dir, name), sizeOf(name));
     } catch (err) {
-      if (err instanceof InputError) throw err;
-      throw new InputError(`index ${dir}: cannot read ${name} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); rebuild with \`sleuth index\``);
+      return unreadable(name, err);
     }
   };
+  const files: PagedFile[] = [];
+  const paged = (name: string): PagedFile => {
+    try {
+      const f = new PagedFile(join(dir, name), sizeOf(name));
+      files.push(f);
+      return f;
+    } catch (err) {
+      for (const f of files) f.close();
+      return unreadable(name, err);
+    }
+  };
+  const wrongSize = (name: string, entries: number, expected: number) =>
+    new InputError(`index ${dir}: ${name} holds ${entries} entries, expected ${expected}; rebuild with \`sleuth index\``);
   const u32 = (name: string, length: number) => {
     const b = load(name);
-    if (b.byteLength !== length * 4) throw new InputError(`index ${dir}: ${name} holds ${b.byteLength / 4} entries, expected ${length}; rebuild with \`sleuth index\``);
+    if (b.byteLength !== length * 4) throw wrongSize(name, b.byteLength / 4, length);
     return new Uint32Array(b.buffer, b.byteOffset, length);
   };
   const { docs: N, terms: T, postings: P } = m.counts;
   const texts = load('text.off');
-  if (texts.byteLength !== (N + 1) * 8) throw new InputError(`index ${dir}: text.off has the wrong size; rebuild with \`sleuth index\``);
-  const tfBytes = load('post.tfs');
-  if (tfBytes.byteLength !== P * 2) throw new InputError(`index ${dir}: post.tfs has the wrong size; rebuild with \`sleuth index\``);
+  if (texts.byteLength !== (N + 1) * 8) throw wrongSize('text.off', texts.byteLength / 8, N + 1);
   const maxTfBytes = load('term.maxtf');
-  if (maxTfBytes.byteLength !== T * 8) throw new InputError(`index ${dir}: term.maxtf has the wrong size; rebuild with \`sleuth index\``);
+  if (maxTfBytes.byteLength !== T * 8) throw wrongSize('term.maxtf', maxTfBytes.byteLength / 8, T);
+  const idOff = u32('ids.off', N + 1);
+  const idOrder = u32('ids.order', N);
+  const titleOff = u32('titles.off', N + 1);
+  const metaOff = u32('meta.off', N + 1);
+  const doclen = u32('doclen', N);
+  const termBytes = load('terms.bin');
+  const termOff = u32('terms.off', T + 1);
+  const postOff = u32('post.off', T + 1);
+  if (sizeOf('post.docs') !== P * 4) throw wrongSize('post.docs', sizeOf('post.docs') / 4, P);
+  if (sizeOf('post.tfs') !== P * 2) throw wrongSize('post.tfs', sizeOf('post.tfs') / 2, P);
 
+  const docsFile = paged('post.docs');
+  const tfsFile = paged('post.tfs');
   const store = new IndexChunkStore(
-    load('ids.bin'), u32('ids.off', N + 1), u32('ids.order', N),
-    load('titles.bin'), u32('titles.off', N + 1),
-    m.textShards.map((s) => ({ firstDoc: s.firstDoc, start: s.start, bytes: load(s.file) })),
+    paged('ids.bin'), idOff, idOrder,
+    paged('titles.bin'), titleOff,
+    m.textShards.map((s) => ({ firstDoc: s.firstDoc, start: s.start, bytes: paged(s.file) })),
     new Float64Array(texts.buffer, texts.byteOffset, N + 1),
-    load('meta.bin'), u32('meta.off', N + 1),
+    paged('meta.bin'), metaOff,
   );
+  // A term's postings are read from disk the first time a query needs them.
+  const termLoaded = new Uint8Array(T);
+  const loadTerms = (termIds: readonly number[]) => {
+    for (const t of termIds) {
+      if (termLoaded[t] === 1) continue;
+      docsFile.ensure(postOff[t]! * 4, postOff[t + 1]! * 4);
+      tfsFile.ensure(postOff[t]! * 2, postOff[t + 1]! * 2);
+      termLoaded[t] = 1;
+    }
+  };
   const scorer = new Bm25Scorer({
     docs: N, avgdl: m.avgdl, k1: m.bm25.k1, b: m.bm25.b,
-    doclen: u32('doclen', N),
-    termBytes: load('terms.bin'), termOff: u32('terms.off', T + 1),
-    postOff: u32('post.off', T + 1), postDocs: u32('post.docs', P),
-    postTfs: new Uint16Array(tfBytes.buffer, tfBytes.byteOffset, P),
+    doclen, termBytes, termOff, postOff,
+    postDocs: new Uint32Array(docsFile.bytes.buffer, docsFile.bytes.byteOffset, P),
+    postTfs: new Uint16Array(tfsFile.bytes.buffer, tfsFile.bytes.byteOffset, P),
     maxTf: new Float64Array(maxTfBytes.buffer, maxTfBytes.byteOffset, T),
+    load: loadTerms,
   }, options.seedMinPostings);
-  return new SearchIndex(dir, m, store, scorer, loadGrepIndex(dir), options.snippetChars ?? 240);
+  return new SearchIndex(dir, m, store, scorer, () => loadGrepIndex(dir), options.snippetChars ?? 240, files);
 }

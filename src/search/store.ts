@@ -2,29 +2,36 @@ import type { ChunkStore } from './types.js';
 
 const decoder = new TextDecoder();
 
+/** Bytes of a file by range: a PagedFile (read on demand) or an array already in memory. */
+export interface ByteSource {
+  range(from: number, to: number): Uint8Array;
+}
+
 export interface TextShard {
   firstDoc: number;
   /** Global byte offset of the shard's first byte. */
   start: number;
-  bytes: Uint8Array;
+  bytes: ByteSource;
 }
 
 /**
  * The chunks of an index, read straight from the index files' bytes: ids, titles, texts and
- * metadata as UTF-8 with offset arrays. Strings are decoded only when asked for.
+ * metadata as UTF-8 with offset arrays. Strings are decoded only when asked for; with PagedFile
+ * sources, bytes are read from disk only when first asked for. The texts of consecutive documents
+ * of one shard lie back to back in one buffer (grep scans a block of them at once).
  */
 export class IndexChunkStore implements ChunkStore {
   readonly size: number;
 
   constructor(
-    private readonly idBytes: Uint8Array,
+    private readonly idBytes: ByteSource,
     private readonly idOff: Uint32Array,
     private readonly idOrder: Uint32Array,
-    private readonly titleBytes: Uint8Array,
+    private readonly titleBytes: ByteSource,
     private readonly titleOff: Uint32Array,
     private readonly shards: TextShard[],
     private readonly textOff: Float64Array,
-    private readonly metaBytes: Uint8Array,
+    private readonly metaBytes: ByteSource,
     private readonly metaOff: Uint32Array,
   ) {
     this.size = idOrder.length;
@@ -36,12 +43,12 @@ export class IndexChunkStore implements ChunkStore {
 
   id(doc: number): string {
     this.check(doc);
-    return decoder.decode(this.idBytes.subarray(this.idOff[doc]!, this.idOff[doc + 1]!));
+    return decoder.decode(this.idBytes.range(this.idOff[doc]!, this.idOff[doc + 1]!));
   }
 
   title(doc: number): string {
     this.check(doc);
-    return decoder.decode(this.titleBytes.subarray(this.titleOff[doc]!, this.titleOff[doc + 1]!));
+    return decoder.decode(this.titleBytes.range(this.titleOff[doc]!, this.titleOff[doc + 1]!));
   }
 
   textBytes(doc: number): Uint8Array {
@@ -50,7 +57,7 @@ export class IndexChunkStore implements ChunkStore {
     let s = this.shards.length - 1;
     while (s > 0 && this.shards[s]!.firstDoc > doc) s--;
     const shard = this.shards[s]!;
-    return shard.bytes.subarray(this.textOff[doc]! - shard.start, this.textOff[doc + 1]! - shard.start);
+    return shard.bytes.range(this.textOff[doc]! - shard.start, this.textOff[doc + 1]! - shard.start);
   }
 
   text(doc: number): string {
@@ -60,7 +67,7 @@ export class IndexChunkStore implements ChunkStore {
   /** The chunk's metadata, or undefined when it had none. */
   meta(doc: number): Record<string, unknown> | undefined {
     this.check(doc);
-    const bytes = this.metaBytes.subarray(this.metaOff[doc]!, this.metaOff[doc + 1]!);
+    const bytes = this.metaBytes.range(this.metaOff[doc]!, this.metaOff[doc + 1]!);
     return bytes.length === 0 ? undefined : (JSON.parse(decoder.decode(bytes)) as Record<string, unknown>);
   }
 
