@@ -69,9 +69,10 @@ export function keywordQuery(query: string): string {
 
 /**
  * Search the query, curate the top k hits, finish. In QA: search, answer with the top hit's title.
- * With `keywords`, the search is the query's keywords (keywordQuery) rather than the whole question.
+ * With `keywords`, the search is the query's keywords (keywordQuery) rather than the whole question;
+ * with `searchK`, the search asks for that many hits (default k) and the top k are curated.
  */
-export function baselineAgent(k = 10, spec = 'baseline', options: { keywords?: boolean } = {}): Agent {
+export function baselineAgent(k = 10, spec = 'baseline', options: { keywords?: boolean; searchK?: number } = {}): Agent {
   return new ScriptedAgent(spec, function* (ctx): Plan {
     if (ctx.env.name === 'qa') {
       const results = yield turn('Search the question.', call('search', { query: ctx.task.query }));
@@ -79,7 +80,7 @@ export function baselineAgent(k = 10, spec = 'baseline', options: { keywords?: b
       return;
     }
     const query = options.keywords ? keywordQuery(ctx.task.query) : ctx.task.query;
-    const results = yield turn('Search the query.', call('bm25_search', { query, k }));
+    const results = yield turn('Search the query.', call('bm25_search', { query, k: options.searchK ?? k }));
     const top = idsIn(results).slice(0, k);
     if (top.length === 0) {
       yield turn('Nothing found.', call('finish', {}));

@@ -1,5 +1,6 @@
 import type { Sampler } from '../backend/types.js';
 import type { ParsedCall, Renderer } from '../protocol/types.js';
+import { writeTurnTokens } from '../protocol/write-turn.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
 
 export interface TokenSampling {
@@ -8,6 +9,21 @@ export interface TokenSampling {
   topK?: number;
   /** Base seed; each sample of a task adds its index, so N samples differ but reruns repeat. */
   seed?: number;
+  /**
+   * Calls the harness writes as the episode's first turn, before the model writes anything (e.g.
+   * a search for the question: openingSearch). Their tokens are inserted, not sampled, so they
+   * carry no loss; the model starts from their results.
+   */
+  opening?: (ctx: AgentContext) => { name: string; arguments: unknown }[];
+}
+
+/**
+ * An opening turn that searches the whole question for its top k hits: a model too small to copy
+ * the question into a query (sleuth's local model) still starts from the question's own results,
+ * and learns what to curate and what to search next.
+ */
+export function openingSearch(k: number): (ctx: AgentContext) => { name: string; arguments: unknown }[] {
+  return (ctx) => [{ name: 'bm25_search', arguments: { query: ctx.task.query, k } }];
 }
 
 /**
@@ -54,6 +70,16 @@ class TokenSession implements AgentSession {
             // The calls handed back are the ParsedCalls this session returned; raw is kept as written.
             results.map(({ call, result }) => ({ call: { ...call, raw: call.raw ?? '' } as ParsedCall, result })),
           );
+    const opening = this.lastSampled === undefined ? this.agent.sampling.opening?.(this.ctx) : undefined;
+    if (opening?.length) {
+      // The harness writes the first turn; it is recorded as inserted tokens with no sampled ones.
+      const written = writeTurnTokens(renderer, { calls: opening });
+      const all = [...inserted, ...written];
+      for (const t of all) this.context.push(t);
+      this.lastSampled = written;
+      const parsed = renderer.parse(written, { stopReason: 'stop' });
+      return { text: '', calls: parsed.calls, insertedTokens: all, sampledTokens: [], sampledLogprobs: [], promptTokens: inserted.length, completionTokens: 0 };
+    }
     for (const t of inserted) this.context.push(t);
     const promptTokens = this.context.length;
     const room = budgets.contextTokens - promptTokens;

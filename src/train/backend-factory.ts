@@ -1,7 +1,7 @@
 import { createLocalBackend, type LocalBackend } from '../backend/local/index.js';
 import type { Sampler, TrainingBackend } from '../backend/types.js';
 import type { Agent } from '../agent/types.js';
-import { TokenAgent } from '../agent/token-agent.js';
+import { openingSearch, TokenAgent, type TokenSampling } from '../agent/token-agent.js';
 import { InputError } from '../errors.js';
 import { getRenderer } from '../protocol/registry.js';
 import type { Renderer } from '../protocol/types.js';
@@ -30,6 +30,11 @@ export interface BackendFactoryOptions {
   /** Resume from this saved state (a path or tinker:// URI from checkpoints.jsonl). */
   resumeFrom?: string;
   log?: (line: string) => void;
+}
+
+/** How the trainer's agents sample: temperature, seed, and the config's opening search. */
+export function samplingOf(config: Pick<TrainConfig, 'openingSearch'>, temperature: number, seed?: number): TokenSampling {
+  return { temperature, ...(seed !== undefined ? { seed } : {}), ...(config.openingSearch ? { opening: openingSearch(config.openingSearch) } : {}) };
 }
 
 /** A variable, so the build does not require the module to exist. */
@@ -64,7 +69,7 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
       backend,
       renderer,
       contextLimit: backend.config.context,
-      agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, { temperature, ...(seed !== undefined ? { seed } : {}) }),
+      agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, samplingOf(config, temperature, seed)),
     };
   }
   let mod: TinkerModule;
@@ -87,6 +92,6 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
   return {
     backend,
     renderer,
-    agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, { temperature, ...(seed !== undefined ? { seed } : {}) }),
+    agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, samplingOf(config, temperature, seed)),
   };
 }

@@ -21,10 +21,12 @@ import { localRenderer } from './local-agent.js';
  * (`sleuth demo --build-base`; two training threads, whose gradients the backend adds in a fixed
  * order, and every choice seeded).
  *
- * Transcripts are real episodes of the scripted baseline (search, curate the top k, finish; k
- * varies) in the search environment, rendered in the local model's format: on the training split's
- * questions and on pseudo-queries made from corpus chunks (a title and the opening words). The
- * eval split is never read. Loss is next-token cross-entropy on every token.
+ * Transcripts are real episodes of the scripted baseline in the search environment, rendered in
+ * the local model's format: the opening search for the question (top `openingSearch` hits, written
+ * by the harness, as the demo's agents get it), then curate the top k (k varies) and finish; on the
+ * training split's questions and on pseudo-queries made from corpus chunks (a title and the
+ * opening words). The eval split is never read. Phase 1's loss is next-token cross-entropy on
+ * every token; the tuning rounds' is on the model-written tokens only.
  */
 export interface BaseBuildOptions {
   out: string;
@@ -38,12 +40,14 @@ export interface BaseBuildOptions {
   batch: number;
   /** Corpus-derived pseudo-queries besides the training questions. */
   pseudoQueries: number;
+  /** k of the harness's opening search (TrainConfig.openingSearch of configs/local-demo.json). */
+  openingSearch: number;
   learningRate: number;
   seed: number;
   log?: (line: string) => void;
 }
 
-export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: [150, 150, 1000], batch: 8, pseudoQueries: 1000, learningRate: 3e-3, seed: 0 };
+export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: [300], batch: 8, pseudoQueries: 1000, openingSearch: 10, learningRate: 3e-3, seed: 0 };
 
 export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
   const log = o.log ?? (() => {});
@@ -115,8 +119,8 @@ export async function tuneOnTranscripts(from: string, dir: string, name: string,
   return losses;
 }
 
-/** Rendered baseline episodes (keyword queries, k = 1..8) on the training questions and on corpus pseudo-queries; deterministic. */
-export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pick<BaseBuildOptions, 'pseudoQueries' | 'seed'>, rng = seededRandom(o.seed + 101)): Promise<{ streams: number[][]; masks: number[][] }> {
+/** Rendered baseline episodes (the opening search, then curate the top k = 1..8) on the training questions and on corpus pseudo-queries; deterministic. */
+export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pick<BaseBuildOptions, 'pseudoQueries' | 'seed' | 'openingSearch'>, rng = seededRandom(o.seed + 101)): Promise<{ streams: number[][]; masks: number[][] }> {
   const renderer = localRenderer(tokenizer);
   const set = await loadTaskSet('default');
   const env = new SearchEnvironment(await openIndex(set.indexDir));
@@ -129,8 +133,8 @@ export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pi
   });
   const streams: number[][] = [], masks: number[][] = [];
   for (const [i, task] of [...set.tasks('train'), ...pseudo].entries()) {
-    const r = await runEpisode(baselineAgent(1 + ((i * 7 + o.seed) % 8), 'baseline', { keywords: true }), env, task);
-    const s = renderRollout(renderer, env, task, r);
+    const r = await runEpisode(baselineAgent(1 + ((i * 7 + o.seed) % 8), 'baseline', { searchK: o.openingSearch }), env, task);
+    const s = renderRollout(renderer, env, task, r, { openingTurns: 1 });
     if (s.tokens.length <= ctx) {
       streams.push(s.tokens);
       masks.push(s.mask);

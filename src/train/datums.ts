@@ -3,6 +3,7 @@ import type { Datum } from '../backend/types.js';
 import type { Environment, ToolResult } from '../env/types.js';
 import type { ParsedCall, Renderer } from '../protocol/types.js';
 import type { Task } from '../tasks/task.js';
+import { writeTurnTokens } from '../protocol/write-turn.js';
 
 /**
  * Training sequences from rollouts. The sequence of a token-level episode is, turn by turn, the
@@ -75,17 +76,23 @@ export function trimInserted(s: TokenStream): TokenStream {
   return { tokens: s.tokens.slice(0, end), mask: s.mask.slice(0, end), logprobs: s.logprobs.slice(0, end) };
 }
 
-/** Renderers that can write a turn the way a model following the format would (compact, Harmony, Qwen3). */
-type TurnWriter = Renderer & { renderAssistant?(text: string, calls: { name: string; arguments: unknown }[]): string };
+export interface RenderRolloutOptions {
+  /** Keep the turns' text (default: dropped; the student learns to act). */
+  keepText?: boolean;
+  /**
+   * The first N turns were written by the harness, not the student (an opening search): their
+   * tokens are inserted (mask 0), as a TokenAgent with that opening inserts them.
+   */
+  openingTurns?: number;
+}
 
 /**
  * Render any rollout (a scripted teacher's, a chat model's) into the student's token format: the
  * prompt, then per turn the canonical tokens of the turn's calls (mask 1) and the renderer's
- * tool-result tokens (mask 0). Turn text is dropped unless `keepText` (the student learns to act).
+ * tool-result tokens (mask 0).
  */
-export function renderRollout(format: Renderer, env: Environment, task: Task, rollout: Rollout, keepText = false): TokenStream {
+export function renderRollout(format: Renderer, env: Environment, task: Task, rollout: Rollout, options: RenderRolloutOptions = {}): TokenStream {
   const renderer = format.forEpisode?.() ?? format;
-  const w = renderer as TurnWriter;
   const tokens: number[] = [], mask: number[] = [];
   const push = (ts: number[], m: number) => {
     for (const t of ts) {
@@ -96,12 +103,9 @@ export function renderRollout(format: Renderer, env: Environment, task: Task, ro
   push(renderer.prompt({ system: env.systemPrompt(), user: env.userPrompt(task), tools: env.tools }), 0);
   rollout.turns.forEach((turn, i) => {
     const calls = turn.calls.map((c) => ({ name: c.name, arguments: typeof c.arguments === 'string' ? safeJson(c.arguments) : c.arguments }));
-    const text = keepText ? turn.text : '';
-    let written: number[];
-    if (w.writeTurn) written = w.writeTurn({ text, calls });
-    else if (w.renderAssistant) written = renderer.encode(w.renderAssistant(text, calls));
-    else throw new Error(`renderer ${renderer.name} cannot write turns (no writeTurn)`);
-    push(written, 1);
+    const text = options.keepText ? turn.text : '';
+    const written = writeTurnTokens(renderer, { text, calls });
+    push(written, i < (options.openingTurns ?? 0) ? 0 : 1);
     if (i < rollout.turns.length - 1) {
       const results: { call: ParsedCall; result: ToolResult }[] = turn.calls.map((c) => ({ call: { name: c.name, arguments: c.arguments, status: c.status, raw: c.raw ?? '' }, result: c.result }));
       push(renderer.toolResults(written, results), 0);

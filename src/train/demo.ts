@@ -110,12 +110,12 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
     }).then((r) => r.summary);
 
   const baseline = await phase('eval baseline', () => evalRun('baseline', baselineAgent(10)));
-  const base = await phase('eval base model', () => evalRun('base', localAgent(`local:${basePath}`, loadSampler(basePath), config.temperature, config.seed + 1)));
+  const base = await phase('eval base model', () => evalRun('base', localAgent(`local:${basePath}`, loadSampler(basePath), config.temperature, config.seed + 1, config.openingSearch)));
 
   const sftRun = await phase('sft', async () => {
     const sftConfig = parseTrainConfig({ ...raw, model: basePath, epochs: plan.sft.epochs, adam: { ...config.adam, learningRate: plan.sft.learningRate } }, 'demo sft');
     const setup = await createBackend(sftConfig, { checkpointDir: join(dir, 'sft', 'checkpoints') });
-    const teacher = baselineSweepAgent(plan.sft.ks);
+    const teacher = baselineSweepAgent(plan.sft.ks, undefined, config.openingSearch);
     const r = await runSft({
       dir: join(dir, 'sft'),
       record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: 1, threshold: plan.sft.threshold },
@@ -138,6 +138,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
       concurrency: sftConfig.concurrency,
       seed: sftConfig.seed,
       maxTokens: sftConfig.budgets.contextTokens,
+      openingSearch: sftConfig.openingSearch,
       log: (l) => log(`  ${l}`),
       onEpoch: (e, loss, s) => log(`  sft epoch ${e}: loss ${loss.toFixed(3)}, eval reward ${num(s?.['reward'])}`),
     });

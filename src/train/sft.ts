@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Rollout } from '../agent/rollout.js';
 import type { Agent } from '../agent/types.js';
 import { runEpisode } from '../agent/episode.js';
+import { InputError } from '../errors.js';
 import type { AdamParams, Datum, Sampler } from '../backend/types.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Price } from '../eval/cost.js';
@@ -85,6 +86,11 @@ export interface SftOptions {
   seed: number;
   /** Longest training sequence (the model's context); longer demonstrations are skipped. */
   maxTokens: number;
+  /**
+   * k of the student's opening search (TrainConfig.openingSearch; 0 = none): the teacher's first
+   * turn must be exactly that search, and it is rendered as inserted tokens, as the student gets it.
+   */
+  openingSearch?: number;
   log?: (line: string) => void;
   onEpoch?: (epoch: number, loss: number, summary: Summary | undefined) => void;
 }
@@ -103,6 +109,15 @@ export interface SftResult {
   best: { epoch: number; samplerPath: string; reward: number | null };
 }
 
+/** The teacher's first turn must be the opening search the student will be given. */
+function checkOpening(teacher: string, task: Task, r: Rollout, k: number): void {
+  const first = r.turns[0]?.calls ?? [];
+  const args = first[0]?.arguments as { query?: unknown; k?: unknown } | undefined;
+  if (first.length !== 1 || first[0]!.name !== 'bm25_search' || args?.query !== task.query || args?.k !== k) {
+    throw new InputError(`teacher ${teacher}: with openingSearch ${k} the teacher's first turn must be bm25_search {query: the question, k: ${k}} (baseline-sweep does this); task ${task.id} opened with ${JSON.stringify(first.map((c) => ({ name: c.name, arguments: c.arguments })))}`);
+  }
+}
+
 export async function runSft(o: SftOptions): Promise<SftResult> {
   const log = o.log ?? (() => {});
   openRunDir(o.dir, { kind: 'sft', ...o.record }, []);
@@ -116,7 +131,8 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
   await pool(jobs, o.concurrency, async ({ task, sample }) => {
     const r = await runEpisode(o.teacher, o.env, task, o.budgets, { sample });
     r.reward = scoreRollout(task, r, o.rubric);
-    const stream = renderRollout(renderer, o.env, task, r);
+    if (o.openingSearch) checkOpening(o.teacher.spec, task, r, o.openingSearch);
+    const stream = renderRollout(renderer, o.env, task, r, { openingTurns: o.openingSearch ? 1 : 0 });
     const length = stream.mask.reduce((s, m) => s + m, 0);
     const list = byTask.get(task.id) ?? [];
     list[sample] = { rollout: r, length, stream };

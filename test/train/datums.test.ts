@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import type { Rollout, TurnRecord } from '../../src/agent/rollout.js';
 import { baselineAgent } from '../../src/agent/scripted.js';
-import { TokenAgent } from '../../src/agent/token-agent.js';
+import { openingSearch, TokenAgent } from '../../src/agent/token-agent.js';
 import type { LocalBackend } from '../../src/backend/local/index.js';
 import { SearchEnvironment } from '../../src/env/search/env.js';
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
@@ -120,5 +120,33 @@ describe('datums of a real token-level episode', () => {
     });
     // The curate turn names chunks by their episode numbers, not by their ids.
     expect(renderer.decode(spans[1]!)).toMatch(/"ids":\[1,2,3\]/);
+  });
+
+  it('an opening search is written by the harness: recorded as a turn with calls and no sampled tokens, and it carries no loss', async () => {
+    const sampler = await backend.saveWeightsForSampler('s-open');
+    const renderer = localRenderer(backend.tokenizer);
+    const agent = new TokenAgent('tiny', renderer, sampler, { temperature: 1, seed: 9, opening: openingSearch(4) });
+    const task = tasks[2]!;
+    const r = await runEpisode(agent, env, task, { maxTurns: 3, maxTokensPerTurn: 12, contextTokens: 1000 });
+    const first = r.turns[0]!;
+    expect(first.sampledTokens).toEqual([]);
+    expect(first.calls.map((c) => [c.name, c.arguments, c.status, c.result.outcome])).toEqual([['bm25_search', { query: task.query, k: 4 }, 'ok', 'ok']]);
+    expect(r.trajectory.length).toBe(4);
+    // The opening call's tokens follow the prompt, inserted (mask 0); the model writes from turn 1 on.
+    const prompt = renderer.prompt({ system: env.systemPrompt(), user: env.userPrompt(task), tools: env.tools });
+    expect(first.insertedTokens.slice(0, prompt.length)).toEqual(prompt);
+    expect(renderer.decode(first.insertedTokens.slice(prompt.length))).toBe(`<|call|>${JSON.stringify({ name: 'bm25_search', arguments: { query: task.query, k: 4 } })}<|end|>`);
+    expect(r.turns[1]!.sampledTokens.length).toBeGreaterThan(0);
+    const stream = tokenStream(r);
+    expect(stream.mask.slice(0, first.insertedTokens.length).every((m) => m === 0)).toBe(true);
+    expect(rlDatum(r, 1)!.targetTokens.filter((_, i) => rlDatum(r, 1)!.weights[i] === 1)).toEqual(r.turns.flatMap((t) => t.sampledTokens));
+    // A teacher that opens with the same search, rendered with openingTurns 1, gives the student's
+    // exact token stream up to its first own turn.
+    const teacher = await runEpisode(baselineAgent(2, 'baseline', { searchK: 4 }), env, task);
+    const t = renderRollout(renderer, env, task, teacher, { openingTurns: 1 });
+    const upTo = first.insertedTokens.length + r.turns[1]!.insertedTokens.length;
+    expect(t.tokens.slice(0, upTo)).toEqual(stream.tokens.slice(0, upTo));
+    expect(t.mask.slice(0, upTo).every((m) => m === 0)).toBe(true);
+    expect(renderer.decode(t.tokens.slice(upTo).filter((_, i) => t.mask[upTo + i] === 1))).toBe('<|call|>{"name":"curate","arguments":{"ids":[1,2]}}<|call|>{"name":"finish","arguments":{}}<|end|>');
   });
 });

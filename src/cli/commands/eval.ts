@@ -34,6 +34,7 @@ export const EVAL_FLAGS = {
   'api-key-env': { type: 'string' },
   temperature: { type: 'string' },
   'max-turns': { type: 'string' },
+  'opening-search': { type: 'string' },
   seed: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -53,6 +54,8 @@ export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, o
   --api-key-env NAME    environment variable holding the openai: key (default OPENAI_API_KEY)
   --temperature T       sampling temperature for openai: agents
   --max-turns N         turn budget per episode (default: the environment's, 40 for search)
+  --opening-search K    local: agents open every episode with a search for the whole question
+                        (K hits), as models trained with openingSearch (the local demo's) expect
   --seed N              bootstrap seed (default 0)
   --json                print the summary as JSON`;
 
@@ -86,6 +89,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   }
   const maxTurns = values['max-turns'] === undefined ? undefined : intFlag(values['max-turns'], 'max-turns', 40, 1, 10_000);
   const seed = intFlag(values.seed, 'seed', 0);
+  const openingSearch = values['opening-search'] === undefined ? 0 : intFlag(values['opening-search'], 'opening-search', 0, 1, 50);
+  if (openingSearch && !agentSpec.startsWith('local:')) throw new InputError(`--opening-search is for local: agents (the harness writes their first turn), not '${agentSpec}'`);
 
   const pricesPath = values.prices ? resolve(values.prices) : undefined;
   const prices = loadPrices(pricesPath);
@@ -116,7 +121,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     }
     const index = await openIndex(set.indexDir);
     env = envName === 'qa' ? new QaEnvironment(index) : new SearchEnvironment(index);
-    agent = await resolveAgent(agentSpec, { corpus: index, openai });
+    agent = await resolveAgent(agentSpec, { corpus: index, openai, openingSearch });
     indexDir = set.indexDir;
   }
   if (limit !== undefined) tasks = tasks.slice(0, limit);
@@ -139,6 +144,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     // The name of the key's variable only: the key itself is never written.
     apiKeyEnv: agentSpec.startsWith('openai:') ? (values['api-key-env'] ?? 'OPENAI_API_KEY') : null,
     temperature: values.temperature === undefined ? null : Number(values.temperature),
+    openingSearch,
     createdAt: new Date().toISOString(),
   };
 
@@ -159,7 +165,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
         rubric,
         budgets,
         config,
-        identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets'],
+        identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
         price,
         bootstrap: { seed },
         onRollout: (_r, done, todo) => {

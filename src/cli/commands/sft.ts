@@ -60,7 +60,7 @@ export const command: Command = {
     const setup = await createBackend(config, { checkpointDir: join(dir, 'checkpoints'), log });
     // The invoice environment has its own scripted teachers (they run the gold route through the tools).
     const invoiceTeacher = config.env === 'invoices' ? ({ oracle: invoiceOracleAgent, baseline: invoiceBaselineAgent } as Record<string, () => Agent>)[values.teacher] : undefined;
-    const teacher = invoiceTeacher ? invoiceTeacher() : await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency } });
+    const teacher = invoiceTeacher ? invoiceTeacher() : await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch });
     const rubric = rubricOf(config);
     const price = priceOf(config);
     const maxTokens = setup.backend instanceof LocalBackend ? setup.backend.config.context : config.budgets.contextTokens;
@@ -86,6 +86,7 @@ export const command: Command = {
       concurrency: config.concurrency,
       seed: config.seed,
       maxTokens,
+      openingSearch: config.openingSearch,
       log,
       onEpoch: (epoch, loss, s) => log(`epoch ${epoch}/${epochs}: loss ${loss.toFixed(3)} per token${s ? `, eval reward ${num(s['reward'])} F1 ${num(s['f1'])} recall ${num(s['recall'])}` : ''}`),
     });
