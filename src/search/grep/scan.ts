@@ -72,8 +72,13 @@ function hasAssertion(node: Node): boolean {
   }
 }
 
-/** Below this many candidate documents in a block, testing them one by one beats one test of the whole block. */
-const MIN_FOR_BLOCK_TEST = 8;
+/**
+ * One regex test of a whole block pays only when most of its chunks are in play: the index names
+ * candidate chunks, not just blocks, so a few candidates are cheaper tested one by one (measured on
+ * 1M synthetic chunks, (?i) phrases: CPU per grep 3.05 ms with a block test from 9 candidates of 64,
+ * 2.57 ms with none). Patterns without a usable literal still test whole blocks.
+ */
+const blockTestWorthIt = (inPlay: number, blockSize: number) => inPlay * 2 > blockSize;
 
 /** Number of set bits in [from, to) of a bitmap, a word at a time. */
 function countBits(set: Uint32Array, from: number, to: number): number {
@@ -158,7 +163,7 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
       timedOut = true;
       break;
     }
-    if (compiled.contextFree && inPlay > MIN_FOR_BLOCK_TEST) {
+    if (compiled.contextFree && blockTestWorthIt(inPlay, blockSize)) {
       const span = blockSpan(store, from, to, b, blockSize);
       if (span !== undefined && !re.test(span as Buffer)) {
         scanned += to - from;
