@@ -16,6 +16,7 @@ const COMMANDS: Record<string, string> = {
   train: 'train',
   demo: 'demo',
   explore: 'explore',
+  curves: 'curves',
   serve: 'serve',
   'serve-tinker': 'serve-tinker',
 };

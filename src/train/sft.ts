@@ -110,7 +110,7 @@ export interface SftResult {
 }
 
 /** The teacher's first turn must be the opening search the student will be given. */
-function checkOpening(teacher: string, task: Task, r: Rollout, k: number): void {
+export function checkOpening(teacher: string, task: Task, r: Rollout, k: number): void {
   const first = r.turns[0]?.calls ?? [];
   const args = first[0]?.arguments as { query?: unknown; k?: unknown } | undefined;
   if (first.length !== 1 || first[0]!.name !== 'bm25_search' || args?.query !== task.query || args?.k !== k) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord, Rollout } from '../../src/agent/rollout.js';
 import type { Task } from '../../src/tasks/task.js';
-import { judgeAttempt, selectDemonstrations } from '../../src/train/sft.js';
+import { checkOpening, judgeAttempt, selectDemonstrations } from '../../src/train/sft.js';
 
 const task: Task = { id: 't', query: 'q', facts: [{ text: 'a', chunkIds: ['A'] }, { text: 'b', chunkIds: ['B', 'B2'] }] };
 
@@ -57,5 +57,13 @@ describe('the SFT rejection filter', () => {
     expect(selectDemonstrations(task, attempts, { threshold: 0.3, cap: 1 }).map((a) => a.tag)).toEqual(['b']);
     expect(selectDemonstrations(task, attempts, { threshold: 0.3, cap: 3 }).map((a) => a.tag)).toEqual(['b', 'c', 'a']);
     expect(selectDemonstrations(task, attempts, { threshold: 0.9, cap: 3 })).toEqual([]);
+  });
+
+  it('with an opening search, accepts only a teacher whose first turn is exactly that search', () => {
+    const opening = (args: unknown, name = 'bm25_search') => attempt({ reward: 1, calls: [{ ...call(name), arguments: args }], trajectory: [] });
+    expect(() => checkOpening('baseline-sweep', task, opening({ query: 'q', k: 10 }), 10)).not.toThrow();
+    expect(() => checkOpening('baseline:3', task, opening({ query: 'q', k: 3 }), 10)).toThrow(/teacher baseline:3: with openingSearch 10 the teacher's first turn must be bm25_search .* task t opened with/);
+    expect(() => checkOpening('t', task, opening({ query: 'other', k: 10 }), 10)).toThrow(/first turn must be/);
+    expect(() => checkOpening('t', task, opening({ pattern: 'q' }, 'grep_corpus'), 10)).toThrow(/first turn must be/);
   });
 });
