@@ -9,7 +9,7 @@
  * Only chunk texts are searched, not titles (titles are returned with each hit).
  */
 export { GrepIndexBuilder, DEFAULT_BLOCK_SIZE, type GrepBuilderOptions } from './builder.js';
-export { GrepIndex, loadGrepIndex, type DocSet } from './word-index.js';
+export { GrepIndex, loadGrepIndex, touchPages, type DocSet } from './word-index.js';
 export { grep, compilePattern, snippetAround, DEFAULT_K, DEFAULT_TIME_LIMIT_MS, DEFAULT_SNIPPET_CHARS, type CompiledPattern } from './scan.js';
 export { translatePythonRegex, type Translation } from './translate.js';
 export { parsePythonRegex } from './parse.js';
