@@ -10,7 +10,7 @@ export interface Postings {
   postOff: Uint32Array;
   postDocs: Uint32Array;
   postTfs: Uint16Array;
-  /** Per term, max over its postings of tf / (tf + norm(doc)). */
+  /** Per term, max over its postings of tf / (tf + norm(doc)): score bounds for pruning (topK needs none). */
   maxTf: Float64Array;
   /**
    * When postDocs/postTfs are filled on demand (a loaded index reads a term's postings from disk
@@ -30,23 +30,15 @@ export function bm25Idf(docs: number, df: number): number {
 }
 
 const encoder = new TextEncoder();
-/** Relative slack on pruning decisions, so float rounding can only make the scorer prune less. */
-const SLACK = 1 - 1e-9;
 
-/**
- * Top-k BM25 with MaxScore dynamic pruning. Results equal exhaustive scoring: a document is only
- * skipped when the sum of the upper bounds of the terms it could still match cannot beat the
- * current k-th score. Ties rank the lower document number first.
- */
+/** Top-k BM25 (Lucene's variant), exhaustive and exact; see topK. */
 export class Bm25Scorer {
   /** Per document, k1 * (1 - b + b * dl / avgdl), computed once at load. */
   private readonly norm: Float64Array;
 
-  /**
-   * seedMinPostings: sample a floor (seedThreshold) only for queries with at least this many
-   * postings; below that, plain term-at-a-time is cheaper. 0 samples always (tests use it).
-   */
-  constructor(readonly p: Postings, private readonly seedMinPostings = SEED_MIN_POSTINGS) {
+  /** segmentDocs: documents per scoring segment (a power of two; small only in tests, to cross many). */
+  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS) {
+    this.acc = new Float64Array(segmentDocs);
     this.norm = new Float64Array(p.docs);
     for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
   }
@@ -100,160 +92,70 @@ export class Bm25Scorer {
     return s;
   }
 
-  /**
-   * A true lower bound on the final k-th score: the k-th best full score among a sample of
-   * documents, the first SEED_DOCS postings of each of the SEED_TERMS highest-bound (rarest) terms,
-   * where documents matching several rare terms are likely. 0 when fewer than k were scored.
-   */
-  private seedThreshold(terms: QueryTerm[], k: number): number {
-    const { postOff, postDocs, postTfs } = this.p;
-    if (terms.length < 2) return 0;
-    // Sampling pays for itself only when there are many postings to skip.
-    let postings = 0;
-    for (const { t } of terms) postings += postOff[t + 1]! - postOff[t]!;
-    if (postings < this.seedMinPostings) return 0;
-    const picked: number[] = [];
-    for (const { t } of terms.slice(-SEED_TERMS)) {
-      const start = postOff[t]!;
-      const end = Math.min(postOff[t + 1]!, start + SEED_DOCS);
-      for (let i = start; i < end; i++) picked.push(postDocs[i]!);
-    }
-    const sorted = Uint32Array.from(picked).sort();
-    const docs: number[] = [];
-    for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) docs.push(sorted[i]!);
-    if (docs.length < k) return 0;
-    // Score the sample in document order, so every list is walked forward once.
-    const scores = new Float64Array(docs.length);
-    for (const { t, idf } of terms) {
-      let at = postOff[t]!;
-      const end = postOff[t + 1]!;
-      for (let j = 0; j < docs.length && at < end; j++) {
-        const d = docs[j]!;
-        at = seek(postDocs, at, end, d);
-        if (at < end && postDocs[at] === d) {
-          const tf = postTfs[at]!;
-          scores[j] += idf * (tf / (tf + this.norm[d]!));
-        }
-      }
-    }
-    scores.sort();
-    return scores[scores.length - k]!;
-  }
-
-  /** Score accumulators, one per document, all zero between queries; touched lists which to reset. */
-  private acc?: Float64Array;
-  private touched?: Uint32Array;
+  /** Score accumulators for one segment of documents, all zero between segments. */
+  private readonly acc: Float64Array;
 
   /**
-   * Top k documents for a set of distinct term ids: MaxScore, term at a time, with a floor that
-   * rises as terms are added.
-   *  1. Terms sorted by upper bound (ub = idf · max tf weight); cum[i] = ub[0] + … + ub[i]. A floor
-   *     on the final k-th score starts from a sample (seedThreshold) and is raised after every
-   *     term to the k-th largest accumulator (each accumulator is a sum of exact contributions,
-   *     so a lower bound of its document's score).
-   *  2. Terms are added into per-document accumulators from the highest bound down. Before term i,
-   *     a document not yet seen can score at most cum[i]: once that is below the floor, terms
-   *     0..i are "non-essential" and are not walked. While walking term i, a document seen for the
-   *     first time whose weight plus cum[i-1] is below the floor is left out (it cannot reach it).
-   *  3. The non-essential terms are added only to documents already in play (a cheap pass: no
-   *     weight is computed for the others), and the top k are taken from the accumulators.
-   * Every document whose true score could reach the final k-th score is scored in full, so the
-   * result equals exhaustive scoring. Ties rank the lower document number first.
+   * Top k documents for a set of distinct term ids, scored exhaustively: every posting of every
+   * query term is added into an accumulator, so the result is exact by construction.
+   *
+   * Term at a time within segments of SEGMENT_DOCS documents: each segment's accumulators and
+   * length norms stay in the CPU cache while the query's postings for that segment stream
+   * through, and the inner loop has no branch but its end test. (Measured on 1M synthetic chunks
+   * and the embedded questions, this beat MaxScore-style pruning, whose per-posting tests cost
+   * more than the additions they saved when the queries mix rare and very common terms.)
+   * Ties rank the lower document number first.
    */
   topK(termIds: readonly number[], k: number): ScoredDoc[] {
     const { postOff, postDocs, postTfs } = this.p;
     const norm = this.norm;
-    const terms: QueryTerm[] = [...new Set(termIds)]
-      .map((t) => ({ t, idf: this.idf(t), ub: this.idf(t) * this.p.maxTf[t]! }))
-      .sort((x, y) => x.ub - y.ub || x.t - y.t);
-    const q = terms.length;
+    const distinct = [...new Set(termIds)];
+    const q = distinct.length;
     if (q === 0 || k <= 0) return [];
-    this.p.load?.(terms.map((x) => x.t));
-    const cum: number[] = [];
-    terms.reduce((s, x, i) => (cum[i] = s + x.ub), 0);
-
-    let floor = this.seedThreshold(terms, k);
-    const acc = (this.acc ??= new Float64Array(this.p.docs));
-    const touched = (this.touched ??= new Uint32Array(this.p.docs));
-    let nTouched = 0;
-    // Terms 0..last are not walked (non-essential); -1 when every term was walked.
-    let last = q - 1;
-    for (; last >= 0 && cum[last]! >= floor * SLACK; last--) {
-      const { t, idf } = terms[last]!;
-      // A first contribution below this cannot lift a new document to the floor.
-      const newCut = floor * SLACK - (last > 0 ? cum[last - 1]! : 0);
-      for (let at = postOff[t]!, end = postOff[t + 1]!; at < end; at++) {
-        const d = postDocs[at]!;
-        const tf = postTfs[at]!;
-        const w = idf * (tf / (tf + norm[d]!));
-        const before = acc[d]!;
-        if (before === 0) {
-          if (w < newCut) continue;
-          touched[nTouched++] = d;
-        }
-        acc[d] = before + w;
-      }
-      // A higher floor only matters if the next term would otherwise be walked.
-      if (nTouched >= k && last > 0 && cum[last - 1]! >= floor * SLACK) floor = Math.max(floor, kthLargest(acc, touched, nTouched, k));
-    }
-
-    // Terms 0..last cannot bring in a new document: add them only to documents already in play
-    // (a document left out or never seen scores below the floor, so cannot be in the top k).
-    for (let i = last; i >= 0; i--) {
-      const { t, idf } = terms[i]!;
-      for (let at = postOff[t]!, end = postOff[t + 1]!; at < end; at++) {
-        const d = postDocs[at]!;
-        const before = acc[d]!;
-        if (before === 0) continue;
-        const tf = postTfs[at]!;
-        acc[d] = before + idf * (tf / (tf + norm[d]!));
-      }
-    }
+    this.p.load?.(distinct);
+    const idfs = Float64Array.from(distinct, (t) => this.idf(t));
+    const pos = Uint32Array.from(distinct, (t) => postOff[t]!);
+    const ends = Uint32Array.from(distinct, (t) => postOff[t + 1]!);
 
     const heap = new TopK(k);
-    for (let i = 0; i < nTouched; i++) {
-      const d = touched[i]!;
-      const score = acc[d]!;
-      if (!heap.full || score > heap.minScore || (score === heap.minScore && d < heap.minDoc)) heap.push(d, score);
+    const acc = this.acc;
+    const N = this.p.docs;
+    const SEGMENT_DOCS = this.segmentDocs;
+    // Documents come in increasing order, so a document tying the k-th score never displaces it.
+    let min = 0;
+    for (let base = 0; base < N; base += SEGMENT_DOCS) {
+      const limit = Math.min(N, base + SEGMENT_DOCS);
+      let any = false;
+      for (let i = 0; i < q; i++) {
+        const idf = idfs[i]!;
+        const end = ends[i]!;
+        let at = pos[i]!;
+        for (; at < end; at++) {
+          const d = postDocs[at]!;
+          if (d >= limit) break;
+          const tf = postTfs[at]!;
+          acc[d - base] += idf * (tf / (tf + norm[d]!));
+        }
+        if (at !== pos[i]) any = true;
+        pos[i] = at;
+      }
+      if (!any) continue;
+      const len = limit - base;
+      for (let o = 0; o < len; o++) {
+        const score = acc[o]!;
+        if (score > min) {
+          heap.push(base + o, score);
+          if (heap.full) min = heap.minScore;
+        }
+      }
+      acc.fill(0, 0, len);
     }
-    for (let i = 0; i < nTouched; i++) acc[touched[i]!] = 0;
     return heap.sorted();
   }
 }
 
-/** The k-th largest of acc over the touched documents (k <= n): a min-heap of the k best values. */
-function kthLargest(acc: Float64Array, touched: Uint32Array, n: number, k: number): number {
-  const heap = new Float64Array(k);
-  for (let i = 0; i < k; i++) heap[i] = acc[touched[i]!]!;
-  heap.sort();
-  // heap is sorted ascending, hence a valid min-heap; sift replacements down.
-  for (let i = k; i < n; i++) {
-    const a = acc[touched[i]!]!;
-    if (a <= heap[0]!) continue;
-    let j = 0;
-    for (;;) {
-      const l = 2 * j + 1;
-      if (l >= k) break;
-      const r = l + 1;
-      const c = r < k && heap[r]! < heap[l]! ? r : l;
-      if (heap[c]! >= a) break;
-      heap[j] = heap[c]!;
-      j = c;
-    }
-    heap[j] = a;
-  }
-  return heap[0]!;
-}
-
-const SEED_DOCS = 64;
-const SEED_TERMS = 3;
-const SEED_MIN_POSTINGS = 50_000;
-
-export interface QueryTerm {
-  t: number;
-  idf: number;
-  ub: number;
-}
+/** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2. */
+const SEGMENT_DOCS = 1 << 14;
 
 /** First index in [from, end) whose doc is >= target (galloping, then binary search). */
 function seek(docs: Uint32Array, from: number, end: number, target: number): number {

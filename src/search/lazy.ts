@@ -1,7 +1,10 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { InputError } from '../errors.js';
 
-/** Bytes read per page: a text page holds dozens of chunks; a common term's postings, many pages. */
+/**
+ * Bytes read per page by default. A first read of memory costs a page fault per 4 KiB, so files
+ * read at random (texts, ids) use small pages and files read in long runs (postings) larger ones.
+ */
 export const PAGE_BYTES = 1 << 16;
 
 /** Closes the descriptor of a file view that was garbage-collected without close(). */
@@ -31,7 +34,8 @@ export class PagedFile {
   private readonly token = {};
 
   /** Open `path`, which must be exactly `size` bytes (else the index is truncated or damaged). */
-  constructor(readonly path: string, size: number) {
+  constructor(readonly path: string, size: number, private readonly pageBytes = PAGE_BYTES) {
+    if (!Number.isInteger(Math.log2(pageBytes))) throw new Error(`page size must be a power of two, got ${pageBytes}`);
     this.fd = openSync(path, 'r');
     const actual = fstatSync(this.fd).size;
     if (actual !== size) {
@@ -40,18 +44,19 @@ export class PagedFile {
     }
     closer.register(this, this.fd, this.token);
     this.bytes = new Uint8Array(size);
-    this.loaded = new Uint8Array(Math.ceil(size / PAGE_BYTES));
+    this.loaded = new Uint8Array(Math.ceil(size / pageBytes));
   }
 
   /** Make bytes [from, to) valid, reading the pages not yet read (consecutive ones in one read). */
   ensure(from: number, to: number): void {
     if (to <= from) return;
-    const last = Math.floor((to - 1) / PAGE_BYTES);
-    for (let page = Math.floor(from / PAGE_BYTES); page <= last; page++) {
+    const size = this.pageBytes;
+    const last = Math.floor((to - 1) / size);
+    for (let page = Math.floor(from / size); page <= last; page++) {
       if (this.loaded[page] === 1) continue;
       let end = page + 1;
       while (end <= last && this.loaded[end] === 0) end++;
-      this.read(page * PAGE_BYTES, Math.min(this.bytes.length, end * PAGE_BYTES));
+      this.read(page * size, Math.min(this.bytes.length, end * size));
       this.loaded.fill(1, page, end);
       page = end - 1;
     }

@@ -15,8 +15,6 @@ import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
 export interface OpenOptions {
   /** Snippet length in characters for search hits (default 240). */
   snippetChars?: number;
-  /** Tuning: queries with at least this many postings sample a score floor first (see Bm25Scorer). */
-  seedMinPostings?: number;
 }
 
 export interface SearchOptions {
@@ -160,9 +158,9 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     }
   };
   const files: PagedFile[] = [];
-  const paged = (name: string): PagedFile => {
+  const paged = (name: string, pageBytes: number): PagedFile => {
     try {
-      const f = new PagedFile(join(dir, name), sizeOf(name));
+      const f = new PagedFile(join(dir, name), sizeOf(name), pageBytes);
       files.push(f);
       return f;
     } catch (err) {
@@ -193,14 +191,15 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   if (sizeOf('post.docs') !== P * 4) throw wrongSize('post.docs', sizeOf('post.docs') / 4, P);
   if (sizeOf('post.tfs') !== P * 2) throw wrongSize('post.tfs', sizeOf('post.tfs') / 2, P);
 
-  const docsFile = paged('post.docs');
-  const tfsFile = paged('post.tfs');
+  // Postings are read a term (a long run) at a time; ids, titles and texts one chunk at a time.
+  const docsFile = paged('post.docs', 1 << 16);
+  const tfsFile = paged('post.tfs', 1 << 16);
   const store = new IndexChunkStore(
-    paged('ids.bin'), idOff, idOrder,
-    paged('titles.bin'), titleOff,
-    m.textShards.map((s) => ({ firstDoc: s.firstDoc, start: s.start, bytes: paged(s.file) })),
+    paged('ids.bin', 1 << 12), idOff, idOrder,
+    paged('titles.bin', 1 << 12), titleOff,
+    m.textShards.map((s) => ({ firstDoc: s.firstDoc, start: s.start, bytes: paged(s.file, 1 << 14) })),
     new Float64Array(texts.buffer, texts.byteOffset, N + 1),
-    paged('meta.bin'), metaOff,
+    paged('meta.bin', 1 << 12), metaOff,
   );
   // A term's postings are read from disk the first time a query needs them.
   const termLoaded = new Uint8Array(T);
@@ -219,6 +218,6 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     postTfs: new Uint16Array(tfsFile.bytes.buffer, tfsFile.bytes.byteOffset, P),
     maxTf: new Float64Array(maxTfBytes.buffer, maxTfBytes.byteOffset, T),
     load: loadTerms,
-  }, options.seedMinPostings);
+  });
   return new SearchIndex(dir, m, store, scorer, () => loadGrepIndex(dir), options.snippetChars ?? 240, files);
 }
