@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
-import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, type GrepIndex } from '../../src/search/grep/index.js';
+import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, touchPages, type GrepIndex } from '../../src/search/grep/index.js';
 import type { ChunkStore } from '../../src/search/types.js';
 
 interface TestChunk {
@@ -272,6 +272,20 @@ describe('grep index files', () => {
     } finally {
       rmSync(bad, { recursive: true, force: true });
     }
+  });
+
+  it('touches one byte of every 4 KiB page (and the last byte), the sum proving the reads', () => {
+    const bytes = new Uint8Array(3 * 4096 + 10);
+    bytes[0] = 1;
+    bytes[4096] = 2;
+    bytes[8192] = 3;
+    bytes[12288] = 4;
+    bytes[bytes.length - 1] = 5;
+    bytes[100] = 100; // not on a page start: not read
+    expect(touchPages(bytes)).toBe(15);
+    expect(touchPages(new Uint32Array(bytes.buffer, 4096, 1))).toBe(2); // a view: its own first and last byte
+    expect(touchPages(new Uint8Array(0))).toBe(0);
+    expect(typeof index.touch()).toBe('number');
   });
 
   it('requires documents in order', () => {
