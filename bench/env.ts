@@ -226,6 +226,9 @@ async function main(): Promise<void> {
       )
     : null;
   await pool?.close();
+  const workerMsPerEpisode = service ? Object.fromEntries(Object.entries(service).map(([op, s]) => [op, round((s.mean_ms * s.requests) / episodes, 2)])) : null;
+  const workerMsTotal = workerMsPerEpisode ? Object.values(workerMsPerEpisode).reduce((a, b) => a + b, 0) : 0;
+  const workerBound = workerMsTotal > 0 ? round(((calls / episodes) * workers * 1000) / workerMsTotal, 1) : null;
 
   const all = [...latencies.values()].flat().sort((a, b) => a - b);
   const perTool = Object.fromEntries(
@@ -262,12 +265,17 @@ async function main(): Promise<void> {
     p99_ms: round(quantile(all, 0.99)),
     per_tool: perTool,
     worker_service: service,
+    // Where the time goes: worker ms per episode by operation (mean x requests per episode), and the
+    // rate the workers could sustain at those times if they were never idle (the ceiling of this run).
+    worker_ms_per_episode: workerMsPerEpisode,
+    worker_bound_tool_calls_per_s: workerBound,
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     target_tool_calls_per_s: 2000,
   };
   console.log(`${calls} tool calls in ${wallS.toFixed(2)} s: ${result.tool_calls_per_s} calls/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (target >= 2,000 calls/s)`);
   for (const [name, s] of Object.entries(perTool)) console.log(`  ${name.padEnd(14)} ${String(s.calls).padStart(7)} calls   p50 ${String(s.p50_ms).padStart(8)} ms   p99 ${String(s.p99_ms).padStart(8)} ms`);
   if (service) for (const [op, s] of Object.entries(service)) console.log(`  worker time ${op.padEnd(7)} mean ${s.mean_ms} ms   p50 ${s.p50_ms} ms   p99 ${s.p99_ms} ms (queue wait excluded)`);
+  if (workerMsPerEpisode) console.log(`  worker ms per episode: ${Object.entries(workerMsPerEpisode).map(([op, ms]) => `${op} ${ms}`).join(', ')}; at these times ${workers} workers sustain at most ${workerBound} calls/s`);
   if (result.cache_hits) console.log(`  cache: ${result.cache_hits.hits} hits, ${result.cache_hits.misses} misses`);
   mkdirSync(dirname(values.out), { recursive: true });
   writeFileSync(values.out + '.tmp', JSON.stringify(result, null, 2) + '\n');
