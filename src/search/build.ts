@@ -1,6 +1,8 @@
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
@@ -8,6 +10,7 @@ import { Grow, Utf8Sink } from './buffers.js';
 import { WordTable } from './tokenize.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import { GrepIndexBuilder } from './grep/index.js';
+import type { FromGrepWorker, ToGrepWorker } from './grep-worker.js';
 
 export interface BuildOptions {
   analyzer?: AnalyzerOptions;
@@ -21,6 +24,11 @@ export interface BuildOptions {
   source?: string;
   /** Largest text shard file (default 1 GiB; smaller only to exercise sharding in tests). */
   textShardBytes?: number;
+  /**
+   * Build the grep prefilter in a worker thread, beside the postings (default true). Running
+   * from TypeScript sources (tests), where no compiled worker exists, it is built in-thread.
+   */
+  parallel?: boolean;
 }
 
 export interface IndexStats {
@@ -33,6 +41,88 @@ export interface IndexStats {
 }
 
 const MAX_TF = 0xffff;
+
+/** Where the grep prefilter is built: in this thread, or in a worker fed batches of texts. */
+interface GrepSink {
+  add(doc: number, text: string): Promise<void> | void;
+  /** Write grep.bin into dir. */
+  finish(dir: string): Promise<void>;
+  /** Stop (after a failure); idempotent. */
+  abort(): void;
+}
+
+function inThread(): GrepSink {
+  const builder = new GrepIndexBuilder();
+  return { add: (doc, text) => builder.add(doc, text), finish: async (dir) => builder.write(dir), abort: () => {} };
+}
+
+const WORKER_URL = new URL('./grep-worker.js', import.meta.url);
+/** Texts per message, and messages in flight before the builder waits for the worker. */
+const BATCH = 512;
+const IN_FLIGHT = 8;
+
+function inWorker(): GrepSink {
+  const worker = new Worker(WORKER_URL);
+  let batch: string[] = [];
+  let first = 0;
+  let inFlight = 0;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  let done: (() => void) | undefined;
+  const fail = (err: Error) => {
+    failure ??= err;
+    wake?.();
+    done?.();
+  };
+  worker.on('message', (msg: FromGrepWorker) => {
+    if (msg === 'ack') {
+      inFlight--;
+      wake?.();
+    } else if (msg === 'done') done?.();
+    else fail(new Error(`grep index worker: ${msg.error}`));
+  });
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`grep index worker exited (code ${code})`)));
+  const post = (msg: ToGrepWorker) => worker.postMessage(msg);
+  const flush = () => {
+    if (batch.length === 0) return;
+    post({ texts: batch, first });
+    first += batch.length;
+    batch = [];
+    inFlight++;
+  };
+  return {
+    add(doc, text) {
+      if (failure) throw failure;
+      batch.push(text);
+      if (batch.length < BATCH) return;
+      flush();
+      if (inFlight < IN_FLIGHT) return;
+      return new Promise<void>((resolve) => (wake = resolve)).then(() => {
+        wake = undefined;
+        if (failure) throw failure;
+      });
+    },
+    async finish(dir) {
+      flush();
+      await new Promise<void>((resolve) => {
+        done = resolve;
+        if (failure) resolve();
+        else post({ write: dir });
+      });
+      if (failure) throw failure;
+      await worker.terminate();
+    },
+    abort() {
+      void worker.terminate();
+    },
+  };
+}
+
+/** A grep sink: the worker when asked and available (compiled JavaScript), else in-thread. */
+function grepSink(parallel: boolean): GrepSink {
+  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker() : inThread();
+}
 
 /** Byte-wise comparison of UTF-8 strings, the order of terms.bin (what the binary search uses). */
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
@@ -93,7 +183,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   const textOff = new Grow(Float64Array);
   const metaOff = new Grow(Uint32Array);
   idOff.push(0), titleOff.push(0), textOff.push(0), metaOff.push(0);
-  const grep = new GrepIndexBuilder();
+  const grep = grepSink(options.parallel ?? true);
 
   // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
   const words = new WordTable();
@@ -156,7 +246,8 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
       metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
       if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
       metaOff.push(metaSink.position);
-      grep.add(doc, chunk.text);
+      const waiting = grep.add(doc, chunk.text);
+      if (waiting) await waiting;
 
       const count = lookup(chunk.text, lookup(chunk.title, 0));
       let dl = 0;
@@ -178,82 +269,102 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
       tokens += dl;
       if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
     }
+  } catch (err) {
+    grep.abort();
+    throw err;
   } finally {
     // Close the files also when reading fails, so no descriptor outlives the temporary directory.
     for (const sink of sinks) sink.close();
   }
   const N = ids.length;
-  if (N === 0) throw new InputError('no chunks to index (empty corpus)');
-  onProgress?.(N);
-
-  // Vocabulary in UTF-8 byte order, and the old -> new term id map.
-  const T = termStrings.length;
-  const encoder = new TextEncoder();
-  const termBytes = termStrings.map((t) => encoder.encode(t));
-  const order = Array.from({ length: T }, (_, i) => i).sort((x, y) => compareBytes(termBytes[x]!, termBytes[y]!));
-  const newId = new Uint32Array(T);
-  order.forEach((old, i) => (newId[old] = i));
-
-  const P = pairTerm.length;
-  if (P > 0xffffffff) throw new InputError('corpus too large: more than 2^32 postings');
-  const postOff = new Uint32Array(T + 1);
-  for (let i = 0; i < T; i++) postOff[i + 1] = postOff[i]! + df[order[i]!]!;
-  const cursor = postOff.slice(0, T);
-  const postDocs = new Uint32Array(P);
-  const postTfs = new Uint16Array(P);
-  const maxTf = new Float64Array(T);
-  const avgdl = tokens / N;
-  const pairT = pairTerm.view();
-  const pairF = pairTf.view();
-  const starts = pairStart.view();
-  const lens = doclen.view();
-  for (let doc = 0; doc < N; doc++) {
-    const norm = k1 * (1 - b + (b * lens[doc]!) / avgdl);
-    for (let i = starts[doc]!, end = starts[doc + 1]!; i < end; i++) {
-      const t = newId[pairT[i]!]!;
-      const at = cursor[t]++;
-      const tf = pairF[i]!;
-      postDocs[at] = doc;
-      postTfs[at] = tf;
-      const w = tf / (tf + norm);
-      if (w > maxTf[t]!) maxTf[t] = w;
+  if (N === 0) {
+    grep.abort();
+    throw new InputError('no chunks to index (empty corpus)');
+  }
+  // Doc numbers sorted by id, for docOf; a repeated id is an error here whatever the reader did.
+  const idOrder = Uint32Array.from({ length: N }, (_, i) => i).sort((x, y) => (ids[x]! < ids[y]! ? -1 : ids[x]! > ids[y]! ? 1 : 0));
+  for (let i = 1; i < N; i++) {
+    if (ids[idOrder[i]!] === ids[idOrder[i - 1]!]) {
+      grep.abort();
+      throw new InputError(`duplicate chunk id "${ids[idOrder[i]!]}" in the corpus`);
     }
   }
 
-  // Terms file in sorted order.
-  const termOff = new Uint32Array(T + 1);
-  let termTotal = 0;
-  for (let i = 0; i < T; i++) termOff[i + 1] = termTotal += termBytes[order[i]!]!.length;
-  const termsBin = new Uint8Array(termTotal);
-  for (let i = 0; i < T; i++) termsBin.set(termBytes[order[i]!]!, termOff[i]!);
+  // The worker writes grep.bin while this thread lays out the postings; on any failure below,
+  // wait for it before the caller removes the directory.
+  const grepWritten = grep.finish(dir);
+  grepWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
+  try {
+    onProgress?.(N);
 
-  // Doc numbers sorted by id, for docOf; a repeated id is an error here whatever the reader did.
-  const idOrder = Uint32Array.from({ length: N }, (_, i) => i).sort((x, y) => (ids[x]! < ids[y]! ? -1 : ids[x]! > ids[y]! ? 1 : 0));
-  for (let i = 1; i < N; i++) if (ids[idOrder[i]!] === ids[idOrder[i - 1]!]) throw new InputError(`duplicate chunk id "${ids[idOrder[i]!]}" in the corpus`);
+    // Vocabulary in UTF-8 byte order, and the old -> new term id map.
+    const T = termStrings.length;
+    const encoder = new TextEncoder();
+    const termBytes = termStrings.map((t) => encoder.encode(t));
+    const order = Array.from({ length: T }, (_, i) => i).sort((x, y) => compareBytes(termBytes[x]!, termBytes[y]!));
+    const newId = new Uint32Array(T);
+    order.forEach((old, i) => (newId[old] = i));
 
-  const arrays: [string, ArrayBufferView][] = [
-    ['ids.off', idOff.view()], ['ids.order', idOrder], ['titles.off', titleOff.view()], ['text.off', textOff.view()],
-    ['meta.off', metaOff.view()], ['doclen', lens], ['terms.bin', termsBin], ['terms.off', termOff],
-    ['post.off', postOff], ['post.docs', postDocs], ['post.tfs', postTfs], ['term.maxtf', maxTf],
-  ];
-  for (const [name, arr] of arrays) writeWhole(join(dir, name), arr);
-  grep.write(dir);
+    const P = pairTerm.length;
+    if (P > 0xffffffff) throw new InputError('corpus too large: more than 2^32 postings');
+    const postOff = new Uint32Array(T + 1);
+    for (let i = 0; i < T; i++) postOff[i + 1] = postOff[i]! + df[order[i]!]!;
+    const cursor = postOff.slice(0, T);
+    const postDocs = new Uint32Array(P);
+    const postTfs = new Uint16Array(P);
+    const maxTf = new Float64Array(T);
+    const avgdl = tokens / N;
+    const pairT = pairTerm.view();
+    const pairF = pairTf.view();
+    const starts = pairStart.view();
+    const lens = doclen.view();
+    for (let doc = 0; doc < N; doc++) {
+      const norm = k1 * (1 - b + (b * lens[doc]!) / avgdl);
+      for (let i = starts[doc]!, end = starts[doc + 1]!; i < end; i++) {
+        const t = newId[pairT[i]!]!;
+        const at = cursor[t]++;
+        const tf = pairF[i]!;
+        postDocs[at] = doc;
+        postTfs[at] = tf;
+        const w = tf / (tf + norm);
+        if (w > maxTf[t]!) maxTf[t] = w;
+      }
+    }
 
-  const files: Record<string, number> = {};
-  for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
-  const manifest: Manifest = {
-    format: INDEX_FORMAT,
-    version: INDEX_VERSION,
-    endianness: 'LE',
-    analyzer: analyzer.config,
-    bm25: { k1, b },
-    counts: { docs: N, terms: T, postings: P, tokens },
-    avgdl,
-    textShards: textSink.files.map((f) => ({ file: basename(f.file), firstDoc: f.firstItem, start: f.start, bytes: f.bytes })),
-    ...(source !== undefined ? { source } : {}),
-    files,
-  };
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-  const bytes = Object.values(files).reduce((s, n) => s + n, 0);
-  return { docs: N, terms: T, postings: P, tokens, bytes };
+    // Terms file in sorted order.
+    const termOff = new Uint32Array(T + 1);
+    let termTotal = 0;
+    for (let i = 0; i < T; i++) termOff[i + 1] = termTotal += termBytes[order[i]!]!.length;
+    const termsBin = new Uint8Array(termTotal);
+    for (let i = 0; i < T; i++) termsBin.set(termBytes[order[i]!]!, termOff[i]!);
+
+    const arrays: [string, ArrayBufferView][] = [
+      ['ids.off', idOff.view()], ['ids.order', idOrder], ['titles.off', titleOff.view()], ['text.off', textOff.view()],
+      ['meta.off', metaOff.view()], ['doclen', lens], ['terms.bin', termsBin], ['terms.off', termOff],
+      ['post.off', postOff], ['post.docs', postDocs], ['post.tfs', postTfs], ['term.maxtf', maxTf],
+    ];
+    for (const [name, arr] of arrays) writeWhole(join(dir, name), arr);
+    await grepWritten;
+
+    const files: Record<string, number> = {};
+    for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
+    const manifest: Manifest = {
+      format: INDEX_FORMAT,
+      version: INDEX_VERSION,
+      endianness: 'LE',
+      analyzer: analyzer.config,
+      bm25: { k1, b },
+      counts: { docs: N, terms: T, postings: P, tokens },
+      avgdl,
+      textShards: textSink.files.map((f) => ({ file: basename(f.file), firstDoc: f.firstItem, start: f.start, bytes: f.bytes })),
+      ...(source !== undefined ? { source } : {}),
+      files,
+    };
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    const bytes = Object.values(files).reduce((s, n) => s + n, 0);
+    return { docs: N, terms: T, postings: P, tokens, bytes };
+  } catch (err) {
+    await grepWritten.catch(() => {});
+    throw err;
+  }
 }

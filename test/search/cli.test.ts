@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embeddedChunks } from '../../src/corpus/embedded.js';
+import { buildIndex } from '../../src/search/index.js';
 
 // These tests run the built CLI (`npm test` builds first).
 const bin = resolve('bin/sleuth.js');
@@ -62,6 +64,18 @@ describe('sleuth index / search / read', () => {
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(message);
     }
+  });
+
+  it('builds the same files with the grep worker (the CLI) as in one thread', async () => {
+    const single = join(root, 'single');
+    await buildIndex(embeddedChunks(), single, { parallel: false });
+    const files = readdirSync(idx).sort();
+    expect(readdirSync(single).sort()).toEqual(files);
+    expect(files).toContain('grep.bin');
+    for (const f of files) if (f !== 'manifest.json') expect(readFileSync(join(single, f)).equals(readFileSync(join(idx, f))), f).toBe(true);
+    const manifest = (dir: string) => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: object; counts: object };
+    expect(manifest(single).files).toEqual(manifest(idx).files);
+    expect(manifest(single).counts).toEqual(manifest(idx).counts);
   });
 
   it('indexes a JSONL corpus, and a malformed one fails naming the line without leaving an index', () => {
