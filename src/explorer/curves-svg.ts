@@ -1,6 +1,6 @@
 /**
  * The curves the seeds plot for a training run (train reward, share of valid rollouts, entropy,
- * eval F1 against the step), drawn as one standalone SVG from a run's metrics.jsonl lines, so a
+ * eval F1 against the step, plus eval reward and curated-set size), drawn as one standalone SVG from a run's metrics.jsonl lines, so a
  * README or a report can show them without a browser. The explorer draws the same series live.
  */
 
@@ -11,11 +11,14 @@ export interface CurvePanel {
   field: string;
 }
 
+/** The seeds' four, with the eval reward and the curated-set size that explain them. */
 export const SEED_CURVES: readonly CurvePanel[] = [
   { title: 'train reward', kind: 'train', field: 'reward' },
+  { title: 'eval reward', kind: 'eval', field: 'reward' },
   { title: 'valid rollouts (share)', kind: 'train', field: 'valid_share' },
   { title: 'entropy (nats / token)', kind: 'train', field: 'entropy' },
   { title: 'eval F1', kind: 'eval', field: 'f1' },
+  { title: 'curated-set size (train)', kind: 'train', field: 'curated_size' },
 ];
 
 type MetricsLine = Record<string, unknown>;

@@ -164,7 +164,13 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const runs = [join(dir, 'baseline'), join(dir, 'base'), sftDir, grpoDir].map(loadRunRows);
   const full = compareRuns(runs, { seed: config.seed });
   // The table shows the retrieval numbers; every metric stays in the run directories.
-  const table = { ...full, metrics: full.metrics.filter((m) => ['reward', 'recall', 'precision', 'f1', 'fbeta', 'valid', 'curated_size', 'turns'].includes(m)) };
+  // Columns are named by phase; the run directories are printed below the table.
+  const names = ['baseline', 'base model', 'SFT', 'GRPO'];
+  const table = {
+    ...full,
+    runs: full.runs.map((r, i) => ({ ...r, dir: names[i]! })),
+    metrics: full.metrics.filter((m) => ['reward', 'recall', 'precision', 'f1', 'fbeta', 'valid', 'curated_size', 'turns'].includes(m)),
+  };
   const pair = compareRuns([runs[2]!, runs[3]!], { seed: config.seed });
   const d = pair.runs[1]!.diffs['reward']!;
   return {

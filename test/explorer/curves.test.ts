@@ -16,15 +16,17 @@ const lines = [
 describe('training curves as SVG', () => {
   it('takes each series from its kind of line, in step order, skipping missing values', () => {
     expect(seriesOf(lines, SEED_CURVES[0]!)).toEqual([[1, 0.25], [2, 0.5]]);
-    expect(seriesOf(lines, SEED_CURVES[3]!)).toEqual([[0, 0.1], [3, 0.3]]);
+    expect(seriesOf(lines, SEED_CURVES.find((c) => c.field === 'f1')!)).toEqual([[0, 0.1], [3, 0.3]]);
   });
 
   it('draws one panel per curve with a line through its points, and escapes the title', () => {
     const svg = curvesSvg(lines, { title: 'run <a&b>' });
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     for (const p of SEED_CURVES) expect(svg).toContain(`>${p.title}<`);
-    expect(svg.match(/<path d="M/g)).toHaveLength(4);
-    expect(svg.match(/<circle /g)).toHaveLength(2 + 3 + 3 + 2);
+    // Train reward 2 points, eval reward 2, valid 3, entropy 3, eval F1 2; no curated sizes (no data).
+    expect(svg.match(/<path d="M/g)).toHaveLength(5);
+    expect(svg.match(/<circle /g)).toHaveLength(2 + 2 + 3 + 3 + 2);
+    expect(svg).toContain('no data');
     expect(svg).toContain('run &#60;a&#38;b&#62;');
     expect(curvesSvg([])).toContain('no data');
   });

@@ -6,12 +6,13 @@ import { readJsonl } from '../../runs/jsonl.js';
 import { parseFlags, type Command } from '../command.js';
 
 export const command: Command = {
-  summary: "draw a training run's curves (reward, valid, entropy, eval F1) as an SVG",
+  summary: "draw a training run's curves (reward, valid, entropy, eval F1, ...) as an SVG",
   usage: `usage: sleuth curves RUN_DIR [--out FILE] [--title TEXT]
 
 Reads RUN_DIR/metrics.jsonl (of sleuth train, or the grpo/ folder of a sleuth demo run) and writes
 the curves the seeds plot against the step: train reward, share of valid rollouts, entropy (mean
-negative sampler logprob per sampled token) and eval F1, as one standalone SVG.
+negative sampler logprob per sampled token) and eval F1, with eval reward and curated-set size,
+as one standalone SVG.
 
   --out FILE     where to write it (default: RUN_DIR/curves.svg)
   --title TEXT   a title line above the panels`,
