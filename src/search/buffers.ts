@@ -17,6 +17,18 @@ export class Grow<T extends Uint32Array | Uint16Array | Float64Array> {
     }
     this.data[this.length++] = v;
   }
+  /**
+   * The backing array, grown to hold at least `extra` more values past `length`: a hot loop
+   * writes data[length...] directly and then advances `length` itself.
+   */
+  reserve(extra: number): T {
+    if (this.length + extra > this.data.length) {
+      const next = new this.ctor(Math.max(this.data.length * 2, this.length + extra));
+      next.set(this.data as never);
+      this.data = next;
+    }
+    return this.data;
+  }
   get(i: number): number {
     return this.data[i]!;
   }

@@ -9,8 +9,8 @@ import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, Utf8Sink } from './buffers.js';
 import { WordTable } from './tokenize.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
-import { GrepIndexBuilder } from './grep/index.js';
-import type { FromGrepWorker, ToGrepWorker } from './grep-worker.js';
+import type { FromTextWorker, TextWorkerData, ToTextWorker } from './grep-worker.js';
+import { TextSide, type ShardInfo } from './text-side.js';
 
 export interface BuildOptions {
   analyzer?: AnalyzerOptions;
@@ -42,18 +42,22 @@ export interface IndexStats {
 
 const MAX_TF = 0xffff;
 
-/** Where the grep prefilter is built: in this thread, or in a worker fed batches of texts. */
-interface GrepSink {
+/** Where the texts and grep prefilter are built (TextSide): in this thread, or in a worker. */
+interface TextSink {
   add(doc: number, text: string): Promise<void> | void;
-  /** Write grep.bin into dir. */
-  finish(dir: string): Promise<void>;
-  /** Stop (after a failure); idempotent. */
-  abort(): void;
+  /** Write the texts' files and grep.bin; resolves to the text shards. */
+  finish(): Promise<ShardInfo[]>;
+  /** Stop after a failure, with every file closed; idempotent. */
+  abort(): Promise<void>;
 }
 
-function inThread(): GrepSink {
-  const builder = new GrepIndexBuilder();
-  return { add: (doc, text) => builder.add(doc, text), finish: async (dir) => builder.write(dir), abort: () => {} };
+function inThread(dir: string, shardBytes: number): TextSink {
+  const side = new TextSide(dir, shardBytes);
+  return {
+    add: (doc, text) => side.add(doc, text),
+    finish: async () => side.finish(),
+    abort: async () => side.close(),
+  };
 }
 
 const WORKER_URL = new URL('./grep-worker.js', import.meta.url);
@@ -61,29 +65,39 @@ const WORKER_URL = new URL('./grep-worker.js', import.meta.url);
 const BATCH = 512;
 const IN_FLIGHT = 8;
 
-function inWorker(): GrepSink {
-  const worker = new Worker(WORKER_URL);
+function inWorker(dir: string, shardBytes: number): TextSink {
+  const worker = new Worker(WORKER_URL, { workerData: { dir, shardBytes } satisfies TextWorkerData });
   let batch: string[] = [];
   let first = 0;
   let inFlight = 0;
   let failure: Error | undefined;
-  let wake: (() => void) | undefined;
-  let done: (() => void) | undefined;
-  const fail = (err: Error) => {
-    failure ??= err;
-    wake?.();
-    done?.();
+  let exited = false;
+  // Whoever waits for the worker's next message (an ack, the shards, 'closed' or its end).
+  let waiter: (() => void) | undefined;
+  let shards: ShardInfo[] | undefined;
+  const wake = () => {
+    const w = waiter;
+    waiter = undefined;
+    w?.();
   };
-  worker.on('message', (msg: FromGrepWorker) => {
-    if (msg === 'ack') {
-      inFlight--;
-      wake?.();
-    } else if (msg === 'done') done?.();
-    else fail(new Error(`grep index worker: ${msg.error}`));
+  const next = () => new Promise<void>((resolve) => (waiter = resolve));
+  worker.on('message', (msg: FromTextWorker) => {
+    if (msg === 'ack') inFlight--;
+    else if (msg === 'closed') exited = true;
+    else if ('shards' in msg) shards = msg.shards;
+    else failure ??= new Error(`index text worker: ${msg.error}`);
+    wake();
   });
-  worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`grep index worker exited (code ${code})`)));
-  const post = (msg: ToGrepWorker) => worker.postMessage(msg);
+  worker.on('error', (err) => {
+    failure ??= err;
+    wake();
+  });
+  worker.on('exit', (code) => {
+    exited = true;
+    failure ??= new Error(`index text worker exited (code ${code})`);
+    wake();
+  });
+  const post = (msg: ToTextWorker) => worker.postMessage(msg);
   const flush = () => {
     if (batch.length === 0) return;
     post({ texts: batch, first });
@@ -92,36 +106,38 @@ function inWorker(): GrepSink {
     inFlight++;
   };
   return {
-    add(doc, text) {
+    add(_doc, text) {
       if (failure) throw failure;
       batch.push(text);
       if (batch.length < BATCH) return;
       flush();
       if (inFlight < IN_FLIGHT) return;
-      return new Promise<void>((resolve) => (wake = resolve)).then(() => {
-        wake = undefined;
+      return (async () => {
+        while (inFlight >= IN_FLIGHT && !failure) await next();
         if (failure) throw failure;
-      });
+      })();
     },
-    async finish(dir) {
+    async finish() {
       flush();
-      await new Promise<void>((resolve) => {
-        done = resolve;
-        if (failure) resolve();
-        else post({ write: dir });
-      });
+      post({ finish: true });
+      while (shards === undefined && !failure) await next();
       if (failure) throw failure;
       await worker.terminate();
+      return shards!;
     },
-    abort() {
-      void worker.terminate();
+    async abort() {
+      if (!exited) {
+        post({ abort: true });
+        while (!exited) await next();
+      }
+      await worker.terminate();
     },
   };
 }
 
-/** A grep sink: the worker when asked and available (compiled JavaScript), else in-thread. */
-function grepSink(parallel: boolean): GrepSink {
-  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker() : inThread();
+/** The worker when asked and available (compiled JavaScript), else this thread. */
+function textSink(dir: string, shardBytes: number, parallel: boolean): TextSink {
+  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes) : inThread(dir, shardBytes);
 }
 
 /** Byte-wise comparison of UTF-8 strings, the order of terms.bin (what the binary search uses). */
@@ -176,14 +192,12 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   const ids: string[] = [];
   const idSink = new Utf8Sink(() => join(dir, 'ids.bin'));
   const titleSink = new Utf8Sink(() => join(dir, 'titles.bin'));
-  const textSink = new Utf8Sink((k) => join(dir, `text.${k}.bin`), options.textShardBytes ?? TEXT_SHARD_BYTES);
   const metaSink = new Utf8Sink(() => join(dir, 'meta.bin'));
   const idOff = new Grow(Uint32Array);
   const titleOff = new Grow(Uint32Array);
-  const textOff = new Grow(Float64Array);
   const metaOff = new Grow(Uint32Array);
-  idOff.push(0), titleOff.push(0), textOff.push(0), metaOff.push(0);
-  const grep = grepSink(options.parallel ?? true);
+  idOff.push(0), titleOff.push(0), metaOff.push(0);
+  const texts = textSink(dir, options.textShardBytes ?? TEXT_SHARD_BYTES, options.parallel ?? true);
 
   // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
   const words = new WordTable();
@@ -191,7 +205,6 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   const termStrings: string[] = [];
   let tfScratch = new Uint32Array(1 << 16);
   let df = new Uint32Array(1 << 16);
-  const touched: number[] = [];
   // Per document, the (term, tf) pairs in first-seen order; scattered into postings at the end.
   const pairTerm = new Grow(Uint32Array, 1 << 20);
   const pairTf = new Grow(Uint16Array, 1 << 20);
@@ -231,7 +244,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     return words.lookupAll(text, newTerm, docWords, at);
   };
 
-  const sinks = [idSink, titleSink, textSink, metaSink];
+  const sinks = [idSink, titleSink, metaSink];
   try {
     for await (const chunk of chunks) {
       const doc = ids.length;
@@ -241,36 +254,39 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
       idOff.push(idSink.position);
       titleSink.write(chunk.title);
       titleOff.push(titleSink.position);
-      textSink.write(chunk.text);
-      textOff.push(textSink.position);
       metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
       if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
       metaOff.push(metaSink.position);
-      const waiting = grep.add(doc, chunk.text);
+      const waiting = texts.add(doc, chunk.text);
       if (waiting) await waiting;
 
       const count = lookup(chunk.text, lookup(chunk.title, 0));
+      // The document's distinct terms straight into the pair arrays, then their frequencies.
+      const terms = pairTerm.reserve(count);
+      const tfs = pairTf.reserve(count);
+      const first = pairTerm.length;
+      let n = first;
       let dl = 0;
       for (let i = 0; i < count; i++) {
         const t = docWords[i]!;
         if (t < 0) continue;
         dl++;
-        if (tfScratch[t]++ === 0) touched.push(t);
+        if (tfScratch[t]++ === 0) terms[n++] = t;
       }
-      for (const t of touched) {
-        pairTerm.push(t);
-        pairTf.push(Math.min(tfScratch[t]!, MAX_TF));
+      for (let j = first; j < n; j++) {
+        const t = terms[j]!;
+        tfs[j] = Math.min(tfScratch[t]!, MAX_TF);
         df[t]!++;
         tfScratch[t] = 0;
       }
-      touched.length = 0;
+      pairTerm.length = pairTf.length = n;
       pairStart.push(pairTerm.length);
       doclen.push(dl);
       tokens += dl;
       if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
     }
   } catch (err) {
-    grep.abort();
+    await texts.abort();
     throw err;
   } finally {
     // Close the files also when reading fails, so no descriptor outlives the temporary directory.
@@ -278,22 +294,22 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   }
   const N = ids.length;
   if (N === 0) {
-    grep.abort();
+    await texts.abort();
     throw new InputError('no chunks to index (empty corpus)');
   }
   // Doc numbers sorted by id, for docOf; a repeated id is an error here whatever the reader did.
   const idOrder = Uint32Array.from({ length: N }, (_, i) => i).sort((x, y) => (ids[x]! < ids[y]! ? -1 : ids[x]! > ids[y]! ? 1 : 0));
   for (let i = 1; i < N; i++) {
     if (ids[idOrder[i]!] === ids[idOrder[i - 1]!]) {
-      grep.abort();
+      await texts.abort();
       throw new InputError(`duplicate chunk id "${ids[idOrder[i]!]}" in the corpus`);
     }
   }
 
   // The worker writes grep.bin while this thread lays out the postings; on any failure below,
   // wait for it before the caller removes the directory.
-  const grepWritten = grep.finish(dir);
-  grepWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
+  const textsWritten = texts.finish();
+  textsWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
   try {
     onProgress?.(N);
 
@@ -339,12 +355,12 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     for (let i = 0; i < T; i++) termsBin.set(termBytes[order[i]!]!, termOff[i]!);
 
     const arrays: [string, ArrayBufferView][] = [
-      ['ids.off', idOff.view()], ['ids.order', idOrder], ['titles.off', titleOff.view()], ['text.off', textOff.view()],
+      ['ids.off', idOff.view()], ['ids.order', idOrder], ['titles.off', titleOff.view()],
       ['meta.off', metaOff.view()], ['doclen', lens], ['terms.bin', termsBin], ['terms.off', termOff],
       ['post.off', postOff], ['post.docs', postDocs], ['post.tfs', postTfs], ['term.maxtf', maxTf],
     ];
     for (const [name, arr] of arrays) writeWhole(join(dir, name), arr);
-    await grepWritten;
+    const shards = await textsWritten;
 
     const files: Record<string, number> = {};
     for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
@@ -356,7 +372,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
       bm25: { k1, b },
       counts: { docs: N, terms: T, postings: P, tokens },
       avgdl,
-      textShards: textSink.files.map((f) => ({ file: basename(f.file), firstDoc: f.firstItem, start: f.start, bytes: f.bytes })),
+      textShards: shards,
       ...(source !== undefined ? { source } : {}),
       files,
     };
@@ -364,7 +380,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     const bytes = Object.values(files).reduce((s, n) => s + n, 0);
     return { docs: N, terms: T, postings: P, tokens, bytes };
   } catch (err) {
-    await grepWritten.catch(() => {});
+    await textsWritten.catch(() => {});
     throw err;
   }
 }

@@ -1,30 +1,39 @@
 /**
- * A worker thread that builds the grep prefilter while the main thread builds the BM25 postings
- * (build.ts): the two read the same chunk texts and share nothing else, so on two cores they run
- * side by side. Messages in: {texts, first} batches in document order, then {write: dir}.
- * Messages out: 'ack' per batch (the builder's backpressure), 'done' after writing, or
- * {error} when anything failed.
+ * A worker thread that writes the chunk texts and builds the grep prefilter (TextSide) while the
+ * main thread builds the BM25 postings (build.ts): the two share nothing but the texts, so on two
+ * cores they run side by side. workerData: {dir, shardBytes}. Messages in: {texts, first}
+ * batches in document order, then {finish} or {abort}. Messages out: 'ack' per batch (the
+ * builder's backpressure), {shards} when finished, 'closed' after an abort, or {error}.
  */
-import { parentPort } from 'node:worker_threads';
-import { GrepIndexBuilder } from './grep/builder.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { TextSide, type ShardInfo } from './text-side.js';
 
-export type ToGrepWorker = { texts: string[]; first: number } | { write: string };
-export type FromGrepWorker = 'ack' | 'done' | { error: string };
+export type ToTextWorker = { texts: string[]; first: number } | { finish: true } | { abort: true };
+export type FromTextWorker = 'ack' | 'closed' | { shards: ShardInfo[] } | { error: string };
+export interface TextWorkerData {
+  dir: string;
+  shardBytes: number;
+}
 
 const port = parentPort;
 if (port) {
-  const builder = new GrepIndexBuilder();
-  port.on('message', (msg: ToGrepWorker) => {
+  const { dir, shardBytes } = workerData as TextWorkerData;
+  const side = new TextSide(dir, shardBytes);
+  const reply = (msg: FromTextWorker) => port.postMessage(msg);
+  port.on('message', (msg: ToTextWorker) => {
     try {
       if ('texts' in msg) {
-        msg.texts.forEach((text, i) => builder.add(msg.first + i, text));
-        port.postMessage('ack' satisfies FromGrepWorker);
+        msg.texts.forEach((text, i) => side.add(msg.first + i, text));
+        reply('ack');
+      } else if ('finish' in msg) {
+        reply({ shards: side.finish() });
       } else {
-        builder.write(msg.write);
-        port.postMessage('done' satisfies FromGrepWorker);
+        side.close();
+        reply('closed');
       }
     } catch (err) {
-      port.postMessage({ error: (err as Error).stack ?? String(err) } satisfies FromGrepWorker);
+      side.close();
+      reply({ error: (err as Error).stack ?? String(err) });
     }
   });
 }

@@ -93,6 +93,8 @@ describe('sleuth index / search / read', () => {
     expect(fail.status).toBe(2);
     expect(fail.stderr).toMatch(/bad\.jsonl:2: malformed JSON/);
     expect(existsSync(join(root, 'never'))).toBe(false);
+    // The worker writing the texts was stopped and its temporary directory removed.
+    expect(readdirSync(root).filter((f) => f.includes('.tmp-'))).toEqual([]);
   });
 
   it('refuses a truncated index', () => {
