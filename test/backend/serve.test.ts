@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSampler } from '../../src/backend/local/backend.js';
 import { createOpenAIServer, listen } from '../../src/backend/local/openai-server.js';
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
-import { CompactRenderer, SPECIALS } from '../../src/protocol/compact/renderer.js';
+import { SPECIALS } from '../../src/protocol/compact/renderer.js';
+import { localRenderer } from '../../src/protocol/compact/local.js';
+import { renderChat } from '../../src/backend/local/openai-server.js';
 import { ADAM, ensureWasm, TEXTS, tinyBackend } from './helpers.js';
 
 const SEARCH_TOOL = { type: 'function' as const, function: { name: 'bm25_search', description: 'Keyword search over the corpus.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } };
@@ -22,7 +24,8 @@ beforeAll(async () => {
   ensureWasm();
   const call = { name: 'bm25_search', arguments: { query: USER } };
   const tok = trainBpe([...TEXTS, `${SYSTEM} ${USER} ${JSON.stringify(call)} ${SEARCH_TOOL.function.description}`], 400, [...SPECIALS]);
-  const r = new CompactRenderer(tok);
+  // The server renders as the trainer does (the local model's format).
+  const r = localRenderer(tok);
   const prompt = r.prompt({ system: SYSTEM, user: USER, tools: [{ name: 'bm25_search', description: SEARCH_TOOL.function.description, parameters: SEARCH_TOOL.function.parameters }] });
   const turn = r.encode(r.renderAssistant('', [call]));
   const seq = [...prompt, ...turn];
@@ -94,5 +97,27 @@ describe('OpenAI-compatible server', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+});
+
+describe('the chat rendering of the server', () => {
+  it('renders tool messages as in training (compacted, ids as episode numbers) and reads numbers back as ids', () => {
+    const tok = trainBpe(TEXTS, 300, [...SPECIALS]);
+    const hits = JSON.stringify({ hits: [{ id: 'a1b2c3d4e5', title: 'Paris', score: 9.1, snippet: 'Paris is the capital of France.' }, { id: 'ffeeddccbb', title: 'France', score: 3.2, snippet: 'France is a country.' }], seen: 2, curated: 0 });
+    const messages = [
+      { role: 'system' as const, content: SYSTEM },
+      { role: 'user' as const, content: USER },
+      { role: 'assistant' as const, content: '', tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'bm25_search', arguments: JSON.stringify({ query: USER }) } }] },
+      { role: 'tool' as const, tool_call_id: 'c1', content: hits },
+      { role: 'assistant' as const, content: '', tool_calls: [{ id: 'c2', type: 'function' as const, function: { name: 'curate', arguments: JSON.stringify({ ids: ['ffeeddccbb'] }) } }] },
+      { role: 'tool' as const, tool_call_id: 'c2', content: JSON.stringify({ added: ['ffeeddccbb'], curated: 1, cap: 30 }) },
+    ];
+    const { tokens, renderer } = renderChat(localRenderer(tok), messages, []);
+    const text = renderer.decode(tokens);
+    expect(text).toContain('<|tool|>seen=2 curated=0\n1 Paris: Paris is the capital of France.\n2 France: France is a country.<|end|>');
+    expect(text).toContain('<|call|>{"name":"curate","arguments":{"ids":[2]}}<|end|><|tool|>{"added":[2],"curated":1,"cap":30}<|end|><|assistant|>');
+    expect(text).not.toContain('ffeeddccbb');
+    const reply = renderer.parse(renderer.encode('<|call|>{"name":"read_document","arguments":{"id":1}}<|end|>'));
+    expect(reply.calls[0]!.arguments).toEqual({ id: 'a1b2c3d4e5' });
   });
 });
