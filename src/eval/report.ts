@@ -15,6 +15,8 @@ const LABELS: Record<string, string> = {
   f1_format: 'F1 + format floor',
   partial_credit: 'partial credit',
   answered: 'answered',
+  gold_share: 'gold values found (share)',
+  pass_rate: 'pass rate',
   valid: 'valid (curated >= 1)',
   curated_size: 'curated-set size',
   turns: 'turns',
@@ -50,14 +52,15 @@ export function formatSummary(s: Summary, title: string): string {
   rows.push(['off-form calls (share)', fmt(s['offform_call_share'] as number), '']);
   if (s['pass_at_1'] !== undefined) {
     rows.push(['pass@1', fmt(s['pass_at_1'] as number), '']);
-    rows.push([`pass@${s['pass_k']}`, fmt(s['pass_at_k'] as number), '']);
-    rows.push([`best-of-${s.samples} reward`, fmt(s['best_of_n'] as number), '']);
+    // With one sample per task, pass@k and best-of-N are pass@1 and best-of-1: shown once.
+    if ((s['pass_k'] as number) > 1) rows.push([`pass@${s['pass_k']}`, fmt(s['pass_at_k'] as number), '']);
+    if (s.samples > 1) rows.push([`best-of-${s.samples} reward`, fmt(s['best_of_n'] as number), '']);
     rows.push(['best-of-1 reward', fmt(s['best_of_1'] as number), '']);
   }
   if (s['total_cost_usd'] === null) rows.push(['cost', 'unknown', '(no price for this model)']);
   const lines = [title, `${s.tasks} tasks x up to ${s.samples} samples = ${s.rollouts} rollouts${s.errors ? `, ${s.errors} ended in error` : ''}`, '', table(rows), ''];
   lines.push('end reasons: ' + Object.entries(s.end_reasons).map(([k, v]) => `${k} ${v}`).join(', '));
-  lines.push(`${s.scoring === 'qa' ? 'answers' : 'curated sets'}: ` + Object.entries(s.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
+  lines.push(`${s.scoring === 'search' ? 'curated sets' : 'answers'}: ` + Object.entries(s.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
   return lines.join('\n');
 }
 
