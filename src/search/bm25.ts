@@ -104,7 +104,9 @@ export class Bm25Scorer {
    * through, and the inner loop has no branch but its end test. (Measured on 1M synthetic chunks
    * and the embedded questions, this beat MaxScore-style pruning, whose per-posting tests cost
    * more than the additions they saved when the queries mix rare and very common terms.)
-   * Ties rank the lower document number first.
+   * Picking a segment's best documents uses the terms' score bounds (term.maxtf): once the k-th
+   * best score so far exceeds the summed bounds of the common terms, only documents of the other
+   * terms can enter, and only those are looked at. Ties rank the lower document number first.
    */
   topK(termIds: readonly number[], k: number): ScoredDoc[] {
     const { postOff, postDocs, postTfs } = this.p;
@@ -116,13 +118,33 @@ export class Bm25Scorer {
     const idfs = Float64Array.from(distinct, (t) => this.idf(t));
     const pos = Uint32Array.from(distinct, (t) => postOff[t]!);
     const ends = Uint32Array.from(distinct, (t) => postOff[t + 1]!);
+    const ubOf = (i: number) => idfs[i]! * this.p.maxTf[distinct[i]!]!;
+
+    const segStart = new Uint32Array(q);
+    // Terms by upper bound (idf · largest tf weight), ascending, and the running sums of bounds.
+    const byBound = Uint32Array.from(distinct.keys()).sort((x, y) => ubOf(x) - ubOf(y));
+    const cum = new Float64Array(q);
+    for (let j = 0, sum = 0; j < q; j++) cum[j] = sum += ubOf(byBound[j]!);
 
     const heap = new TopK(k);
     const acc = this.acc;
     const N = this.p.docs;
     const SEGMENT_DOCS = this.segmentDocs;
-    // Documents come in increasing order, so a document tying the k-th score never displaces it.
+    // The k-th best score so far (0 until there are k). Scanning a segment in order, a document
+    // tying it never displaces it (a lower document number holds the place).
     let min = 0;
+    const bufDocs = new Uint32Array(BUFFER);
+    const bufScores = new Float64Array(BUFFER);
+    let nBuf = 0;
+    const drain = (): number => {
+      for (let j = 0; j < nBuf; j++) {
+        const score = bufScores[j]!;
+        const doc = bufDocs[j]!;
+        if (!heap.full || score > heap.minScore || (score === heap.minScore && doc < heap.minDoc)) heap.push(doc, score);
+      }
+      nBuf = 0;
+      return heap.full ? heap.minScore : 0;
+    };
     for (let base = 0; base < N; base += SEGMENT_DOCS) {
       const limit = Math.min(N, base + SEGMENT_DOCS);
       let any = false;
@@ -130,6 +152,7 @@ export class Bm25Scorer {
         const idf = idfs[i]!;
         const end = ends[i]!;
         let at = pos[i]!;
+        segStart[i] = at;
         for (; at < end; at++) {
           const d = postDocs[at]!;
           if (d >= limit) break;
@@ -140,20 +163,54 @@ export class Bm25Scorer {
         pos[i] = at;
       }
       if (!any) continue;
+      // Scores above the running k-th go to a small buffer (a tight loop without calls), merged
+      // into the heap when it fills and after the segment.
       const len = limit - base;
-      for (let o = 0; o < len; o++) {
-        const score = acc[o]!;
-        if (score > min) {
-          heap.push(base + o, score);
-          if (heap.full) min = heap.minScore;
+      // A document matching only terms whose bounds sum below the k-th score so far cannot
+      // enter: when the other terms' postings here are few, look only at their documents.
+      let firstEssential = 0;
+      while (firstEssential < q && cum[firstEssential]! < min * SLACK) firstEssential++;
+      let sparse = 0;
+      for (let j = firstEssential; j < q; j++) sparse += pos[byBound[j]!]! - segStart[byBound[j]!]!;
+      if (firstEssential > 0 && sparse * SPARSE_RATIO < len) {
+        for (let j = firstEssential; j < q; j++) {
+          const i = byBound[j]!;
+          for (let at = segStart[i]!, end = pos[i]!; at < end; at++) {
+            const o = postDocs[at]! - base;
+            const score = acc[o]!;
+            // Zeroed once seen, so a document in several of these lists is taken once. Documents
+            // come out of order here, so one tying the k-th score may still displace it.
+            acc[o] = 0;
+            if (score >= min && score > 0) {
+              bufDocs[nBuf] = base + o;
+              bufScores[nBuf++] = score;
+              if (nBuf === BUFFER) min = drain();
+            }
+          }
+        }
+      } else {
+        for (let o = 0; o < len; o++) {
+          const score = acc[o]!;
+          if (score > min) {
+            bufDocs[nBuf] = base + o;
+            bufScores[nBuf++] = score;
+            if (nBuf === BUFFER) min = drain();
+          }
         }
       }
+      min = drain();
       acc.fill(0, 0, len);
     }
     return heap.sorted();
   }
 }
 
+/** Relative slack on bound tests, so float rounding can only make them look at more documents. */
+const SLACK = 1 - 1e-9;
+/** Look only at the essential terms' documents when they are under 1/SPARSE_RATIO of a segment. */
+const SPARSE_RATIO = 4;
+/** Candidate scores buffered before they are merged into the top-k heap. */
+const BUFFER = 256;
 /** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2. */
 const SEGMENT_DOCS = 1 << 14;
 
