@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { embeddedChunks, embeddedCorpusPath } from '../corpus/embedded.js';
 import { InputError } from '../errors.js';
 import { buildIndex, type BuildOptions } from './build.js';
 import { readManifest } from './format.js';
+import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC } from './grep/format.js';
 
 export { Analyzer, AnalyzerConfig, type AnalyzerOptions } from './analyzer.js';
 export { porter2 } from './porter2.js';
@@ -26,17 +27,33 @@ function embeddedSource(): string {
   return 'embedded:' + createHash('sha256').update(readFileSync(embeddedCorpusPath())).digest('hex').slice(0, 16);
 }
 
+/** Whether the index's grep.bin is of the grep format this sleuth reads (it is versioned apart). */
+function grepCurrent(dir: string): boolean {
+  const header = Buffer.alloc(12);
+  let fd: number;
+  try {
+    fd = openSync(join(dir, GREP_FILE), 'r');
+  } catch {
+    return false;
+  }
+  try {
+    return readSync(fd, header, 0, 12, 0) === 12 && header.toString('latin1', 0, 8) === GREP_MAGIC && header.readUInt32LE(8) === GREP_FORMAT_VERSION;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * The directory of an index over the embedded default corpus, building it first when it is
- * missing, from another format version, damaged (a file missing or of the wrong size), or built
- * from other corpus bytes.
+ * missing, from another format version (of the index or of its grep prefilter), damaged (a file
+ * missing or of the wrong size), or built from other corpus bytes.
  */
 export async function ensureDefaultIndex(dir: string = defaultIndexDir(), options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
   const source = embeddedSource();
   try {
     const m = readManifest(dir);
     const intact = Object.entries(m.files).every(([name, bytes]) => existsSync(join(dir, name)) && statSync(join(dir, name)).size === bytes);
-    if (m.source === source && intact) return dir;
+    if (m.source === source && intact && grepCurrent(dir)) return dir;
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
   }

@@ -30,6 +30,15 @@ describe('ensureDefaultIndex', () => {
     await ensureDefaultIndex(dir);
     expect(JSON.parse(readFileSync(manifest, 'utf8')).source).toBe(m.source);
 
+    // A grep prefilter of another grep format version: rebuilt.
+    const grepPath = join(dir, 'grep.bin');
+    const grepBytes = readFileSync(grepPath);
+    const otherVersion = Buffer.from(grepBytes);
+    otherVersion.writeUInt32LE(otherVersion.readUInt32LE(8) + 1, 8);
+    writeFileSync(grepPath, otherVersion);
+    await ensureDefaultIndex(dir);
+    expect(readFileSync(grepPath).equals(grepBytes)).toBe(true);
+
     // A damaged file: rebuilt.
     truncateSync(join(dir, 'post.docs'), 4);
     await ensureDefaultIndex(dir);
