@@ -38,6 +38,59 @@ export class Grow<T extends Uint32Array | Uint16Array | Float64Array> {
   }
 }
 
+/**
+ * (term, tf) pairs appended a document at a time into fixed-size chunks: no doubling copies of
+ * hundreds of megabytes (each first touch of fresh memory costs a page fault), and a document's
+ * pairs never straddle two chunks. Read back in order with forEachDoc.
+ */
+export class PairChunks {
+  private readonly chunks: { terms: Uint32Array; tfs: Uint16Array; used: number }[] = [];
+  /** Pairs per document, in order. */
+  private readonly counts = new Grow(Uint32Array);
+  length = 0;
+
+  constructor(private readonly chunkPairs = 1 << 22) {}
+
+  /** Room for `extra` pairs of the next document: the arrays and the index to write from. */
+  reserve(extra: number): { terms: Uint32Array; tfs: Uint16Array; at: number } {
+    let c = this.chunks[this.chunks.length - 1];
+    if (c === undefined || c.used + extra > c.terms.length) {
+      const size = Math.max(this.chunkPairs, extra);
+      c = { terms: new Uint32Array(size), tfs: new Uint16Array(size), used: 0 };
+      this.chunks.push(c);
+    }
+    return { terms: c.terms, tfs: c.tfs, at: c.used };
+  }
+
+  /** Record that the document reserved last wrote `n` pairs. */
+  commit(n: number): void {
+    this.chunks[this.chunks.length - 1]!.used += n;
+    this.counts.push(n);
+    this.length += n;
+  }
+
+  /**
+   * Calls fn(doc, terms, tfs, from, to) for each document in order; each chunk is let go once
+   * read, so its memory can be reclaimed while the caller fills the postings.
+   */
+  forEachDoc(fn: (doc: number, terms: Uint32Array, tfs: Uint16Array, from: number, to: number) => void): void {
+    const counts = this.counts.view();
+    let c = 0;
+    let at = 0;
+    for (let doc = 0; doc < counts.length; doc++) {
+      const n = counts[doc]!;
+      while (at + n > this.chunks[c]!.used) {
+        this.chunks[c] = { terms: new Uint32Array(0), tfs: new Uint16Array(0), used: 0 };
+        c++;
+        at = 0;
+      }
+      const chunk = this.chunks[c]!;
+      fn(doc, chunk.terms, chunk.tfs, at, at + n);
+      at += n;
+    }
+  }
+}
+
 const encoder = new TextEncoder();
 
 /**

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
-import { Grow, Utf8Sink } from './buffers.js';
+import { Grow, PairChunks, Utf8Sink } from './buffers.js';
 import { WordTable } from './tokenize.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import type { FromTextWorker, TextWorkerData, ToTextWorker } from './grep-worker.js';
@@ -25,8 +25,9 @@ export interface BuildOptions {
   /** Largest text shard file (default 1 GiB; smaller only to exercise sharding in tests). */
   textShardBytes?: number;
   /**
-   * Build the grep prefilter in a worker thread, beside the postings (default true). Running
-   * from TypeScript sources (tests), where no compiled worker exists, it is built in-thread.
+   * Write the texts and build the grep prefilter in a worker thread, beside the postings (default
+   * true). Running from TypeScript sources (tests), where no compiled worker exists, both are
+   * done in this thread.
    */
   parallel?: boolean;
 }
@@ -121,8 +122,10 @@ function inWorker(dir: string, shardBytes: number): TextSink {
       flush();
       post({ finish: true });
       while (shards === undefined && !failure) await next();
-      if (failure) throw failure;
+      // Terminating makes the worker exit with code 1: decide on failure before.
+      const failed = failure;
       await worker.terminate();
+      if (failed) throw failed;
       return shards!;
     },
     async abort() {
@@ -206,10 +209,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
   let tfScratch = new Uint32Array(1 << 16);
   let df = new Uint32Array(1 << 16);
   // Per document, the (term, tf) pairs in first-seen order; scattered into postings at the end.
-  const pairTerm = new Grow(Uint32Array, 1 << 20);
-  const pairTf = new Grow(Uint16Array, 1 << 20);
-  const pairStart = new Grow(Float64Array);
-  pairStart.push(0);
+  const pairs = new PairChunks();
   const doclen = new Grow(Uint32Array);
   let tokens = 0;
 
@@ -262,9 +262,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
 
       const count = lookup(chunk.text, lookup(chunk.title, 0));
       // The document's distinct terms straight into the pair arrays, then their frequencies.
-      const terms = pairTerm.reserve(count);
-      const tfs = pairTf.reserve(count);
-      const first = pairTerm.length;
+      const { terms, tfs, at: first } = pairs.reserve(count);
       let n = first;
       let dl = 0;
       for (let i = 0; i < count; i++) {
@@ -279,8 +277,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
         df[t]!++;
         tfScratch[t] = 0;
       }
-      pairTerm.length = pairTf.length = n;
-      pairStart.push(pairTerm.length);
+      pairs.commit(n - first);
       doclen.push(dl);
       tokens += dl;
       if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
@@ -321,7 +318,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     const newId = new Uint32Array(T);
     order.forEach((old, i) => (newId[old] = i));
 
-    const P = pairTerm.length;
+    const P = pairs.length;
     if (P > 0xffffffff) throw new InputError('corpus too large: more than 2^32 postings');
     const postOff = new Uint32Array(T + 1);
     for (let i = 0; i < T; i++) postOff[i + 1] = postOff[i]! + df[order[i]!]!;
@@ -330,13 +327,10 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
     const postTfs = new Uint16Array(P);
     const maxTf = new Float64Array(T);
     const avgdl = tokens / N;
-    const pairT = pairTerm.view();
-    const pairF = pairTf.view();
-    const starts = pairStart.view();
     const lens = doclen.view();
-    for (let doc = 0; doc < N; doc++) {
+    pairs.forEachDoc((doc, pairT, pairF, from, to) => {
       const norm = k1 * (1 - b + (b * lens[doc]!) / avgdl);
-      for (let i = starts[doc]!, end = starts[doc + 1]!; i < end; i++) {
+      for (let i = from; i < to; i++) {
         const t = newId[pairT[i]!]!;
         const at = cursor[t]++;
         const tf = pairF[i]!;
@@ -345,7 +339,7 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
         const w = tf / (tf + norm);
         if (w > maxTf[t]!) maxTf[t] = w;
       }
-    }
+    });
 
     // Terms file in sorted order.
     const termOff = new Uint32Array(T + 1);
