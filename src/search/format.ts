@@ -6,7 +6,8 @@ import { AnalyzerConfig } from './analyzer.js';
 
 /**
  * The index directory, version 1. Every array is a flat little-endian typed array in its own file,
- * so loading is one read per file and a typed-array view over the bytes (no parsing):
+ * so loading is a typed-array view over the file's bytes (no parsing): small arrays are read
+ * whole at open, large ones (texts, postings, ids, titles) page by page on first use (lazy.ts):
  *
  *   ids.bin / ids.off (u32, N+1)          chunk ids, UTF-8, with offsets
  *   ids.order (u32, N)                    doc numbers sorted by id (docOf is a binary search)
