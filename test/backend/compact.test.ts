@@ -94,7 +94,7 @@ describe('compact renderer', () => {
       expect(turn.calls[0]!.raw).toBe('{"name":"curate","arguments":{"ids":[1,"3",7]}}');
       // A fresh episode starts numbering again; the shared renderer never saw these ids.
       const other = aliased.forEpisode();
-      expect(other.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1]}}<|end|>')).calls[0]!.arguments).toEqual({ ids: ['1'] });
+      expect(other.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1,"007"]}}<|end|>')).calls[0]!.arguments).toEqual({ ids: ['1', '007'] });
     });
 
     it('writes a teacher\'s real ids as numbers, and aliases ids quoted in results and errors', () => {

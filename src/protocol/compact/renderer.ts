@@ -36,7 +36,8 @@ export interface CompactOptions {
 
 /**
  * One episode's short names for chunk ids: alias n is the n-th distinct id shown to the model.
- * A number the episode never showed is passed on as a string (the environment reports an unknown id).
+ * A number the episode never showed is passed on as a string, a string as written (the environment
+ * reports an unknown id).
  */
 export class IdAliases {
   private readonly byId = new Map<string, number>();
@@ -62,7 +63,7 @@ export class IdAliases {
   resolve(value: unknown): unknown {
     const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/u.test(value) ? Number(value) : NaN;
     if (!Number.isInteger(n)) return value;
-    return this.ids[n - 1] ?? String(n);
+    return this.ids[n - 1] ?? (typeof value === 'number' ? String(n) : value);
   }
 
   /** Every shown id in a text replaced by its alias (error messages quote ids). */
