@@ -25,7 +25,7 @@ import { seededRandom } from '../src/eval/stats.js';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { badFlag, benchArgs } from './args.js';
 import { runEpisode } from '../src/agent/episode.js';
 import type { Agent, AgentCall, AgentTurn, ToolExchange } from '../src/agent/types.js';
 import { SearchEnvironment, type SearchBackend } from '../src/env/search/env.js';
@@ -138,9 +138,15 @@ async function synthIndex(chunks: number): Promise<{ dir: string; index: SearchI
 
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
+const USAGE = `usage: npm run bench:env -- [--index DIR | --chunks N] [--episodes N] [--warmup N] [--concurrency N]
+                       [--workers N] [--group N] [--cache] [--lazy] [--mix default|no-grep] [--out FILE]
+
+Drives concurrent scripted episodes through runEpisode over one index (default: the synthetic
+1,000,000-chunk corpus) and reports tool calls per second and tool latency (see bench/env.ts).`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
+  const { values } = benchArgs(
+    {
       index: { type: 'string' },
       chunks: { type: 'string', default: '1000000' },
       episodes: { type: 'string', default: '2048' },
@@ -156,10 +162,11 @@ async function main(): Promise<void> {
       // default: the mix above; no-grep: a search in place of the grep (to separate grep's cost).
       mix: { type: 'string', default: 'default' },
     },
-  });
+    USAGE,
+  );
   const count = (flag: 'episodes' | 'warmup' | 'group' | 'concurrency' | 'workers', min: number) => {
     const n = Number(values[flag]);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${flag} must be a whole number >= ${min}, got '${values[flag]}'`);
+    if (!Number.isInteger(n) || n < min) badFlag(`--${flag} must be a whole number >= ${min}, got '${values[flag]}'`);
     return n;
   };
   const episodes = count('episodes', 1);
@@ -167,7 +174,7 @@ async function main(): Promise<void> {
   const group = count('group', 1);
   const concurrency = count('concurrency', 1);
   const workers = count('workers', 0);
-  if (values.mix !== 'default' && values.mix !== 'no-grep') throw new Error(`--mix must be default or no-grep, got '${values.mix}'`);
+  if (values.mix !== 'default' && values.mix !== 'no-grep') badFlag(`--mix must be default or no-grep, got '${values.mix}'`);
   const withGrep = values.mix === 'default';
   const loadStartAvg = loadavg()[0]!;
   const loadStart = performance.now();

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, wri
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { readChunks } from '../src/corpus/read.js';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { Analyzer, buildIndex, openIndex } from '../src/search/index.js';
@@ -246,12 +246,17 @@ function table(runs: Run[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
+  const { values } = benchArgs(
+    {
       child: { type: 'boolean' }, mode: { type: 'string' }, engine: { type: 'string' }, corpus: { type: 'string' }, index: { type: 'string' }, queries: { type: 'string' },
       sizes: { type: 'string' }, 'libs-at': { type: 'string' }, libs: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, timeout: { type: 'string' },
     },
-  });
+    `usage: npm run bench:search -- [--sizes N,N] [--libs NAME,...] [--libs-at N] [--work DIR] [--out FILE] [--timeout S]
+
+Builds and queries sleuth's index on synthetic corpora of each size (default 100000,1000000) and the
+libraries (minisearch, wink-bm25-text-search, @orama/orama, sqlite-fts5; --libs '' for none) at
+--libs-at chunks (default 100000); writes bench/results/search.json and prints a table.`,
+  );
   if (values.child) {
     const queries = values.queries ? readQueries(values.queries) : [];
     let result: object;

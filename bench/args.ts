@@ -1,0 +1,26 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * A benchmark's flags: `--help` prints the usage and exits 0; an unknown flag, a flag without its
+ * value or a stray argument prints what is wrong and the usage, and exits 2, as the CLI does.
+ */
+export function benchArgs<O extends Options>(options: O, usage: string, argv = process.argv.slice(2)) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${usage.trim()}\n`);
+    process.exit(0);
+  }
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: false, strict: true });
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${usage.trim()}\n`);
+    process.exit(2);
+  }
+}
+
+/** An error in a flag's value: the message and exit status 2. */
+export function badFlag(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(2);
+}
