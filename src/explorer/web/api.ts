@@ -7,8 +7,10 @@ export async function api<T = any>(name: string, params: Record<string, string |
   return body;
 }
 
-// The server's own type (a type-only import: erased from the bundle, so no server code ships).
+// The server's own types (type-only imports: erased from the bundle, so no server code ships).
 export type { RunInfo } from '../runs.js';
+export type { RolloutSummary } from '../rollout-index.js';
+export type { CallRecord, TurnRecord } from '../../agent/rollout.js';
 
 export interface Interval {
   mean: number;

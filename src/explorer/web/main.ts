@@ -1,5 +1,5 @@
 import './style.css';
-import { api, type Interval, type RunInfo } from './api.js';
+import { api, type CallRecord, type Interval, type RolloutSummary, type RunInfo, type TurnRecord } from './api.js';
 import { lineChart, type Series } from './charts.js';
 import { clear, fmt, h, type Child } from './dom.js';
 
@@ -281,22 +281,8 @@ function compareTable(c: { sharedTasks: string[]; metrics: string[]; runs: { dir
 // Rollouts table
 // ---------------------------------------------------------------------------------------------
 
-interface Summary {
-  n: number;
-  line: number;
-  id: string;
-  taskId: string;
-  sample: number;
-  step: number | null;
-  group: number | null;
-  reward: number | null;
-  advantage: number | null;
-  endReason: string;
-  offform: number;
-  curated: number;
-  turns: number;
-  query: string;
-}
+/** One row of the rollouts table: the server's index entry of a rollout. */
+type Summary = RolloutSummary;
 
 const FILTERS = ['task', 'step', 'group', 'minReward', 'maxReward', 'endReason', 'offform', 'minCurated', 'maxCurated'] as const;
 
@@ -354,23 +340,7 @@ async function rolloutsPage(p: URLSearchParams): Promise<Child> {
 // One rollout
 // ---------------------------------------------------------------------------------------------
 
-interface CallRecord {
-  name: string;
-  arguments: unknown;
-  status: string;
-  raw?: string;
-  tokenSpan?: [number, number];
-  result: { outcome: string; content: string; chunkIds: string[]; errorKind?: string };
-}
-interface Turn {
-  index: number;
-  insertedTokens: number[];
-  sampledTokens: number[];
-  sampledLogprobs: number[];
-  text: string;
-  calls: CallRecord[];
-  curated: string[];
-}
+type Turn = Pick<TurnRecord, 'index' | 'insertedTokens' | 'sampledTokens' | 'sampledLogprobs' | 'text' | 'calls' | 'curated'>;
 
 const TOKEN_CAP = 3000;
 
