@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ADAM, connect, directBackend, rlDatums, tempDir, tinyCheckpoint } from './helpers.js';
+import { ADAM, connect, directBackend, listeningUrl, rlDatums, tempDir, tinyCheckpoint } from './helpers.js';
 
 const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/sleuth.js', ...args], { encoding: 'utf8', env: { ...process.env, SLEUTH_TINKER_FAULTS: '' } });
 
@@ -18,15 +18,7 @@ describe('sleuth serve-tinker', () => {
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     try {
-      const url = await new Promise<string>((ok, fail) => {
-        let out = '';
-        child.stdout.on('data', (b: Buffer) => {
-          out += b.toString();
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) ok(m[1]!);
-        });
-        child.once('exit', (code) => fail(new Error(`serve-tinker exited with ${code}: ${stderr}`)));
-      });
+      const url = await listeningUrl(child);
       expect(stderr).toMatch(/injecting 3 fault\(s\)/);
       const direct = directBackend(checkpoint);
       const remote = await connect(url);

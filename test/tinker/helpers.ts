@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcessByStdio, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,3 +73,22 @@ export function rlDatums(): Datum[] {
 }
 
 export const ADAM = { learningRate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.01, gradClipNorm: 0 };
+
+/**
+ * The URL `sleuth serve-tinker` prints once it listens; rejects if the process exits first (with
+ * what it wrote to stderr so far).
+ */
+export function listeningUrl(child: ChildProcessWithoutNullStreams | ChildProcessByStdio<null, Readable, Readable>): Promise<string> {
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  return new Promise<string>((ok, fail) => {
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) ok(m[1]!);
+    });
+    child.once('exit', (code) => fail(new Error(`serve-tinker exited with ${code}: ${stderr}`)));
+  });
+}
+

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from './helpers.js';
+import { listeningUrl, tempDir } from './helpers.js';
 
 /**
  * Issue 8's acceptance, small: `sleuth train --backend tinker` against `sleuth serve-tinker`
@@ -18,15 +18,7 @@ describe('sleuth train --backend tinker against serve-tinker', () => {
   it('runs GRPO steps through the HTTP API and resumes from a tinker:// checkpoint', async () => {
     const child = spawn(process.execPath, ['bin/sleuth.js', 'serve-tinker', '--port', '0', '--dir', tempDir()], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      const url = await new Promise<string>((ok, fail) => {
-        let out = '';
-        child.stdout.on('data', (b: Buffer) => {
-          out += b.toString();
-          const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-          if (m) ok(m[1]!);
-        });
-        child.once('exit', (code) => fail(new Error(`serve-tinker exited with ${code}`)));
-      });
+      const url = await listeningUrl(child);
       const out = join(tempDir(), 'run');
       const flags = ['--config', 'configs/local-demo.json', '--backend', 'tinker', '--base-url', url, '--groups-per-step', '2', '--group-size', '2', '--max-turns', '2', '--max-tokens-per-turn', '24', '--eval-limit', '1', '--concurrency', '2'];
       const first = train([...flags, '--steps', '1', '--out', out]);
