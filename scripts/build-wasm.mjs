@@ -1,26 +1,32 @@
-// Compiles the local backend's AssemblyScript kernels to WebAssembly SIMD: dist/wasm/kernels.wasm.
-// Run by `npm run build` after tsc; assemblyscript is a devDependency, so this works on a fresh clone.
+// Compiles the AssemblyScript kernels to WebAssembly: the local backend's (SIMD) to
+// dist/wasm/kernels.wasm and BM25 scoring's to dist/wasm/bm25.wasm.
+// Run by `npm run build` before tsc; assemblyscript is a devDependency, so this works on a fresh clone.
 import { mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import asc from 'assemblyscript/asc';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const source = join(root, 'src/backend/local/assembly/kernels.ts');
-const outFile = join(root, 'dist/wasm/kernels.wasm');
-mkdirSync(dirname(outFile), { recursive: true });
-const tmp = `${outFile}.${process.pid}.tmp`;
-const { error, stderr } = await asc.main([
-  source,
-  '--outFile', tmp,
-  '-O3', '--enable', 'simd',
-  // Memory comes from the TypeScript side (one heap shared with the model's tensors); no GC runtime.
-  '--importMemory', '--initialMemory', '1', '--runtime', 'stub', '--noAssert',
-]);
-if (error) {
-  console.error(stderr.toString());
-  console.error(`build-wasm: ${error.message}`);
-  process.exit(1);
+const modules = [
+  { source: 'src/backend/local/assembly/kernels.ts', out: 'dist/wasm/kernels.wasm', flags: ['--enable', 'simd'] },
+  { source: 'src/search/assembly/bm25.ts', out: 'dist/wasm/bm25.wasm', flags: [] },
+];
+for (const m of modules) {
+  const outFile = join(root, m.out);
+  mkdirSync(dirname(outFile), { recursive: true });
+  const tmp = `${outFile}.${process.pid}.tmp`;
+  const { error, stderr } = await asc.main([
+    join(root, m.source),
+    '--outFile', tmp,
+    '-O3', ...m.flags,
+    // Memory comes from the TypeScript side (which lays out every array in it); no GC runtime.
+    '--importMemory', '--initialMemory', '1', '--runtime', 'stub', '--noAssert',
+  ]);
+  if (error) {
+    console.error(stderr.toString());
+    console.error(`build-wasm: ${error.message}`);
+    process.exit(1);
+  }
+  renameSync(tmp, outFile);
+  console.error(`build-wasm: wrote ${outFile}`);
 }
-renameSync(tmp, outFile);
-console.error(`build-wasm: wrote ${outFile}`);

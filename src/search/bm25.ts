@@ -1,3 +1,5 @@
+import { MAX_SEGMENT_DOCS, type ScoringMemory } from './kernel.js';
+
 /** BM25 postings as loaded from an index, and Lucene-variant scoring over them. */
 export interface Postings {
   docs: number;
@@ -17,6 +19,8 @@ export interface Postings {
    * the first time a query needs them): make these terms' ranges valid before they are read.
    */
   load?: (termIds: readonly number[]) => void;
+  /** When postDocs and postTfs live in a ScoringMemory: scoring runs its WebAssembly loops. */
+  memory?: ScoringMemory;
 }
 
 export interface ScoredDoc {
@@ -35,12 +39,25 @@ const encoder = new TextEncoder();
 export class Bm25Scorer {
   /** Per document, k1 * (1 - b + b * dl / avgdl), computed once at load. */
   private readonly norm: Float64Array;
+  /** The WebAssembly loops, when the postings live in their memory (else the TypeScript ones run). */
+  private readonly kernel: ScoringMemory | undefined;
 
-  /** segmentDocs: documents per scoring segment (a power of two; small only in tests, to cross many). */
-  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS) {
-    this.acc = new Float64Array(segmentDocs);
-    this.norm = new Float64Array(p.docs);
+  /**
+   * segmentDocs: documents per scoring segment (a power of two; small only in tests, to cross many).
+   * useKernel false: the TypeScript loops even where the WebAssembly ones could run (the tests
+   * compare the two).
+   */
+  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true) {
+    const m = p.memory;
+    this.kernel = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.postDocs === p.postDocs && m.postTfs === p.postTfs ? m : undefined;
+    this.acc = this.kernel ? this.kernel.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
+    this.norm = this.kernel ? this.kernel.norm : new Float64Array(p.docs);
     for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
+  }
+
+  /** Whether top-k runs the WebAssembly loops. */
+  get usesKernel(): boolean {
+    return this.kernel !== undefined;
   }
 
   get termCount(): number {
@@ -111,6 +128,7 @@ export class Bm25Scorer {
   topK(termIds: readonly number[], k: number): ScoredDoc[] {
     const { postOff, postDocs, postTfs } = this.p;
     const norm = this.norm;
+    const kernel = this.kernel;
     const distinct = [...new Set(termIds)];
     const q = distinct.length;
     if (q === 0 || k <= 0) return [];
@@ -153,11 +171,14 @@ export class Bm25Scorer {
         const end = ends[i]!;
         let at = pos[i]!;
         segStart[i] = at;
-        for (; at < end; at++) {
-          const d = postDocs[at]!;
-          if (d >= limit) break;
-          const tf = postTfs[at]!;
-          acc[d - base] += idf * (tf / (tf + norm[d]!));
+        if (kernel) at = kernel.accumulate(at, end, base, limit, idf);
+        else {
+          for (; at < end; at++) {
+            const d = postDocs[at]!;
+            if (d >= limit) break;
+            const tf = postTfs[at]!;
+            acc[d - base] += idf * (tf / (tf + norm[d]!));
+          }
         }
         if (at !== pos[i]) any = true;
         pos[i] = at;
@@ -188,6 +209,17 @@ export class Bm25Scorer {
             }
           }
         }
+      } else if (kernel) {
+        // The same scan in WebAssembly, which also zeroes the accumulators.
+        const n = kernel.collect(len, min);
+        const { outDocs, outScores } = kernel;
+        for (let j = 0; j < n; j++) {
+          const score = outScores[j]!;
+          const doc = base + outDocs[j]!;
+          if (!heap.full || score > heap.minScore || (score === heap.minScore && doc < heap.minDoc)) heap.push(doc, score);
+        }
+        min = drain();
+        continue;
       } else {
         for (let o = 0; o < len; o++) {
           const score = acc[o]!;

@@ -33,8 +33,13 @@ export class PagedFile {
   private readonly loaded: Uint8Array;
   private readonly token = {};
 
-  /** Open `path`, which must be exactly `size` bytes (else the index is truncated or damaged). */
-  constructor(readonly path: string, size: number, private readonly pageBytes = PAGE_BYTES) {
+  /**
+   * Open `path`, which must be exactly `size` bytes (else the index is truncated or damaged).
+   * `target`, if given, is where its bytes go (exactly `size` long, zero-filled): memory the caller
+   * laid out, such as a WebAssembly memory.
+   */
+  constructor(readonly path: string, size: number, private readonly pageBytes = PAGE_BYTES, target?: Uint8Array) {
+    if (target !== undefined && target.length !== size) throw new Error(`page target for ${path} is ${target.length} bytes, the file ${size}`);
     if (!Number.isInteger(Math.log2(pageBytes))) throw new Error(`page size must be a power of two, got ${pageBytes}`);
     this.fd = openSync(path, 'r');
     const actual = fstatSync(this.fd).size;
@@ -43,7 +48,7 @@ export class PagedFile {
       throw new InputError(`index file ${path} is ${actual} bytes, the manifest says ${size}: the index is truncated or damaged; rebuild with \`sleuth index\``);
     }
     closer.register(this, this.fd, this.token);
-    this.bytes = new Uint8Array(size);
+    this.bytes = target ?? new Uint8Array(size);
     this.loaded = new Uint8Array(Math.ceil(size / pageBytes));
   }
 

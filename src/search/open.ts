@@ -10,11 +10,14 @@ import { makeSnippet, type TermHit } from './snippet.js';
 import { scanWords, WordTable } from './tokenize.js';
 import { IndexChunkStore } from './store.js';
 import { PagedFile } from './lazy.js';
+import { ScoringMemory } from './kernel.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
 
 export interface OpenOptions {
   /** Snippet length in characters for search hits (default 240). */
   snippetChars?: number;
+  /** false: score in TypeScript even where the WebAssembly loops are built (for comparisons). */
+  scoringKernel?: boolean;
 }
 
 export interface SearchOptions {
@@ -113,6 +116,11 @@ export class SearchIndex implements Searcher {
     return grep(this.store, this.grepIndex, pattern, options);
   }
 
+  /** Read every term's postings now (for a long-lived process that will need most of them anyway). */
+  loadAllPostings(): void {
+    this.scorer.p.load?.(Array.from({ length: this.scorer.termCount }, (_, t) => t));
+  }
+
   /** Close the index files (a closed index cannot read what it has not read yet). */
   close(): void {
     for (const f of this.files) f.close();
@@ -158,9 +166,9 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     }
   };
   const files: PagedFile[] = [];
-  const paged = (name: string, pageBytes: number): PagedFile => {
+  const paged = (name: string, pageBytes: number, target?: Uint8Array): PagedFile => {
     try {
-      const f = new PagedFile(join(dir, name), sizeOf(name), pageBytes);
+      const f = new PagedFile(join(dir, name), sizeOf(name), pageBytes, target);
       files.push(f);
       return f;
     } catch (err) {
@@ -192,8 +200,10 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   if (sizeOf('post.tfs') !== P * 2) throw wrongSize('post.tfs', sizeOf('post.tfs') / 2, P);
 
   // Postings are read a term (a long run) at a time; ids, titles and texts one chunk at a time.
-  const docsFile = paged('post.docs', 1 << 16);
-  const tfsFile = paged('post.tfs', 1 << 16);
+  // They are read into the memory of the WebAssembly scoring loops where those are built.
+  const memory = options.scoringKernel === false ? undefined : ScoringMemory.create(N, P);
+  const docsFile = paged('post.docs', 1 << 16, memory?.docsBytes);
+  const tfsFile = paged('post.tfs', 1 << 16, memory?.tfsBytes);
   const store = new IndexChunkStore(
     paged('ids.bin', 1 << 12), idOff, idOrder,
     paged('titles.bin', 1 << 12), titleOff,
@@ -214,10 +224,11 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   const scorer = new Bm25Scorer({
     docs: N, avgdl: m.avgdl, k1: m.bm25.k1, b: m.bm25.b,
     doclen, termBytes, termOff, postOff,
-    postDocs: new Uint32Array(docsFile.bytes.buffer, docsFile.bytes.byteOffset, P),
-    postTfs: new Uint16Array(tfsFile.bytes.buffer, tfsFile.bytes.byteOffset, P),
+    postDocs: memory?.postDocs ?? new Uint32Array(docsFile.bytes.buffer, docsFile.bytes.byteOffset, P),
+    postTfs: memory?.postTfs ?? new Uint16Array(tfsFile.bytes.buffer, tfsFile.bytes.byteOffset, P),
     maxTf: new Float64Array(maxTfBytes.buffer, maxTfBytes.byteOffset, T),
     load: loadTerms,
+    ...(memory ? { memory } : {}),
   });
   return new SearchIndex(dir, m, store, scorer, () => loadGrepIndex(dir), options.snippetChars ?? 240, files);
 }

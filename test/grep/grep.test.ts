@@ -325,6 +325,13 @@ describe('the prefilter narrows to chunks, not blocks', () => {
         expect(docsIn(gi.candidates(lit('the')))).toEqual(multiples(1));
         expect(docsIn(gi.candidates({ op: 'and', args: [lit('the'), lit('gamma')] }))).toEqual([5, 77]);
         expect(docsIn(gi.candidates({ op: 'or', args: [lit('gamma'), lit('omega')] }))).toEqual([5, ...Array.from({ length: 16 }, (_, i) => 16 + i), 77]);
+        // Pieces of words, found through the vocabulary's trigrams: inside a word, ending one, starting one.
+        expect(docsIn(gi.candidates(lit('lph')))).toEqual(multiples(2));
+        expect(docsIn(gi.candidates(lit('mma')))).toEqual([5, 77]);
+        expect(docsIn(gi.candidates(lit('ler7')))).toEqual([7, ...Array.from({ length: 10 }, (_, i) => 70 + i)]);
+        expect(docsIn(gi.candidates(lit('eta omeg')))).toEqual([18, 21, 24, 27, 30]);
+        expect(docsIn(gi.candidates(lit('lpha gam')))).toEqual([]);
+        expect(docsIn(gi.candidates(lit('xyz')))).toEqual([]);
         // And grep, with the regex run only on those chunks, finds what a full scan finds.
         const store = new MemoryStore(texts.map((text, d) => ({ id: `d${d}`, title: '', text })), true);
         const r = grep(store, gi, '(?i)alpha\\s+beta', { k: 1000 });

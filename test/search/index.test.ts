@@ -114,6 +114,31 @@ describe('BM25 top-k equals an exhaustive float64 reference', () => {
   }
 });
 
+describe('BM25 scoring in WebAssembly', () => {
+  it('runs where it is built, and gives the TypeScript loops\' results to the bit', async () => {
+    const chunks = randomChunks(3000, 11);
+    const dir = freshDir();
+    await buildIndex(iterate(chunks), dir);
+    const wasm = await openIndex(dir);
+    const ts = await openIndex(dir, { scoringKernel: false });
+    // `npm test` builds first, so the module is there: a silent fall back would hide a broken build.
+    expect(wasm.scorer.usesKernel).toBe(true);
+    expect(ts.scorer.usesKernel).toBe(false);
+    const small = [new Bm25Scorer(wasm.scorer.p, 64), new Bm25Scorer(wasm.scorer.p, 64, false)];
+    expect(small.map((s) => s.usesKernel)).toEqual([true, false]);
+    const r = rng(5);
+    for (let q = 0; q < 200; q++) {
+      const query = Array.from({ length: 1 + Math.floor(r() * 8) }, () => VOCAB[Math.floor(r() * VOCAB.length)]!).join(' ');
+      if (wasm.analyzer.terms(query).length === 0) continue;
+      const k = [1, 5, 10, 100][q % 4]!;
+      const want = ts.searchDocs(query, k);
+      expect(wasm.searchDocs(query, k), query).toEqual(want);
+      const ids = wasm.analyze(query).termIds;
+      expect(small[0]!.topK(ids, k), query).toEqual(small[1]!.topK(ids, k));
+    }
+  });
+});
+
 describe('index directory', () => {
   const chunks = randomChunks(400, 7);
   let index: SearchIndex;

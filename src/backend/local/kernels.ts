@@ -1,6 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { WA, wasmPath as wasmPathOf, type WasmMemory } from '../../wasm.js';
 
 /**
  * The memory the model lives in, and the kernels that work on it. All tensors of one model
@@ -17,17 +16,6 @@ export interface IntTensor {
   a: Int32Array;
   p: number;
 }
-
-/** The slice of the WebAssembly JS API used here (the project's lib settings do not declare it). */
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-}
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Memory: new (d: { initial: number; maximum: number }) => WasmMemory;
-  Instance: new (m: object, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
-}
-const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 /** Bytes the kernels leave alone at the start of the memory (AssemblyScript's static area). */
 const RESERVED = 65536;
@@ -102,14 +90,7 @@ let wasmModule: object | null | undefined;
 
 /** Where `npm run build` puts the compiled kernels: dist/wasm/kernels.wasm under the package root. */
 export function wasmPath(): string | null {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'dist', 'wasm', 'kernels.wasm');
-    if (existsSync(candidate)) return candidate;
-    if (existsSync(join(dir, 'package.json'))) return null;
-    dir = dirname(dir);
-  }
-  return null;
+  return wasmPathOf('kernels.wasm');
 }
 
 function loadWasmModule(): object | null {

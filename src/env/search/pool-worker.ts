@@ -24,13 +24,15 @@ const index = await openIndex(indexDir, snippetChars === undefined ? {} : { snip
 // The grep prefilter, loaded here (as index.grep would on its first call) so it can be preloaded.
 const grepIndex = loadGrepIndex(indexDir);
 if (preload) {
-  // A pool serves a long run: read every chunk text and the grep prefilter now, rather than page by
-  // page inside the first thousands of calls (greps touch texts all over the corpus), and read a byte
-  // of every memory page they fill: the first read of a page costs a fault (measured 20-50 us per
-  // 4 KiB page on the 2-core VM, 5x a warm grep's scan), which a long run pays once anyway.
+  // A pool serves a long run: read every chunk text, the postings and the grep prefilter now, rather
+  // than page by page inside the first thousands of calls (greps touch texts all over the corpus,
+  // searches the postings of every word an agent thinks of), and read a byte of every memory page
+  // they fill: the first read of a page costs a fault (measured 20-50 us per 4 KiB page on the
+  // 2-core VM, 5x a warm grep's scan), which a long run pays once anyway.
   let checksum = 0;
   for (let doc = 0; doc < index.store.size; doc++) checksum += touchPages(index.store.textBytes(doc));
   checksum += grepIndex?.touch() ?? 0;
+  index.loadAllPostings();
   if (Number.isNaN(checksum)) throw new Error('unreachable');
 }
 const port = parentPort!;

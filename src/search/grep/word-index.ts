@@ -182,31 +182,67 @@ export class GrepIndex {
     return out;
   }
 
-  /** Words containing s anywhere ('inside') or as their ending ('end'). */
+  /**
+   * Words containing s anywhere ('inside') or as their ending ('end'), through the vocabulary's
+   * trigrams: the words holding the rarest trigram of s, each checked, not a scan of the whole
+   * vocabulary (which grows with the corpus).
+   */
   private wordsContaining(s: string, where: 'inside' | 'end'): number[] | null {
-    const needle = Buffer.from(where === 'end' ? s + '\n' : s, 'utf8');
-    const out: number[] = [];
+    const needle = Buffer.from(s, 'utf8');
+    const grams = this.vocabTrigrams();
     let from = 0;
-    for (;;) {
-      const at = this.vocab.indexOf(needle, from);
-      if (at < 0) return out;
-      const r = this.rankAt(at);
+    let to = -1;
+    for (let i = 0; i + 3 <= needle.length; i++) {
+      const bucket = trigramBucket(needle[i]!, needle[i + 1]!, needle[i + 2]!);
+      const start = grams.off[bucket]!;
+      const end = grams.off[bucket + 1]!;
+      if (to < 0 || end - start < to - from) {
+        from = start;
+        to = end;
+      }
+    }
+    const out: number[] = [];
+    if (to < 0) return out;
+    for (let j = from; j < to; j++) {
+      const r = grams.ranks[j]!;
+      // A word lands in a bucket once per trigram of it that hashes there; ranks ascend.
+      if (j > from && grams.ranks[j - 1] === r) continue;
+      const word = this.vocab.subarray(this.vocabOff[r]!, this.vocabOff[r + 1]! - 1);
+      const at = where === 'end' ? word.length - needle.length : word.indexOf(needle);
+      if (at < 0 || (where === 'end' && !word.subarray(at).equals(needle))) continue;
       if (out.length === MAX_WORDS_PER_PIECE) return null;
       out.push(r);
-      from = this.vocabOff[r + 1]!;
     }
+    return out;
   }
 
-  /** Rank of the word whose bytes include vocabulary offset `at`. */
-  private rankAt(at: number): number {
-    let lo = 0;
-    let hi = this.nWords - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (this.vocabOff[mid]! <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
+  private trigrams: { off: Uint32Array; ranks: Uint32Array } | undefined;
+
+  /**
+   * Per trigram bucket (hashed byte trigrams, see trigramBucket), the ranks of the vocabulary words
+   * holding a trigram of it, ascending: built on the first substring lookup, in two passes (count,
+   * then fill) over the vocabulary.
+   */
+  private vocabTrigrams(): { off: Uint32Array; ranks: Uint32Array } {
+    if (this.trigrams) return this.trigrams;
+    const { vocab, vocabOff } = this;
+    const off = new Uint32Array(TRIGRAM_BUCKETS + 1);
+    const forEach = (visit: (bucket: number, rank: number) => void) => {
+      for (let r = 0; r < this.nWords; r++) {
+        // Each word ends with a newline byte (format.ts), not part of the word.
+        const end = vocabOff[r + 1]! - 1;
+        for (let i = vocabOff[r]!; i + 3 <= end; i++) visit(trigramBucket(vocab[i]!, vocab[i + 1]!, vocab[i + 2]!), r);
+      }
+    };
+    forEach((bucket) => off[bucket + 1]!++);
+    for (let b = 0; b < TRIGRAM_BUCKETS; b++) off[b + 1]! += off[b]!;
+    const fill = off.slice(0, TRIGRAM_BUCKETS);
+    const ranks = new Uint32Array(off[TRIGRAM_BUCKETS]!);
+    forEach((bucket, r) => {
+      ranks[fill[bucket]!++] = r;
+    });
+    this.trigrams = { off, ranks };
+    return this.trigrams;
   }
 
   /** Documents holding any of these words. */
@@ -276,6 +312,15 @@ export class GrepIndex {
     }
     return set;
   }
+}
+
+/** Buckets of the vocabulary's trigram lists (2^18): a few words share each, the lookup checks every word. */
+const TRIGRAM_BITS = 18;
+const TRIGRAM_BUCKETS = 1 << TRIGRAM_BITS;
+
+/** The bucket of a byte trigram (a multiplicative hash of its 24 bits). */
+function trigramBucket(a: number, b: number, c: number): number {
+  return Math.imul((a << 16) | (b << 8) | c, 0x9e3779b1) >>> (32 - TRIGRAM_BITS);
 }
 
 /** Read one byte per 4 KiB page of an array's bytes (and its last byte); their sum. */

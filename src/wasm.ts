@@ -1,0 +1,34 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The slice of the WebAssembly JS API sleuth uses (the project's lib settings do not declare it). */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+export interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Memory: new (d: { initial: number; maximum: number }) => WasmMemory;
+  Instance: new (m: object, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
+}
+export const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+/** Bytes per WebAssembly memory page. */
+export const WASM_PAGE = 65536;
+/** The most a (32-bit) WebAssembly memory can hold: 65,536 pages, 4 GiB. */
+export const WASM_MAX_BYTES = 65536 * WASM_PAGE;
+
+/**
+ * Where `npm run build` puts a compiled module (scripts/build-wasm.mjs): dist/wasm/NAME under the
+ * package root, found from this file whether it runs from src/ (tests) or dist/src/; null if not built.
+ */
+export function wasmPath(name: string): string | null {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'dist', 'wasm', name);
+    if (existsSync(candidate)) return candidate;
+    if (existsSync(join(dir, 'package.json'))) return null;
+    dir = dirname(dir);
+  }
+  return null;
+}
