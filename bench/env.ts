@@ -180,6 +180,7 @@ async function main(): Promise<void> {
   const loadStart = performance.now();
   const { dir: indexDir, index } = values.index ? { dir: values.index, index: await openIndex(values.index) } : await synthIndex(Number(values.chunks));
   const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true, preload: !values.lazy }) : undefined;
+  if (!values.lazy) index.store.loadAll();
   const cache = values.cache ? new CachedBackend(pool ?? index) : undefined;
   const backend: SearchBackend = cache ?? pool ?? index;
   const loadS = (performance.now() - loadStart) / 1000;
@@ -221,7 +222,10 @@ async function main(): Promise<void> {
   if (warm) console.error(`warm-up: ${warm.calls} tool calls in ${warm.wallS.toFixed(2)} s: ${(warm.calls / warm.wallS).toFixed(1)} calls/s`);
   if (pool?.serviceMs) for (const ms of Object.values(pool.serviceMs)) ms.length = 0;
   const cacheBefore = cache ? { hits: cache.hits, misses: cache.misses } : undefined;
+  const eluBefore = performance.eventLoopUtilization();
   const { latencies, calls, errors, wallS } = await runEpisodes(0, episodes);
+  // Share of the run the main thread was busy (the environment, the scripted agent, the pool's messages).
+  const mainBusy = performance.eventLoopUtilization(eluBefore).utilization;
   // Time the search workers spent per request, without the wait in their queues (after warm-up).
   const service = pool?.serviceMs
     ? Object.fromEntries(
@@ -276,13 +280,14 @@ async function main(): Promise<void> {
     // rate the workers could sustain at those times if they were never idle (the ceiling of this run).
     worker_ms_per_episode: workerMsPerEpisode,
     worker_bound_tool_calls_per_s: workerBound,
+    main_thread_busy: round(mainBusy, 3),
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     target_tool_calls_per_s: 2000,
   };
   console.log(`${calls} tool calls in ${wallS.toFixed(2)} s: ${result.tool_calls_per_s} calls/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (target >= 2,000 calls/s)`);
   for (const [name, s] of Object.entries(perTool)) console.log(`  ${name.padEnd(14)} ${String(s.calls).padStart(7)} calls   p50 ${String(s.p50_ms).padStart(8)} ms   p99 ${String(s.p99_ms).padStart(8)} ms`);
   if (service) for (const [op, s] of Object.entries(service)) console.log(`  worker time ${op.padEnd(7)} mean ${s.mean_ms} ms   p50 ${s.p50_ms} ms   p99 ${s.p99_ms} ms (queue wait excluded)`);
-  if (workerMsPerEpisode) console.log(`  worker ms per episode: ${Object.entries(workerMsPerEpisode).map(([op, ms]) => `${op} ${ms}`).join(', ')}; at these times ${workers} workers sustain at most ${workerBound} calls/s`);
+  if (workerMsPerEpisode) console.log(`  worker ms per episode: ${Object.entries(workerMsPerEpisode).map(([op, ms]) => `${op} ${ms}`).join(', ')}; at these times ${workers} workers sustain at most ${workerBound} calls/s; main thread busy ${(100 * mainBusy).toFixed(0)}%`);
   if (result.cache_hits) console.log(`  cache: ${result.cache_hits.hits} hits, ${result.cache_hits.misses} misses`);
   mkdirSync(dirname(values.out), { recursive: true });
   writeFileSync(values.out + '.tmp', JSON.stringify(result, null, 2) + '\n');

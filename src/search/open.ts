@@ -207,7 +207,9 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   const store = new IndexChunkStore(
     paged('ids.bin', 1 << 12), idOff, idOrder,
     paged('titles.bin', 1 << 12), titleOff,
-    m.textShards.map((s) => ({ firstDoc: s.firstDoc, start: s.start, bytes: paged(s.file, 1 << 14) })),
+    // Texts are read one at a time at random (reads, snippets, grep hits): pages of 4 KiB, each a
+    // few chunks, so a read copies and faults in little more than the chunk it wants.
+    m.textShards.map((s) => ({ firstDoc: s.firstDoc, start: s.start, bytes: paged(s.file, 1 << 12) })),
     new Float64Array(texts.buffer, texts.byteOffset, N + 1),
     paged('meta.bin', 1 << 12), metaOff,
   );

@@ -5,6 +5,8 @@ const decoder = new TextDecoder();
 /** Bytes of a file by range: a PagedFile (read on demand) or an array already in memory. */
 export interface ByteSource {
   range(from: number, to: number): Uint8Array;
+  /** Read every byte now, if it is read on demand. */
+  loadAll?(): void;
 }
 
 export interface TextShard {
@@ -58,6 +60,11 @@ export class IndexChunkStore implements ChunkStore {
     while (s > 0 && this.shards[s]!.firstDoc > doc) s--;
     const shard = this.shards[s]!;
     return shard.bytes.range(this.textOff[doc]! - shard.start, this.textOff[doc + 1]! - shard.start);
+  }
+
+  /** Read every id, title, metadata and text now (a long-lived process that will touch most of them anyway). */
+  loadAll(): void {
+    for (const bytes of [this.idBytes, this.titleBytes, this.metaBytes, ...this.shards.map((s) => s.bytes)]) bytes.loadAll?.();
   }
 
   text(doc: number): string {

@@ -29,6 +29,7 @@ if (preload) {
   // searches the postings of every word an agent thinks of), and read a byte of every memory page
   // they fill: the first read of a page costs a fault (measured 20-50 us per 4 KiB page on the
   // 2-core VM, 5x a warm grep's scan), which a long run pays once anyway.
+  index.store.loadAll();
   let checksum = 0;
   for (let doc = 0; doc < index.store.size; doc++) checksum += touchPages(index.store.textBytes(doc));
   checksum += grepIndex?.touch() ?? 0;
