@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { WA, WASM_MAX_BYTES, WASM_PAGE, wasmPath } from '../wasm.js';
+import { WA, WASM_MAX_BYTES, WASM_PAGE, wasmPath, type WasmMemory } from '../wasm.js';
 
 /** Documents per scoring segment at most: the accumulators and candidate buffers are this long. */
 export const MAX_SEGMENT_DOCS = 1 << 14;
@@ -73,7 +73,14 @@ export class ScoringMemory {
     };
     if (next > WASM_MAX_BYTES) return undefined;
     const pages = Math.max(1, Math.ceil(next / WASM_PAGE));
-    const memory = new WA.Memory({ initial: pages, maximum: pages });
+    let memory: WasmMemory;
+    try {
+      memory = new WA.Memory({ initial: pages, maximum: pages });
+    } catch {
+      // Out of address space (each memory reserves its 4 GiB range, and unreachable ones wait
+      // for the garbage collector): score in TypeScript rather than fail the open.
+      return undefined;
+    }
     const instance = new WA.Instance(mod, { env: { memory } });
     return new ScoringMemory(instance.exports as unknown as Bm25Exports, memory.buffer, docs, postings, at);
   }
