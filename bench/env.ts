@@ -71,25 +71,40 @@ const ok = (name: string, args: Record<string, unknown>): AgentCall => ({ name, 
 const turn = (...calls: AgentCall[]): AgentTurn => ({ text: '', calls });
 const hits = (results: ToolExchange[]) => results.flatMap((r) => r.result.chunkIds);
 
+/** The queries and pattern of one scripted episode, drawn from the corpus with the episode's seed. */
+interface MixPlan {
+  question: string;
+  /** The grep pattern, or (--mix no-grep) the words of the search in its place. */
+  second: { grep: string } | { search: string };
+  words3: string;
+  words5: string;
+}
+
+function mixPlan(index: SearchIndex, question: string, seed: number, grep = true): MixPlan {
+  const rand = rng(seed);
+  const second = grep ? { grep: phraseOf(index, rand) } : { search: wordsOf(index, rand, 2).join(' ') };
+  return { question, second, words3: wordsOf(index, rand, 3).join(' '), words5: wordsOf(index, rand, 5).join(' ') };
+}
+
 /**
  * Eleven calls in ten turns: 3 searches (the first with a real question of the embedded task set,
  * the others with words of random chunks), 1 grep, 3 reads, 2 curates, 1 drop, finish — the shape of
- * the seeds' rollouts (mostly searching and reading, some curating).
+ * the seeds' rollouts (mostly searching and reading, some curating). The words are drawn before
+ * the clock starts (mixPlan): in a real run the agent is a model elsewhere, and its time is not
+ * the environment's.
  */
-function mixAgent(index: SearchIndex, question: string, seed: number, grep = true): Agent {
+function mixAgent(plan: MixPlan): Agent {
   return {
     spec: 'bench-mix',
     start: () => {
-      const rand = rng(seed);
-      const plan = (function* (): Generator<AgentTurn, void, ToolExchange[]> {
-        const a = hits(yield turn(ok('bm25_search', { query: question })));
-        // Without grep (--mix no-grep), a fourth search takes its place.
-        const g = hits(yield turn(grep ? ok('grep_corpus', { pattern: phraseOf(index, rand) }) : ok('bm25_search', { query: wordsOf(index, rand, 2).join(' ') })));
+      const turns = (function* (): Generator<AgentTurn, void, ToolExchange[]> {
+        const a = hits(yield turn(ok('bm25_search', { query: plan.question })));
+        const g = hits(yield turn('grep' in plan.second ? ok('grep_corpus', { pattern: plan.second.grep }) : ok('bm25_search', { query: plan.second.search })));
         yield turn(...[...a, ...g].slice(0, 2).map((id) => ok('read_document', { id })));
-        const b = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 3).join(' ') })));
+        const b = hits(yield turn(ok('bm25_search', { query: plan.words3 })));
         yield turn(ok('curate', { ids: [...a.slice(0, 2), ...b.slice(0, 1)].slice(0, 3) }));
         yield turn(ok('read_document', { id: b[1] ?? a[0] ?? 'none' }));
-        const c = hits(yield turn(ok('bm25_search', { query: wordsOf(index, rand, 5).join(' ') })));
+        const c = hits(yield turn(ok('bm25_search', { query: plan.words5 })));
         yield turn(ok('curate', { ids: c.slice(0, 3).length ? c.slice(0, 3) : ['none'] }));
         yield turn(ok('drop_curated', { ids: [a[1] ?? 'none'] }));
         yield turn(ok('finish', {}));
@@ -97,7 +112,7 @@ function mixAgent(index: SearchIndex, question: string, seed: number, grep = tru
       let started = false;
       return {
         next: async (results: ToolExchange[]) => {
-          const step = started ? plan.next(results) : plan.next(undefined as unknown as ToolExchange[]);
+          const step = started ? turns.next(results) : turns.next(undefined as unknown as ToolExchange[]);
           started = true;
           return step.done ? { text: 'done', calls: [] } : step.value;
         },
@@ -195,14 +210,19 @@ async function main(): Promise<void> {
     let calls = 0;
     let errors = 0;
     let next = first;
+    // Each episode's words, drawn before the clock. The group's task: its first search is one
+    // question drawn by group number.
+    const plans = Array.from({ length: n }, (_, j) => {
+      const i = first + j;
+      const question = questions[Math.floor(rng(1_000_003 + Math.floor(i / group))() * questions.length)]!;
+      return mixPlan(index, question, i, withGrep);
+    });
     const started = performance.now();
     await Promise.all(
       Array.from({ length: Math.min(concurrency, n) }, async () => {
         while (next < first + n) {
           const i = next++;
-          // The group's task: its first search is one question drawn by group number.
-          const question = questions[Math.floor(rng(1_000_003 + Math.floor(i / group))() * questions.length)]!;
-          const r = await runEpisode(mixAgent(index, question, i, withGrep), env, task);
+          const r = await runEpisode(mixAgent(plans[i - first]!), env, task);
           if (r.endReason !== 'finish') throw new Error(`episode ${i} ended with ${r.endReason}: ${r.error ?? ''}`);
           for (const t of r.turns)
             for (const c of t.calls) {
