@@ -80,18 +80,22 @@ function hasAssertion(node: Node): boolean {
  */
 const blockTestWorthIt = (inPlay: number, blockSize: number) => inPlay * 2 > blockSize;
 
-/** Number of set bits in [from, to) of a bitmap, a word at a time. */
-function countBits(set: Uint32Array, from: number, to: number): number {
+/** The set bits of a bitmap below `size`, ascending (zero words are skipped a word at a time). */
+function setBits(set: Uint32Array, size: number): Uint32Array {
   let n = 0;
-  for (let w = from >>> 5; w <= (to - 1) >>> 5; w++) {
+  for (let w = 0; w < set.length; w++) if (set[w] !== 0) n += popcount(set[w]!);
+  const out = new Uint32Array(n);
+  let j = 0;
+  for (let w = 0; w < set.length; w++) {
     let bits = set[w]!;
-    if (bits === 0) continue;
-    const lo = w * 32;
-    if (lo < from) bits &= ~0 << (from - lo);
-    if (lo + 32 > to) bits &= (to - lo === 32 ? ~0 : (1 << (to - lo)) - 1);
-    n += popcount(bits);
+    while (bits !== 0) {
+      const low = bits & -bits;
+      const d = w * 32 + (31 - Math.clz32(low));
+      if (d < size) out[j++] = d;
+      bits ^= low;
+    }
   }
-  return n;
+  return j === n ? out : out.subarray(0, j);
 }
 
 function popcount(x: number): number {
@@ -150,14 +154,23 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
   let scanned = 0;
   let timedOut = false;
 
+  // The documents in play, block by block: every document without a prefilter, else the
+  // candidates (found a bitmap word at a time, so empty stretches of the corpus cost nothing).
+  const inPlayDocs = candidates === null ? null : setBits(candidates, store.size);
+  let next = 0;
   for (let b = 0; b < nBlocks; b++) {
+    const first = next;
+    if (inPlayDocs !== null) {
+      if (next >= inPlayDocs.length) break;
+      // Jump to the block of the next candidate.
+      b = Math.max(b, Math.floor(inPlayDocs[next]! / blockSize));
+    }
     const from = b * blockSize;
     const to = Math.min(store.size, from + blockSize);
-    // Documents of this block that the prefilter leaves in play.
     let inPlay = to - from;
-    if (candidates !== null) {
-      inPlay = countBits(candidates, from, to);
-      if (inPlay === 0) continue;
+    if (inPlayDocs !== null) {
+      while (next < inPlayDocs.length && inPlayDocs[next]! < to) next++;
+      inPlay = next - first;
     }
     if (performance.now() >= deadline) {
       timedOut = true;
@@ -170,8 +183,8 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
         continue;
       }
     }
-    for (let d = from; d < to; d++) {
-      if (candidates !== null && (candidates[d >>> 5]! & (1 << (d & 31))) === 0) continue;
+    for (let i = 0; i < inPlay; i++) {
+      const d = inPlayDocs === null ? from + i : inPlayDocs[first + i]!;
       scanned++;
       if (!re.test(store.textBytes(d) as Buffer)) continue;
       hits.push(makeHit(store, d, re, snippetChars));
