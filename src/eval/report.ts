@@ -64,8 +64,23 @@ export function formatSummary(s: Summary, title: string): string {
   return lines.join('\n');
 }
 
+/**
+ * Column names for runs: the shortest trailing parts of their paths that still tell them apart
+ * (`runs/demo-x/grpo` and `runs/demo-x/sft` become `grpo` and `sft`), so the table stays narrow.
+ */
+export function runNames(dirs: readonly string[]): string[] {
+  const parts = dirs.map((d) => d.split(/[\\/]+/).filter((p) => p !== '' && p !== '.'));
+  const longest = Math.max(1, ...parts.map((p) => p.length));
+  for (let n = 1; n <= longest; n++) {
+    const names = parts.map((p, i) => (p.length === 0 ? dirs[i]! : p.slice(-n).join('/')));
+    if (new Set(names).size === names.length) return names;
+  }
+  return [...dirs];
+}
+
 export function formatComparison(c: Comparison): string {
-  const head = ['metric', ...c.runs.map((r, i) => (i === 0 ? `${r.dir}` : `${r.dir}  (vs first, 95%)`))];
+  const names = runNames(c.runs.map((r) => r.dir));
+  const head = ['metric', ...names.map((name, i) => (i === 0 ? name : `${name}  (vs first, 95%)`))];
   const rows: string[][] = [head];
   for (const m of c.metrics) {
     const row = [LABELS[m] ?? m];
@@ -81,7 +96,8 @@ export function formatComparison(c: Comparison): string {
     rows.push(row);
   }
   return [
-    `${c.sharedTasks.length} shared tasks; agents: ${c.runs.map((r) => r.agent).join(' | ')}`,
+    `${c.sharedTasks.length} shared tasks; runs:`,
+    ...c.runs.map((r, i) => `  ${names[i]}${names[i] === r.dir ? '' : ` = ${r.dir}`}  (agent ${r.agent})`),
     '',
     table(rows),
     '',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Summary } from '../../src/eval/metrics.js';
-import { formatSummary } from '../../src/eval/report.js';
+import { formatSummary, runNames } from '../../src/eval/report.js';
 
 function summary(samples: number, scoring: string): Summary {
   return {
@@ -25,5 +25,15 @@ describe('the summary table', () => {
     expect(formatSummary(summary(4, 'search'), 't')).toContain('curated sets: correct 60.0%');
     expect(formatSummary(summary(1, 'invoices'), 't')).toContain('answers: correct 60.0%');
     expect(formatSummary(summary(1, 'qa'), 't')).toContain('answers: correct 60.0%');
+  });
+});
+
+describe('the comparison table', () => {
+  it('names runs by the shortest ends of their paths that tell them apart', () => {
+    expect(runNames(['runs/demo-1/sft', 'runs/demo-1/grpo'])).toEqual(['sft', 'grpo']);
+    expect(runNames(['a/x/eval', 'b/x/eval', 'c/y/eval'])).toEqual(['a/x/eval', 'b/x/eval', 'c/y/eval']);
+    expect(runNames(['a/x/eval', 'b/y/eval'])).toEqual(['x/eval', 'y/eval']);
+    expect(runNames(['a/run/', './b/run'])).toEqual(['a/run', 'b/run']);
+    expect(runNames(['runs/one', 'runs/one'])).toEqual(['runs/one', 'runs/one']);
   });
 });
