@@ -51,9 +51,14 @@ export class GrepIndexBuilder {
   private rec = newRecords(1024);
   private table = new Int32Array(2048);
   private block = 0;
-  /** The current block's (word, chunk) pairs, as id * 256 + offset: sorted, they group by word. */
-  private blockPairs = new Float64Array(4096);
+  /** The words in the current block, in the order first seen there (sorted when the block is written). */
+  private blockWords: Uint32Array = new Uint32Array(4096);
+  private blockWordCount = 0;
+  /** (word, chunk) pairs in the current block. */
   private blockCount = 0;
+  /** Per word, a bit per chunk offset in the current block (valid for the words of blockWords). */
+  private masks: Uint32Array;
+  private readonly maskWords: number;
   /** Block b's entries: varint(words), then per word in id order a varint id gap, varint(n) and its n chunk offsets (a byte each). */
   private fwd = new Uint8Array(1 << 16);
   private fwdLen = 0;
@@ -64,6 +69,8 @@ export class GrepIndexBuilder {
     // Offsets within a block are stored in one byte.
     if (!Number.isInteger(b) || b < 1 || b > 256) throw new Error(`grep block size must be a whole number from 1 to 256, got ${b}`);
     this.blockSize = b;
+    this.maskWords = Math.ceil(b / 32);
+    this.masks = new Uint32Array(1024 * this.maskWords);
   }
 
   /** Add the text of document `doc`; documents must come in order 0, 1, 2, ... */
@@ -125,14 +132,18 @@ export class GrepIndexBuilder {
         arena = this.arena;
       }
       const r = id * REC;
-      if (rec[r + 3] !== doc) {
+      const last = rec[r + 3]!;
+      if (last !== doc) {
         rec[r + 3] = doc;
-        if (this.blockCount === this.blockPairs.length) {
-          const next = new Float64Array(this.blockPairs.length * 2);
-          next.set(this.blockPairs);
-          this.blockPairs = next;
+        const m = id * this.maskWords;
+        if (last < doc - offset) {
+          // First time in this block: list the word, clear its bits.
+          if (this.blockWordCount === this.blockWords.length) this.blockWords = grow32(this.blockWords, this.blockWordCount + 1);
+          this.blockWords[this.blockWordCount++] = id;
+          this.masks.fill(0, m, m + this.maskWords);
         }
-        this.blockPairs[this.blockCount++] = id * 256 + offset;
+        this.masks[m + (offset >>> 5)]! |= 1 << (offset & 31);
+        this.blockCount++;
       }
       h = FNV_OFFSET;
       len = 0;
@@ -148,6 +159,11 @@ export class GrepIndexBuilder {
       const next = newRecords(2 * (id + 1));
       next.set(this.rec);
       this.rec = next;
+    }
+    if ((id + 1) * this.maskWords > this.masks.length) {
+      const next = new Uint32Array(2 * (id + 1) * this.maskWords);
+      next.set(this.masks);
+      this.masks = next;
     }
     const r = id * REC;
     this.rec[r] = h;
@@ -201,24 +217,34 @@ export class GrepIndexBuilder {
   }
 
   private flushBlock(): void {
-    const pairs = this.blockPairs.subarray(0, this.blockCount).sort();
-    let words = 0;
-    for (let j = 0; j < pairs.length; j++) if (j === 0 || Math.floor(pairs[j]! / 256) !== Math.floor(pairs[j - 1]! / 256)) words++;
+    // The block's words in id order, each with its chunk offsets in order (from its bits).
+    const words = this.blockWords.subarray(0, this.blockWordCount).sort();
     // Per word at most 5 bytes of id gap and 2 of count, plus a byte per chunk.
-    this.ensureFwd(5 + 7 * words + pairs.length);
+    this.ensureFwd(5 + 7 * words.length + this.blockCount);
     const fwd = this.fwd;
-    let p = writeVarint(fwd, this.fwdLen, words);
+    const masks = this.masks;
+    const mw = this.maskWords;
+    let p = writeVarint(fwd, this.fwdLen, words.length);
     let prev = -1;
-    for (let j = 0; j < pairs.length; ) {
-      const id = Math.floor(pairs[j]! / 256);
-      let end = j + 1;
-      while (end < pairs.length && Math.floor(pairs[end]! / 256) === id) end++;
+    for (let j = 0; j < words.length; j++) {
+      const id = words[j]!;
+      const m = id * mw;
+      let count = 0;
+      for (let w = 0; w < mw; w++) count += popcount(masks[m + w]!);
       p = writeVarint(fwd, p, id - prev);
-      p = writeVarint(fwd, p, end - j);
-      for (; j < end; j++) fwd[p++] = pairs[j]! % 256;
+      p = writeVarint(fwd, p, count);
+      for (let w = 0; w < mw; w++) {
+        let bits = masks[m + w]!;
+        while (bits !== 0) {
+          const low = bits & -bits;
+          fwd[p++] = w * 32 + (31 - Math.clz32(low));
+          bits ^= low;
+        }
+      }
       prev = id;
     }
     this.fwdLen = p;
+    this.blockWordCount = 0;
     this.blockCount = 0;
     this.block++;
   }
@@ -450,4 +476,12 @@ export function writeVarint(out: Uint8Array, pos: number, v: number): number {
   }
   out[pos++] = v;
   return pos;
+}
+
+/** Number of set bits of a 32-bit word. */
+export function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
 }

@@ -1,7 +1,7 @@
 import RE2 from 're2';
 import { InputError } from '../../errors.js';
 import type { ChunkStore, GrepHit, GrepOptions, GrepResult } from '../types.js';
-import { DEFAULT_BLOCK_SIZE } from './builder.js';
+import { DEFAULT_BLOCK_SIZE, popcount } from './builder.js';
 import { requiredLiterals, type Query } from './literals.js';
 import { parsePythonRegex, type Node } from './parse.js';
 import { translateParsed } from './translate.js';
@@ -96,13 +96,6 @@ function setBits(set: Uint32Array, size: number): Uint32Array {
     }
   }
   return j === n ? out : out.subarray(0, j);
-}
-
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
 }
 
 /** Per store and block size, per block: 0 not yet checked, 1 its texts lie in order in one buffer, 2 they do not. */
