@@ -158,7 +158,7 @@ export class Bm25Scorer {
       for (let j = 0; j < nBuf; j++) {
         const score = bufScores[j]!;
         const doc = bufDocs[j]!;
-        if (!heap.full || score > heap.minScore || (score === heap.minScore && doc < heap.minDoc)) heap.push(doc, score);
+        heap.offer(doc, score);
       }
       nBuf = 0;
       return heap.full ? heap.minScore : 0;
@@ -216,7 +216,7 @@ export class Bm25Scorer {
         for (let j = 0; j < n; j++) {
           const score = outScores[j]!;
           const doc = base + outDocs[j]!;
-          if (!heap.full || score > heap.minScore || (score === heap.minScore && doc < heap.minDoc)) heap.push(doc, score);
+          heap.offer(doc, score);
         }
         min = drain();
         continue;
@@ -294,6 +294,11 @@ class TopK {
     [this.docs[i], this.docs[j]] = [this.docs[j]!, this.docs[i]!];
     [this.scores[i], this.scores[j]] = [this.scores[j]!, this.scores[i]!];
   }
+  /** Keep (doc, score) if it beats the worst kept hit (a lower document number wins a tie). */
+  offer(doc: number, score: number): void {
+    if (!this.full || score > this.minScore || (score === this.minScore && doc < this.minDoc)) this.push(doc, score);
+  }
+
   push(doc: number, score: number): void {
     if (this.full) {
       this.docs[0] = doc;
