@@ -243,8 +243,8 @@ const SLACK = 1 - 1e-9;
 const SPARSE_RATIO = 4;
 /** Candidate scores buffered before they are merged into the top-k heap. */
 const BUFFER = 256;
-/** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2. */
-const SEGMENT_DOCS = 1 << 14;
+/** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2 (the kernel's buffers are this long). */
+const SEGMENT_DOCS = MAX_SEGMENT_DOCS;
 
 /** First index in [from, end) whose doc is >= target (galloping, then binary search). */
 function seek(docs: Uint32Array, from: number, end: number, target: number): number {
