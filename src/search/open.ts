@@ -7,7 +7,7 @@ import { Bm25Scorer, type ScoredDoc } from './bm25.js';
 import { readManifest, readWhole, type Manifest } from './format.js';
 import { grep, loadGrepIndex, type GrepIndex } from './grep/index.js';
 import { makeSnippet, type TermHit } from './snippet.js';
-import { scanWords, WordTable } from './tokenize.js';
+import { WordTable } from './tokenize.js';
 import { IndexChunkStore } from './store.js';
 import { PagedFile } from './lazy.js';
 import { ScoringMemory } from './kernel.js';
@@ -91,21 +91,31 @@ export class SearchIndex implements Searcher {
 
   /** Surface word (as in the text) -> term id in this index, or -1: snippets look words up in place. */
   private readonly surfaceTerms = new WordTable();
+  private readonly termOfWord = (word: string): number => {
+    const term = this.analyzer.term(word);
+    return term === null ? -1 : this.scorer.termId(term);
+  };
+  /** A text's words' term ids and spans (reused: snippets are made for every hit). */
+  private wordTerms = new Int32Array(1024);
+  private wordSpans = new Uint32Array(2048);
 
   private snippet(text: string, weights: Map<number, number>, length: number): string {
     if (text.length <= length) return text;
+    // A text of L code units has at most L/2 + 1 words.
+    const room = (text.length >>> 1) + 1;
+    if (room > this.wordTerms.length) {
+      this.wordTerms = new Int32Array(2 * room);
+      this.wordSpans = new Uint32Array(4 * room);
+    }
+    const terms = this.wordTerms;
+    const spans = this.wordSpans;
+    const count = this.surfaceTerms.lookupAll(text, this.termOfWord, terms, 0, spans);
     const hits: TermHit[] = [];
-    scanWords(text, (start, end, hash) => {
-      let t = this.surfaceTerms.get(text, start, end, hash);
-      if (t === undefined) {
-        const word = text.slice(start, end);
-        const term = this.analyzer.term(word);
-        t = term === null ? -1 : this.scorer.termId(term);
-        this.surfaceTerms.add(word, hash, t);
-      }
-      const weight = weights.get(t);
-      if (weight !== undefined) hits.push({ start, end, term: t, weight });
-    });
+    for (let i = 0; i < count; i++) {
+      const t = terms[i]!;
+      const weight = t < 0 ? undefined : weights.get(t);
+      if (weight !== undefined) hits.push({ start: spans[2 * i]!, end: spans[2 * i + 1]!, term: t, weight });
+    }
     return makeSnippet(text, hits, length);
   }
 

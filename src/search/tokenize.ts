@@ -100,8 +100,10 @@ export class WordTable {
    * The indexer's inner loop: split text exactly as scanWords does and append the value of each
    * word to `out` (returning the new length), asking onMiss for the value of a word not yet in
    * the table. One specialised loop with no per-word callback, because it runs once per token.
+   * With `spans`, word i's UTF-16 span is also written there, start at 2i and end at 2i + 1 (i
+   * counted from outLength); it must hold 2 * (text.length / 2 + 1) values past that.
    */
-  lookupAll(text: string, onMiss: (word: string) => number, out: Int32Array, outLength: number): number {
+  lookupAll(text: string, onMiss: (word: string) => number, out: Int32Array, outLength: number, spans?: Uint32Array): number {
     const n = text.length;
     let i = 0;
     while (i < n) {
@@ -131,6 +133,10 @@ export class WordTable {
         const word = text.slice(start, i);
         v = onMiss(word);
         this.add(word, h, v);
+      }
+      if (spans !== undefined) {
+        spans[2 * outLength] = start;
+        spans[2 * outLength + 1] = i;
       }
       out[outLength++] = v;
     }
