@@ -7,8 +7,12 @@
  * as the episode sees it, queueing included). Search and grep run in a worker pool; the time the
  * workers spent per request (queue wait excluded) is reported too, as that is where the time goes.
  *
- *   node dist/bench/env.js [--index DIR] [--episodes N] [--warmup N] [--concurrency N] [--workers N]
- *                          [--group N] [--cache] [--lazy] [--mix default|no-grep] [--out FILE]
+ *   node dist/bench/env.js [--index DIR] [--episodes N] [--rounds N] [--warmup N] [--concurrency N]
+ *                          [--workers N] [--group N] [--cache] [--lazy] [--mix default|no-grep] [--out FILE]
+ *
+ * --rounds N: the measured episodes run N times over (default 5), and the rate reported is the median
+ * round's: on a shared VM the same code measures up to a third apart from one minute to the next, so
+ * one round alone says little. Latencies and worker times are over all rounds.
  *
  * --group N: episodes come in groups of N that share a task, as a GRPO group of rollouts of one prompt
  * does: their first search is the same question (everything after it is drawn per episode). It changes
@@ -153,8 +157,9 @@ async function synthIndex(chunks: number): Promise<{ dir: string; index: SearchI
 
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
-const USAGE = `usage: npm run bench:env -- [--index DIR | --chunks N] [--episodes N] [--warmup N] [--concurrency N]
-                       [--workers N] [--group N] [--cache] [--lazy] [--mix default|no-grep] [--out FILE]
+const USAGE = `usage: npm run bench:env -- [--index DIR | --chunks N] [--episodes N] [--rounds N] [--warmup N]
+                       [--concurrency N] [--workers N] [--group N] [--cache] [--lazy] [--mix default|no-grep]
+                       [--out FILE]
 
 Drives concurrent scripted episodes through runEpisode over one index (default: the synthetic
 1,000,000-chunk corpus) and reports tool calls per second and tool latency (see bench/env.ts).`;
@@ -165,6 +170,7 @@ async function main(): Promise<void> {
       index: { type: 'string' },
       chunks: { type: 'string', default: '1000000' },
       episodes: { type: 'string', default: '2048' },
+      rounds: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '256' },
       group: { type: 'string', default: '1' },
       concurrency: { type: 'string', default: '256' },
@@ -179,12 +185,13 @@ async function main(): Promise<void> {
     },
     USAGE,
   );
-  const count = (flag: 'episodes' | 'warmup' | 'group' | 'concurrency' | 'workers', min: number) => {
+  const count = (flag: 'episodes' | 'rounds' | 'warmup' | 'group' | 'concurrency' | 'workers', min: number) => {
     const n = Number(values[flag]);
     if (!Number.isInteger(n) || n < min) badFlag(`--${flag} must be a whole number >= ${min}, got '${values[flag]}'`);
     return n;
   };
   const episodes = count('episodes', 1);
+  const rounds = count('rounds', 1);
   const warmup = count('warmup', 0);
   const group = count('group', 1);
   const concurrency = count('concurrency', 1);
@@ -202,7 +209,7 @@ async function main(): Promise<void> {
   const env = new SearchEnvironment(backend);
   const questions = embeddedQuestions();
   const task: Task = { id: 'bench', query: 'bench', facts: [{ text: 'none', chunkIds: ['none'] }] };
-  console.error(`env bench: ${index.size.toLocaleString()} chunks, ${warmup} + ${episodes} episodes (groups of ${group}), ${concurrency} in flight, ${workers} search workers${cache ? ', cache' : ''} (index ready in ${loadS.toFixed(1)} s)`);
+  console.error(`env bench: ${index.size.toLocaleString()} chunks, ${warmup} + ${rounds} x ${episodes} episodes (groups of ${group}), ${concurrency} in flight, ${workers} search workers${cache ? ', cache' : ''} (index ready in ${loadS.toFixed(1)} s)`);
 
   /** Run episodes [first, first + n), `concurrency` at a time; the calls' latencies by tool. */
   const runEpisodes = async (first: number, n: number) => {
@@ -243,7 +250,25 @@ async function main(): Promise<void> {
   if (pool?.serviceMs) for (const ms of Object.values(pool.serviceMs)) ms.length = 0;
   const cacheBefore = cache ? { hits: cache.hits, misses: cache.misses } : undefined;
   const eluBefore = performance.eventLoopUtilization();
-  const { latencies, calls, errors, wallS } = await runEpisodes(0, episodes);
+  // Each round its own episodes (words drawn anew), as a long run would have: repeating the same
+  // ones would find the pattern cache and the workers' word tables warm for them.
+  const measured: Awaited<ReturnType<typeof runEpisodes>>[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const eluRound = performance.eventLoopUtilization();
+    const before = pool?.serviceMs ? Object.values(pool.serviceMs).map((ms) => ms.length) : [];
+    measured.push(await runEpisodes(r * episodes, episodes));
+    const m = measured[r]!;
+    // The workers' time per episode in this round alone: shows when a run has settled.
+    const workerMs = pool?.serviceMs ? Object.values(pool.serviceMs).reduce((sum, ms, i) => sum + ms.slice(before[i]).reduce((a, b) => a + b, 0), 0) / episodes : NaN;
+    const busy = performance.eventLoopUtilization(eluRound).utilization;
+    console.error(`round ${r + 1}/${rounds}: ${m.calls} tool calls in ${m.wallS.toFixed(2)} s: ${(m.calls / m.wallS).toFixed(1)} calls/s (worker ms per episode ${workerMs.toFixed(2)}, main thread busy ${(100 * busy).toFixed(0)}%)`);
+  }
+  const rates = measured.map((m) => m.calls / m.wallS);
+  const median = [...measured].sort((a, b) => a.calls / a.wallS - b.calls / b.wallS)[Math.floor((rounds - 1) / 2)]!;
+  const { calls, wallS } = median;
+  const errors = measured.reduce((n, m) => n + m.errors, 0);
+  const latencies = new Map<string, number[]>();
+  for (const m of measured) for (const [name, ms] of m.latencies) latencies.set(name, [...(latencies.get(name) ?? []), ...ms]);
   // Share of the run the main thread was busy (the environment, the scripted agent, the pool's messages).
   const mainBusy = performance.eventLoopUtilization(eluBefore).utilization;
   // Time the search workers spent per request, without the wait in their queues (after warm-up).
@@ -257,7 +282,7 @@ async function main(): Promise<void> {
       )
     : null;
   await pool?.close();
-  const workerMsPerEpisode = service ? Object.fromEntries(Object.entries(service).map(([op, s]) => [op, round((s.mean_ms * s.requests) / episodes, 2)])) : null;
+  const workerMsPerEpisode = service ? Object.fromEntries(Object.entries(service).map(([op, s]) => [op, round((s.mean_ms * s.requests) / (episodes * rounds), 2)])) : null;
   const workerMsTotal = workerMsPerEpisode ? Object.values(workerMsPerEpisode).reduce((a, b) => a + b, 0) : 0;
   const workerBound = workerMsTotal > 0 ? round(((calls / episodes) * workers * 1000) / workerMsTotal, 1) : null;
 
@@ -278,6 +303,7 @@ async function main(): Promise<void> {
     index: indexDir,
     chunks: index.size,
     episodes,
+    rounds: rates.map((x) => round(x, 1)),
     warmup: warm ? { episodes: warmup, tool_calls: warm.calls, wall_s: round(warm.wallS), tool_calls_per_s: round(warm.calls / warm.wallS, 1) } : null,
     concurrency,
     search_workers: workers,
@@ -288,6 +314,7 @@ async function main(): Promise<void> {
     cache_hits: cache && cacheBefore ? { hits: cache.hits - cacheBefore.hits, misses: cache.misses - cacheBefore.misses } : null,
     mix: values.mix,
     tool_calls: calls,
+    // Tool results that were errors, over every round (the scripted calls are all valid: 0).
     error_results: errors,
     wall_s: round(wallS),
     tool_calls_per_s: round(calls / wallS, 1),
@@ -304,7 +331,7 @@ async function main(): Promise<void> {
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     target_tool_calls_per_s: 2000,
   };
-  console.log(`${calls} tool calls in ${wallS.toFixed(2)} s: ${result.tool_calls_per_s} calls/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (target >= 2,000 calls/s)`);
+  console.log(`${calls} tool calls in ${wallS.toFixed(2)} s (the median of ${rounds} rounds: ${result.rounds.join(', ')} calls/s): ${result.tool_calls_per_s} calls/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (target >= 2,000 calls/s)`);
   for (const [name, s] of Object.entries(perTool)) console.log(`  ${name.padEnd(14)} ${String(s.calls).padStart(7)} calls   p50 ${String(s.p50_ms).padStart(8)} ms   p99 ${String(s.p99_ms).padStart(8)} ms`);
   if (service) for (const [op, s] of Object.entries(service)) console.log(`  worker time ${op.padEnd(7)} mean ${s.mean_ms} ms   p50 ${s.p50_ms} ms   p99 ${s.p99_ms} ms (queue wait excluded)`);
   if (workerMsPerEpisode) console.log(`  worker ms per episode: ${Object.entries(workerMsPerEpisode).map(([op, ms]) => `${op} ${ms}`).join(', ')}; at these times ${workers} workers sustain at most ${workerBound} calls/s; main thread busy ${(100 * mainBusy).toFixed(0)}%`);
