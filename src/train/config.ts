@@ -123,6 +123,12 @@ export const TrainConfigSchema = z
     checkpointEvery: z.number().int().min(1).default(1),
     /** Episodes in flight at once while sampling. */
     concurrency: z.number().int().min(1).default(16),
+    /**
+     * Worker threads answering the episodes' searches and greps (0 = in this thread). With many
+     * episodes in flight over a large corpus, the searches are what the environment spends its time
+     * on; workers spread them over the cores (npm run bench:env measures it).
+     */
+    searchWorkers: z.number().int().min(0).max(64).default(0),
     seed: z.number().int().min(0).default(0),
   })
   .strict();
@@ -235,7 +241,7 @@ for (const [key, kind] of Object.entries({
   tasks: 'string', trainSplit: 'string', evalSplit: 'string', trainLimit: 'int', evalLimit: 'int', env: 'string', backend: 'string', model: 'string',
   renderer: 'string', loraRank: 'int', baseUrl: 'string', apiKeyEnv: 'string', groupsPerStep: 'int', groupSize: 'int', steps: 'int', epochs: 'number',
   temperature: 'number', openingSearch: 'int', advantage: 'string', loss: 'string', clipLow: 'number', clipHigh: 'number', lossScale: 'string', dynamicSampling: 'string',
-  refillRounds: 'int', maxStaleness: 'int', evalEvery: 'int', evalSamples: 'int', evalAtStart: 'boolean', checkpointEvery: 'int', concurrency: 'int', seed: 'int',
+  refillRounds: 'int', maxStaleness: 'int', evalEvery: 'int', evalSamples: 'int', evalAtStart: 'boolean', checkpointEvery: 'int', concurrency: 'int', searchWorkers: 'int', seed: 'int',
 } as Record<string, FlagKind>)) leaf(kebab(key), [key], kind);
 for (const key of ['learningRate', 'beta1', 'beta2', 'eps', 'weightDecay', 'gradClipNorm']) leaf(`adam.${kebab(key)}`, ['adam', key], 'number');
 leaf('lr', ['adam', 'learningRate'], 'number');
@@ -288,7 +294,7 @@ export function configFlagsUsage(): string {
   --tasks NAME --train-split S --eval-split S --train-limit N --eval-limit N --env search|qa
   --backend local|tinker --model PATH|shipped|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
   --local.d-model N --local.n-layers N --local.n-heads N --local.context N --local.vocab N --local.pretrain-steps N
-  --groups-per-step N --group-size N --steps N --epochs X --concurrency N --seed N
+  --groups-per-step N --group-size N --steps N --epochs X --concurrency N --search-workers N --seed N
   --lr X (= --adam.learning-rate) --adam.beta1 --adam.beta2 --adam.eps --adam.weight-decay --adam.grad-clip-norm
   --temperature T --max-turns N --max-tokens-per-turn N --context-tokens N
   --rubric NAME (${Object.keys(RUBRICS).join(', ')}) --beta B|linear:FROM:TO:STEPS|cosine:FROM:TO:STEPS

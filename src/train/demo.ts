@@ -145,6 +145,8 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
     await (setup.backend as { close?: () => Promise<void> }).close?.();
     return r;
   });
+  // GRPO below loads its own inputs.
+  await inputs.close();
   const sftDir = join(dir, 'sft', 'evals', `epoch-${sftRun.best.epoch}`);
   const sft = loadSummaryOf(sftDir);
 

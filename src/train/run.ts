@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { QaEnvironment } from '../env/qa/env.js';
 import { InvoiceEnvironment, loadInvoiceSuite } from '../env/invoices/index.js';
 import { SearchEnvironment } from '../env/search/env.js';
+import { SearchPool } from '../env/search/pool.js';
 import type { Environment } from '../env/types.js';
 import { InputError } from '../errors.js';
 import { loadPrices, type Price } from '../eval/cost.js';
@@ -21,6 +22,8 @@ export interface TrainInputs {
   indexDir: string;
   /** The opened index (the oracle teacher reads gold chunks from it); none for the invoice environment. */
   index?: Awaited<ReturnType<typeof openIndex>>;
+  /** Stop what the inputs started (the search workers); resolves at once when there is nothing. */
+  close(): Promise<void>;
 }
 
 /** The invoice environment: its procedurally generated database, tools and tasks (no search index). */
@@ -30,7 +33,7 @@ function loadInvoiceInputs(c: TrainConfig): TrainInputs {
   const trainTasks = limit(suite.tasks(c.trainSplit), c.trainLimit);
   const evalTasks = limit(suite.tasks(c.evalSplit), c.evalLimit);
   const env = new InvoiceEnvironment(suite.tools, c.budgets);
-  return { env, trainTasks, evalTasks, indexDir: '(none: invoice database)' };
+  return { env, trainTasks, evalTasks, indexDir: '(none: invoice database)', close: async () => {} };
 }
 
 export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
@@ -45,8 +48,10 @@ export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
     if (missing) throw new InputError(`env qa needs tasks with answers; task '${missing.id}' of ${c.tasks} has none`);
   }
   const index = await openIndex(set.indexDir);
-  const env: Environment = c.env === 'qa' ? new QaEnvironment(index, { budgets: c.budgets }) : new SearchEnvironment(index, { budgets: c.budgets });
-  return { env, trainTasks, evalTasks, indexDir: set.indexDir, index };
+  const pool = c.searchWorkers > 0 ? await SearchPool.open(set.indexDir, index, { workers: c.searchWorkers }) : undefined;
+  const backend = pool ?? index;
+  const env: Environment = c.env === 'qa' ? new QaEnvironment(backend, { budgets: c.budgets }) : new SearchEnvironment(backend, { budgets: c.budgets });
+  return { env, trainTasks, evalTasks, indexDir: set.indexDir, index, close: async () => pool?.close() };
 }
 
 /** The price of the config's model (local runs cost nothing; unknown models: undefined). */
@@ -79,6 +84,14 @@ export async function startTraining(o: StartOptions): Promise<TrainResult & { st
   const c = o.config;
   const dir = resolve(o.dir);
   const inputs = await loadTrainInputs(c);
+  try {
+    return await trainWith(o, c, dir, inputs);
+  } finally {
+    await inputs.close();
+  }
+}
+
+async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: TrainInputs): Promise<TrainResult & { steps: number; resumedFrom: number | null }> {
   const steps = totalSteps(c, inputs.trainTasks.length);
   const point = o.resume ? lastCheckpoint(dir) : undefined;
   if (o.resume && !point) throw new InputError(`--resume ${o.dir}: no checkpoint to resume from (checkpoints.jsonl is empty or its files are gone)`);

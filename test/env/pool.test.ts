@@ -68,3 +68,26 @@ describe('SearchPool', () => {
     expect(ok.chunkIds).toContain(index.store.id(0));
   });
 });
+
+describe('a run\'s environment over search workers (searchWorkers)', () => {
+  it('searches through the pool when the config asks for workers, and stops them on close', async () => {
+    const { loadTrainInputs } = await dist('src/train/run.js');
+    const { parseTrainConfig } = await dist('src/train/config.js');
+    const { SearchPool } = await dist('src/env/search/pool.js');
+    const inThread = await loadTrainInputs(parseTrainConfig({ tasks: 'default', trainLimit: 2, evalLimit: 2, steps: 1 }, 'test'));
+    const pooled = await loadTrainInputs(parseTrainConfig({ tasks: 'default', trainLimit: 2, evalLimit: 2, steps: 1, searchWorkers: 2 }, 'test'));
+    try {
+      expect(inThread.env.backend).not.toBeInstanceOf(SearchPool);
+      expect(pooled.env.backend).toBeInstanceOf(SearchPool);
+      expect(pooled.env.backend.workers).toBe(2);
+      const task = pooled.trainTasks[0];
+      const call = { name: 'bm25_search', arguments: { query: task.query } };
+      expect(await pooled.env.start(task).call(call)).toEqual(await inThread.env.start(task).call(call));
+    } finally {
+      await pooled.close();
+      await inThread.close();
+    }
+    // A closed pool refuses at once (its stopped workers would never answer).
+    await expect(pooled.env.backend.search('anything', 3)).rejects.toThrow(/search pool closed/);
+  }, 60_000);
+});

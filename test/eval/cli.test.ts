@@ -91,6 +91,24 @@ describe('sleuth eval, compare, headroom', () => {
     expect(h.stdout).toContain('best-of-N equals best-of-1');
   });
 
+  it('answers searches in worker threads with --search-workers: the same rollouts, and the process exits', () => {
+    const args = ['eval', '--agent', 'baseline', '--tasks', 'default', '--split', 'eval', '--limit', '12', '--samples', '2', '--json'];
+    const inThread = sleuth([...args, '--out', join(tmp, 'in-thread')]);
+    const pooled = sleuth([...args, '--search-workers', '2', '--out', join(tmp, 'pooled')]);
+    expect(pooled.stderr).not.toMatch(/Error/);
+    expect(pooled.status).toBe(0);
+    const [a, b] = [JSON.parse(inThread.stdout), JSON.parse(pooled.stdout)];
+    for (const key of ['rollouts', 'errors', 'reward', 'recall', 'precision', 'f1', 'fbeta', 'trajectory_recall', 'curated_size', 'turns']) expect(b[key], key).toEqual(a[key]);
+    const curated = (dir: string) => lines(join(dir, 'rollouts.jsonl')).map((r) => JSON.stringify([r.taskId, r.sample, r.turns.map((t: any) => t.curated)])).sort();
+    expect(curated(join(tmp, 'pooled'))).toEqual(curated(join(tmp, 'in-thread')));
+    expect(JSON.parse(readFileSync(join(tmp, 'pooled', 'config.json'), 'utf8'))).toMatchObject({ searchWorkers: 2 });
+    // Bad input is refused before any worker starts (a started pool would keep the process alive).
+    const bad = sleuth(['eval', '--agent', 'no-such-agent', '--limit', '2', '--search-workers', '2', '--out', join(tmp, 'bad-agent')]);
+    expect(bad.status).toBe(2);
+    expect(sleuth(['eval', '--agent', 'baseline', '--search-workers=-1', '--out', join(tmp, 'bad-n')]).stderr).toMatch(/--search-workers must be a whole number from 0/);
+    expect(sleuth(['eval', '--agent', 'baseline', '--env', 'invoices', '--search-workers', '2', '--out', join(tmp, 'bad-env')]).stderr).toMatch(/--search-workers is for the search and qa environments/);
+  });
+
   it('scores the QA variant by its answers: the oracle is always correct', async () => {
     const dir = join(tmp, 'qa');
     const log = console.log;

@@ -5,6 +5,7 @@ import { invoiceBaselineAgent, invoiceOracleAgent, loadInvoiceSuite } from '../.
 import '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import { SearchEnvironment } from '../../env/search/env.js';
+import { SearchPool } from '../../env/search/pool.js';
 import { QaEnvironment } from '../../env/qa/env.js';
 import type { Environment } from '../../env/types.js';
 import { InputError } from '../../errors.js';
@@ -12,7 +13,7 @@ import { DEFAULT_QA_RUBRIC, DEFAULT_RUBRIC, resolveRubric, type Rubric } from '.
 import { loadPrices, priceModelOf, type Price } from '../../eval/cost.js';
 import { formatSummary } from '../../eval/report.js';
 import { runEval, type EvalResult } from '../../eval/runner.js';
-import { openIndex } from '../../search/index.js';
+import { openIndex, type SearchIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
@@ -35,6 +36,7 @@ export const EVAL_FLAGS = {
   temperature: { type: 'string' },
   'max-turns': { type: 'string' },
   'opening-search': { type: 'string' },
+  'search-workers': { type: 'string' },
   seed: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -56,6 +58,8 @@ export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, o
   --max-turns N         turn budget per episode (default: the environment's, 40 for search)
   --opening-search K    local: agents open every episode with a search for the whole question
                         (K hits), as models trained with openingSearch (the local demo's) expect
+  --search-workers N    answer searches and greps in N worker threads (default 0: in this one);
+                        for many episodes in flight over a large corpus
   --seed N              bootstrap seed (default 0)
   --json                print the summary as JSON`;
 
@@ -90,6 +94,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   const maxTurns = values['max-turns'] === undefined ? undefined : intFlag(values['max-turns'], 'max-turns', 40, 1, 10_000);
   const seed = intFlag(values.seed, 'seed', 0);
   const openingSearch = values['opening-search'] === undefined ? 0 : intFlag(values['opening-search'], 'opening-search', 0, 1, 50);
+  const searchWorkers = intFlag(values['search-workers'], 'search-workers', 0, 0, 64);
+  if (searchWorkers > 0 && envName === 'invoices') throw new InputError('--search-workers is for the search and qa environments (the invoice environment has no search index)');
   if (openingSearch && !agentSpec.startsWith('local:')) throw new InputError(`--opening-search is for local: agents (the harness writes their first turn), not '${agentSpec}'`);
 
   const pricesPath = values.prices ? resolve(values.prices) : undefined;
@@ -103,9 +109,11 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1);
 
   let tasks: Task[];
-  let env: Environment;
+  let env!: Environment;
+  let searchIndex: SearchIndex | undefined;
   let agent: Agent;
   let indexDir: string | null = null;
+  let pool: SearchPool | undefined;
   if (envName === 'invoices') {
     // The invoice environment brings its own database and tasks (--tasks is not used).
     const suite = loadInvoiceSuite();
@@ -120,12 +128,17 @@ export async function prepareEval(values: Values, defaults: { samples: number })
       if (missing) throw new InputError(`--env qa needs tasks with answers; task '${missing.id}' of ${tasksName}/${split} has none`);
     }
     const index = await openIndex(set.indexDir);
-    env = envName === 'qa' ? new QaEnvironment(index) : new SearchEnvironment(index);
     agent = await resolveAgent(agentSpec, { corpus: index, openai, openingSearch });
     indexDir = set.indexDir;
+    searchIndex = index;
   }
   if (limit !== undefined) tasks = tasks.slice(0, limit);
   if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
+  if (searchIndex && indexDir) {
+    // Last, after every check of the flags: the workers keep the process alive until closed.
+    const backend = searchWorkers > 0 ? (pool = await SearchPool.open(indexDir, searchIndex, { workers: searchWorkers })) : searchIndex;
+    env = envName === 'qa' ? new QaEnvironment(backend) : new SearchEnvironment(backend);
+  }
   const budgets = maxTurns === undefined ? env.defaultBudgets : { ...env.defaultBudgets, maxTurns };
 
   const config = {
@@ -145,6 +158,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     apiKeyEnv: agentSpec.startsWith('openai:') ? (values['api-key-env'] ?? 'OPENAI_API_KEY') : null,
     temperature: values.temperature === undefined ? null : Number(values.temperature),
     openingSearch,
+    searchWorkers,
     createdAt: new Date().toISOString(),
   };
 
@@ -153,30 +167,35 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     tasks: tasksName,
     split,
     samples,
-    run: (dir, progress = true) => {
+    run: async (dir, progress = true) => {
       let lastShown = 0;
-      return runEval({
-        dir,
-        agent,
-        env,
-        tasks,
-        samples,
-        concurrency,
-        rubric,
-        budgets,
-        config,
-        identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
-        price,
-        bootstrap: { seed },
-        onRollout: (_r, done, todo) => {
-          if (!progress) return;
-          // About twenty progress lines per run, on stderr, so stdout stays the table (or JSON).
-          if (done === todo || done - lastShown >= Math.max(1, Math.ceil(todo / 20))) {
-            lastShown = done;
-            process.stderr.write(`eval: ${done}/${todo} rollouts\n`);
-          }
-        },
-      });
+      try {
+        return await runEval({
+          dir,
+          agent,
+          env,
+          tasks,
+          samples,
+          concurrency,
+          rubric,
+          budgets,
+          config,
+          identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
+          price,
+          bootstrap: { seed },
+          onRollout: (_r, done, todo) => {
+            if (!progress) return;
+            // About twenty progress lines per run, on stderr, so stdout stays the table (or JSON).
+            if (done === todo || done - lastShown >= Math.max(1, Math.ceil(todo / 20))) {
+              lastShown = done;
+              process.stderr.write(`eval: ${done}/${todo} rollouts\n`);
+            }
+          },
+        });
+      } finally {
+        // The search workers, when --search-workers started them.
+        await pool?.close();
+      }
     },
   };
 }

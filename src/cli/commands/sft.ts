@@ -57,46 +57,51 @@ export const command: Command = {
 
     const log = (line: string) => process.stderr.write(`sft: ${line}\n`);
     const inputs = await loadTrainInputs(config);
-    const setup = await createBackend(config, { checkpointDir: join(dir, 'checkpoints'), log });
-    // The invoice environment has its own scripted teachers (they run the gold route through the tools).
-    const invoiceTeacher = config.env === 'invoices' ? ({ oracle: invoiceOracleAgent, baseline: invoiceBaselineAgent } as Record<string, () => Agent>)[values.teacher] : undefined;
-    const teacher = invoiceTeacher ? invoiceTeacher() : await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch });
-    const rubric = rubricOf(config);
-    const price = priceOf(config);
-    const maxTokens = setup.backend instanceof LocalBackend ? setup.backend.config.context : config.budgets.contextTokens;
-    const result = await runSft({
-      dir,
-      record: { ...config, teacher: values.teacher, attempts, cap, threshold, batchSize, rubric, createdAt: new Date().toISOString() },
-      teacher,
-      setup,
-      env: inputs.env,
-      budgets: config.budgets,
-      trainTasks: inputs.trainTasks,
-      evalTasks: inputs.evalTasks,
-      rubric,
-      price,
-      attempts,
-      cap,
-      threshold,
-      epochs,
-      batchSize,
-      adam: config.adam,
-      temperature: config.temperature,
-      evalSamples: config.evalSamples,
-      concurrency: config.concurrency,
-      seed: config.seed,
-      maxTokens,
-      openingSearch: config.openingSearch,
-      log,
-      onEpoch: (epoch, loss, s) => log(`epoch ${epoch}/${epochs}: loss ${loss.toFixed(3)} per token${s ? `, eval reward ${num(s['reward'])} F1 ${num(s['f1'])} recall ${num(s['recall'])}` : ''}`),
-    });
-    await (setup.backend as { close?: () => Promise<void> }).close?.();
-    if (values.json) printJson(result);
-    else {
-      console.log(`teacher ${values.teacher}: ${result.solved}/${inputs.trainTasks.length} queries solved, ${result.keptQueries} kept (${result.kept} demonstrations, ${result.trainTokens} model tokens)`);
-      for (const e of result.epochs) console.log(`  epoch ${e.epoch}: loss ${e.loss.toFixed(3)}  eval reward ${e.eval === null ? '-' : e.eval.toFixed(3)}`);
-      console.log(`best: epoch ${result.best.epoch}  ${result.best.samplerPath}`);
-      console.log(`train from it: sleuth train --config configs/local-demo.json --model ${result.best.samplerPath} --out runs/grpo`);
+    try {
+      const setup = await createBackend(config, { checkpointDir: join(dir, 'checkpoints'), log });
+      // The invoice environment has its own scripted teachers (they run the gold route through the tools).
+      const invoiceTeacher = config.env === 'invoices' ? ({ oracle: invoiceOracleAgent, baseline: invoiceBaselineAgent } as Record<string, () => Agent>)[values.teacher] : undefined;
+      const teacher = invoiceTeacher ? invoiceTeacher() : await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch });
+      const rubric = rubricOf(config);
+      const price = priceOf(config);
+      const maxTokens = setup.backend instanceof LocalBackend ? setup.backend.config.context : config.budgets.contextTokens;
+      const result = await runSft({
+        dir,
+        record: { ...config, teacher: values.teacher, attempts, cap, threshold, batchSize, rubric, createdAt: new Date().toISOString() },
+        teacher,
+        setup,
+        env: inputs.env,
+        budgets: config.budgets,
+        trainTasks: inputs.trainTasks,
+        evalTasks: inputs.evalTasks,
+        rubric,
+        price,
+        attempts,
+        cap,
+        threshold,
+        epochs,
+        batchSize,
+        adam: config.adam,
+        temperature: config.temperature,
+        evalSamples: config.evalSamples,
+        concurrency: config.concurrency,
+        seed: config.seed,
+        maxTokens,
+        openingSearch: config.openingSearch,
+        log,
+        onEpoch: (epoch, loss, s) => log(`epoch ${epoch}/${epochs}: loss ${loss.toFixed(3)} per token${s ? `, eval reward ${num(s['reward'])} F1 ${num(s['f1'])} recall ${num(s['recall'])}` : ''}`),
+      });
+      await (setup.backend as { close?: () => Promise<void> }).close?.();
+      if (values.json) printJson(result);
+      else {
+        console.log(`teacher ${values.teacher}: ${result.solved}/${inputs.trainTasks.length} queries solved, ${result.keptQueries} kept (${result.kept} demonstrations, ${result.trainTokens} model tokens)`);
+        for (const e of result.epochs) console.log(`  epoch ${e.epoch}: loss ${e.loss.toFixed(3)}  eval reward ${e.eval === null ? '-' : e.eval.toFixed(3)}`);
+        console.log(`best: epoch ${result.best.epoch}  ${result.best.samplerPath}`);
+        console.log(`train from it: sleuth train --config configs/local-demo.json --model ${result.best.samplerPath} --out runs/grpo`);
+      }
+    } finally {
+      // The search workers, if the config asked for them.
+      await inputs.close();
     }
     return 0;
   },

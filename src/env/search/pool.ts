@@ -109,11 +109,16 @@ export class SearchPool implements SearchBackend {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
     this.failAll(new Error('search pool closed'));
   }
 
+  private closed = false;
+
   private send(req: Omit<PoolRequest, 'id'>): Promise<unknown> {
+    // A stopped worker would never answer: refuse instead of waiting forever.
+    if (this.closed) return Promise.reject(new Error('search pool closed'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { op: req.op, resolve, reject });
