@@ -36,6 +36,7 @@ import { SearchEnvironment, type SearchBackend } from '../src/env/search/env.js'
 import { CachedBackend } from '../src/env/search/cache.js';
 import { SearchPool } from '../src/env/search/pool.js';
 import { buildIndex, openIndex, type SearchIndex } from '../src/search/index.js';
+import { readSharedBytes } from '../src/search/open.js';
 import { isInputError } from '../src/errors.js';
 import type { Task } from '../src/tasks/task.js';
 import { embeddedQuestions, embeddedWordDistribution, synthChunks } from './synth.js';
@@ -200,8 +201,13 @@ async function main(): Promise<void> {
   const withGrep = values.mix === 'default';
   const loadStartAvg = loadavg()[0]!;
   const loadStart = performance.now();
-  const { dir: indexDir, index } = values.index ? { dir: values.index, index: await openIndex(values.index) } : await synthIndex(Number(values.chunks));
-  const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true, preload: !values.lazy }) : undefined;
+  const opened = values.index ? { dir: values.index, index: await openIndex(values.index) } : await synthIndex(Number(values.chunks));
+  const indexDir = opened.dir;
+  // Preloading, the texts and grep prefilter are read once into shared memory, for this thread's
+  // index (reads) and every worker's alike.
+  const shared = values.lazy ? undefined : readSharedBytes(indexDir);
+  const index = shared ? await openIndex(indexDir, { shared }) : opened.index;
+  const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true, preload: !values.lazy, ...(shared ? { shared } : {}) }) : undefined;
   if (!values.lazy) index.store.loadAll();
   const cache = values.cache ? new CachedBackend(pool ?? index) : undefined;
   const backend: SearchBackend = cache ?? pool ?? index;

@@ -76,16 +76,17 @@ function readFileUtf8(path: string): string {
 /**
  * A whole file into a fresh, aligned ArrayBuffer (typed-array views need alignment), read in
  * pieces because one read call is limited to 2 GiB. When `expected` is given, a file of any
- * other size is an InputError (truncated or foreign index).
+ * other size is an InputError (truncated or foreign index). `shared`: into a SharedArrayBuffer.
  */
-export function readWhole(path: string, expected?: number): Uint8Array {
+export function readWhole(path: string, expected?: number, shared = false): Uint8Array {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
     if (expected !== undefined && size !== expected) {
       throw new InputError(`index file ${path} is ${size} bytes, the manifest says ${expected}: the index is truncated or damaged; rebuild with \`sleuth index\``);
     }
-    const out = new Uint8Array(size);
+    // Shared: memory that worker threads can view without a copy of their own.
+    const out = new Uint8Array(shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size));
     let at = 0;
     while (at < size) {
       const n = readSync(fd, out, at, Math.min(size - at, 1 << 30), at);

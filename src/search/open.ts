@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { endianness } from 'node:os';
 import { InputError } from '../errors.js';
@@ -5,10 +6,11 @@ import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer } from './analyzer.js';
 import { Bm25Scorer, type ScoredDoc } from './bm25.js';
 import { readManifest, readWhole, type Manifest } from './format.js';
-import { grep, loadGrepIndex, type GrepIndex } from './grep/index.js';
+import { GREP_FILE } from './grep/format.js';
+import { grep, GrepIndex, loadGrepIndex } from './grep/index.js';
 import { makeSnippet, type TermHit } from './snippet.js';
 import { WordTable } from './tokenize.js';
-import { IndexChunkStore } from './store.js';
+import { IndexChunkStore, type ByteSource } from './store.js';
 import { PagedFile } from './lazy.js';
 import { ScoringMemory } from './kernel.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
@@ -18,6 +20,35 @@ export interface OpenOptions {
   snippetChars?: number;
   /** false: score in TypeScript even where the WebAssembly loops are built (for comparisons). */
   scoringKernel?: boolean;
+  /** The texts and grep prefilter already in memory (readSharedBytes), used instead of the files. */
+  shared?: SharedIndexBytes;
+}
+
+/**
+ * An index's largest files, the chunk texts and the grep prefilter (about two thirds of a loaded
+ * index), read once into SharedArrayBuffers: the search pool's worker threads all view this one
+ * copy instead of reading their own.
+ */
+export interface SharedIndexBytes {
+  /** Each text shard's bytes, in the manifest's order. */
+  texts: Uint8Array[];
+  /** grep.bin's bytes; null when the index has no grep prefilter. */
+  grep: Uint8Array | null;
+}
+
+/** Read an index's texts and grep prefilter into shared memory (see SharedIndexBytes). */
+export function readSharedBytes(dir: string): SharedIndexBytes {
+  const m = readManifest(dir);
+  const read = (file: string, expected?: number) => {
+    try {
+      return readWhole(join(dir, file), expected, true);
+    } catch (err) {
+      if (err instanceof InputError) throw err;
+      throw new InputError(`index ${dir}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); rebuild with \`sleuth index\``);
+    }
+  };
+  const texts = m.textShards.map((s) => read(s.file, m.files[s.file]));
+  return { texts, grep: existsSync(join(dir, GREP_FILE)) ? read(GREP_FILE) : null };
 }
 
 export interface SearchOptions {
@@ -121,9 +152,14 @@ export class SearchIndex implements Searcher {
 
   private grepIndex: GrepIndex | undefined | null = null;
 
-  grep(pattern: string, options?: GrepOptions): GrepResult {
+  /** The grep prefilter, read on first use; undefined when the index has none. */
+  grepPrefilter(): GrepIndex | undefined {
     if (this.grepIndex === null) this.grepIndex = this.loadGrep();
-    return grep(this.store, this.grepIndex, pattern, options);
+    return this.grepIndex;
+  }
+
+  grep(pattern: string, options?: GrepOptions): GrepResult {
+    return grep(this.store, this.grepPrefilter(), pattern, options);
   }
 
   /** Read every term's postings now (for a long-lived process that will need most of them anyway). */
@@ -219,7 +255,7 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     paged('titles.bin', 1 << 12), titleOff,
     // Texts are read one at a time at random (reads, snippets, grep hits): pages of 4 KiB, each a
     // few chunks, so a read copies and faults in little more than the chunk it wants.
-    m.textShards.map((s) => ({ firstDoc: s.firstDoc, start: s.start, bytes: paged(s.file, 1 << 12) })),
+    m.textShards.map((s, i) => ({ firstDoc: s.firstDoc, start: s.start, bytes: options.shared ? inMemory(options.shared.texts[i], s.file, sizeOf(s.file)) : paged(s.file, 1 << 12) })),
     new Float64Array(texts.buffer, texts.byteOffset, N + 1),
     paged('meta.bin', 1 << 12), metaOff,
   );
@@ -242,5 +278,13 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     load: loadTerms,
     ...(memory ? { memory } : {}),
   });
-  return new SearchIndex(dir, m, store, scorer, () => loadGrepIndex(dir), options.snippetChars ?? 240, files);
+  const shared = options.shared;
+  const loadGrep = shared ? () => (shared.grep ? new GrepIndex(Buffer.from(shared.grep.buffer, shared.grep.byteOffset, shared.grep.byteLength), join(dir, GREP_FILE)) : undefined) : () => loadGrepIndex(dir);
+  return new SearchIndex(dir, m, store, scorer, loadGrep, options.snippetChars ?? 240, files);
+}
+
+/** Bytes already in memory as a text shard's source, checked against the manifest's size. */
+function inMemory(bytes: Uint8Array | undefined, file: string, size: number): ByteSource {
+  if (bytes === undefined || bytes.length !== size) throw new InputError(`shared bytes of ${file} are ${bytes?.length ?? 'missing'}, the manifest says ${size} bytes`);
+  return { range: (from, to) => bytes.subarray(from, to) };
 }

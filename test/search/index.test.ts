@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Chunk } from '../../src/corpus/chunk.js';
 import { InputError } from '../../src/errors.js';
 import { Analyzer, Bm25Scorer, buildIndex, openIndex, type SearchIndex } from '../../src/search/index.js';
+import { readSharedBytes } from '../../src/search/open.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sleuth-index-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -136,6 +137,35 @@ describe('BM25 scoring in WebAssembly', () => {
       const ids = wasm.analyze(query).termIds;
       expect(small[0]!.topK(ids, k), query).toEqual(small[1]!.topK(ids, k));
     }
+  });
+});
+
+describe('an index over shared texts and grep prefilter (readSharedBytes)', () => {
+  it('answers searches, greps and reads exactly as the files do, across text shards', async () => {
+    const chunks = randomChunks(600, 13);
+    const dir = freshDir();
+    await buildIndex(iterate(chunks), dir, { textShardBytes: 16_384 });
+    const shared = readSharedBytes(dir);
+    expect(shared.texts.length).toBeGreaterThan(3);
+    // Memory other threads can view: what the search pool hands its workers.
+    for (const bytes of [...shared.texts, shared.grep!]) expect(bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
+    const fromFiles = await openIndex(dir);
+    const fromShared = await openIndex(dir, { shared });
+    const r = rng(9);
+    for (let q = 0; q < 40; q++) {
+      const query = Array.from({ length: 1 + Math.floor(r() * 4) }, () => VOCAB[Math.floor(r() * VOCAB.length)]!).join(' ');
+      if (fromFiles.analyzer.terms(query).length === 0) continue;
+      expect(fromShared.search(query, 5), query).toEqual(fromFiles.search(query, 5));
+    }
+    for (const pattern of ['(?i)river\\s+\\w+', 'comedy', '\\w{8}']) {
+      const want = fromFiles.grep(pattern, { k: 20 });
+      expect(want.hits.length, pattern).toBeGreaterThan(0);
+      expect(fromShared.grep(pattern, { k: 20 }), pattern).toEqual(want);
+    }
+    for (const doc of [0, 299, 599]) expect(fromShared.read(chunks[doc]!.id)).toEqual(fromFiles.read(chunks[doc]!.id));
+    // Bytes that do not fit the manifest are refused, naming the file.
+    const short = { ...shared, texts: [shared.texts[0]!.subarray(1), ...shared.texts.slice(1)] };
+    await expect(openIndex(dir, { shared: short })).rejects.toThrow(/shared bytes of text\.0\.bin are \d+, the manifest says \d+ bytes/);
   });
 });
 

@@ -5,8 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isInputError } from '../../errors.js';
-import { grep, loadGrepIndex, touchPages } from '../../search/grep/index.js';
-import { openIndex } from '../../search/open.js';
+import { grep, touchPages } from '../../search/grep/index.js';
+import { openIndex, type SharedIndexBytes } from '../../search/open.js';
 
 export interface PoolRequest {
   id: number;
@@ -19,23 +19,27 @@ export interface PoolRequest {
 /** ms: time the worker spent on the request (not counting the wait in its queue). */
 export type PoolReply = { id: number; ms: number; value: unknown } | { id: number; ms: number; error: string; input: boolean };
 
-const { indexDir, snippetChars, preload } = workerData as { indexDir: string; snippetChars?: number; preload?: boolean };
-const index = await openIndex(indexDir, snippetChars === undefined ? {} : { snippetChars });
+const { indexDir, snippetChars, preload, shared } = workerData as { indexDir: string; snippetChars?: number; preload?: boolean; shared?: SharedIndexBytes };
+const index = await openIndex(indexDir, { ...(snippetChars === undefined ? {} : { snippetChars }), ...(shared ? { shared } : {}) });
 // The grep prefilter, loaded here (as index.grep would on its first call) so it can be preloaded.
-const grepIndex = loadGrepIndex(indexDir);
+const grepIndex = index.grepPrefilter();
 if (preload) {
-  // A pool serves a long run: read every chunk text, the postings and the grep prefilter now, rather
-  // than page by page inside the first thousands of calls (greps touch texts all over the corpus,
-  // searches the postings of every word an agent thinks of), and read a byte of every memory page
-  // they fill: the first read of a page costs a fault (measured 20-50 us per 4 KiB page on the
-  // 2-core VM, 5x a warm grep's scan), which a long run pays once anyway. Reading the files alone
-  // does not do it here: without the touch loop, greps took 40% longer (2.8 -> 4.2-5.0 ms a call).
+  // A pool serves a long run: read the postings, and every chunk text and the grep prefilter unless
+  // they come shared (the pool read them once for all its workers), now rather than page by page
+  // inside the first thousands of calls (greps touch texts all over the corpus, searches the
+  // postings of every word an agent thinks of).
   index.store.loadAll();
-  let checksum = 0;
-  for (let doc = 0; doc < index.store.size; doc++) checksum += touchPages(index.store.textBytes(doc));
-  checksum += grepIndex?.touch() ?? 0;
+  if (!shared) {
+    // Read a byte of every memory page they fill: the first read of a page costs a fault (measured
+    // 20-50 us per 4 KiB page on the 2-core VM, 5x a warm grep's scan), which a long run pays once
+    // anyway. Reading the files alone does not do it here: without the touch loop, greps took 40%
+    // longer (2.8 -> 4.2-5.0 ms a call). Shared bytes were faulted in by the thread that read them.
+    let checksum = 0;
+    for (let doc = 0; doc < index.store.size; doc++) checksum += touchPages(index.store.textBytes(doc));
+    checksum += grepIndex?.touch() ?? 0;
+    if (Number.isNaN(checksum)) throw new Error('unreachable');
+  }
   index.loadAllPostings();
-  if (Number.isNaN(checksum)) throw new Error('unreachable');
 }
 const port = parentPort!;
 port.on('message', (req: PoolRequest) => {

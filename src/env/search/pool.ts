@@ -3,6 +3,7 @@ import type { Chunk } from '../../corpus/chunk.js';
 import { InputError } from '../../errors.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from '../../search/types.js';
 import type { SearchBackend } from './env.js';
+import { readSharedBytes, type SharedIndexBytes } from '../../search/open.js';
 import type { PoolReply, PoolRequest } from './pool-worker.js';
 
 interface Pending {
@@ -59,14 +60,24 @@ export class SearchPool implements SearchBackend {
 
   /**
    * Start `workers` threads over the index in `indexDir`; `local` answers read and has. With
-   * `preload` (the default) each worker reads all chunk texts and the grep prefilter before it
-   * says it is ready, which costs seconds and memory up front and spares the calls of a long run.
+   * `preload` (the default) the chunk texts and the grep prefilter are read into memory shared by
+   * every worker (or `shared` is used, when the caller read them: readSharedBytes), and each worker
+   * reads the postings, before the pool is ready: seconds and memory up front, spared to the calls
+   * of a long run.
    */
-  static async open(indexDir: string, local: Pick<Searcher, 'read' | 'has'>, options: { workers: number; snippetChars?: number; recordServiceTimes?: boolean; preload?: boolean }): Promise<SearchPool> {
+  static async open(
+    indexDir: string,
+    local: Pick<Searcher, 'read' | 'has'>,
+    options: { workers: number; snippetChars?: number; recordServiceTimes?: boolean; preload?: boolean; shared?: SharedIndexBytes },
+  ): Promise<SearchPool> {
     const url = new URL('./pool-worker.js', import.meta.url);
+    const preload = options.preload ?? true;
+    // Preloading, the texts and grep prefilter are read once here into shared memory, which every
+    // worker views: one copy of the largest files, not one per worker.
+    const shared = options.shared ?? (preload ? readSharedBytes(indexDir) : undefined);
     const slots = await Promise.all(
       Array.from({ length: Math.max(1, options.workers) }, async () => {
-        const worker = new Worker(url, { workerData: { indexDir, snippetChars: options.snippetChars, preload: options.preload ?? true } });
+        const worker = new Worker(url, { workerData: { indexDir, snippetChars: options.snippetChars, preload, shared } });
         await new Promise<void>((resolve, reject) => {
           const onMessage = (m: { ready?: boolean }) => {
             if (!m.ready) return;
