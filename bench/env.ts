@@ -132,17 +132,19 @@ function quantile(sorted: number[], q: number): number {
 }
 
 /**
- * The index over N synthetic chunks of bench/synth.ts (seed 1), opened; built once and kept, and
- * rebuilt when it is from an older index format.
+ * The directory of the index over N synthetic chunks of bench/synth.ts (seed 1): built once and
+ * kept, and rebuilt when it is from an older index format.
  */
-async function synthIndex(chunks: number): Promise<{ dir: string; index: SearchIndex }> {
+async function synthIndex(chunks: number): Promise<string> {
   const dir = join('.sleuth', 'bench', `env-synth-${chunks}`);
   if (existsSync(join(dir, 'manifest.json'))) {
     try {
       const index = await openIndex(dir);
       // The grep index is loaded on first use: load it now, so that an old format shows here.
       index.grep('bench', { k: 1 });
-      return { dir, index };
+      // Opened only to check it: the bench opens it again, over shared memory.
+      index.close();
+      return dir;
     } catch (err) {
       if (!isInputError(err)) throw err;
       console.error(`rebuilding ${dir}: ${err.message}`);
@@ -153,7 +155,7 @@ async function synthIndex(chunks: number): Promise<{ dir: string; index: SearchI
   const words = await embeddedWordDistribution();
   await buildIndex((async function* () { yield* synthChunks(chunks, words, 1); })(), dir, { source: `bench/synth.ts ${chunks} chunks, seed 1` });
   console.error(`built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { dir, index: await openIndex(dir) };
+  return dir;
 }
 
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -201,12 +203,11 @@ async function main(): Promise<void> {
   const withGrep = values.mix === 'default';
   const loadStartAvg = loadavg()[0]!;
   const loadStart = performance.now();
-  const opened = values.index ? { dir: values.index, index: await openIndex(values.index) } : await synthIndex(Number(values.chunks));
-  const indexDir = opened.dir;
+  const indexDir = values.index ?? (await synthIndex(Number(values.chunks)));
   // Preloading, the texts and grep prefilter are read once into shared memory, for this thread's
   // index (reads) and every worker's alike.
   const shared = values.lazy ? undefined : readSharedBytes(indexDir);
-  const index = shared ? await openIndex(indexDir, { shared }) : opened.index;
+  const index = await openIndex(indexDir, shared ? { shared } : {});
   const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true, preload: !values.lazy, ...(shared ? { shared } : {}) }) : undefined;
   if (!values.lazy) index.store.loadAll();
   const cache = values.cache ? new CachedBackend(pool ?? index) : undefined;

@@ -43,8 +43,7 @@ export function readSharedBytes(dir: string): SharedIndexBytes {
     try {
       return readWhole(join(dir, file), expected, true);
     } catch (err) {
-      if (err instanceof InputError) throw err;
-      throw new InputError(`index ${dir}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); rebuild with \`sleuth index\``);
+      return unreadableFile(dir, file, err);
     }
   };
   const texts = m.textShards.map((s) => read(s.file, m.files[s.file]));
@@ -200,10 +199,7 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     if (expected === undefined) throw new InputError(`index ${dir}: manifest lists no ${name}; rebuild with \`sleuth index\``);
     return expected;
   };
-  const unreadable = (name: string, err: unknown): never => {
-    if (err instanceof InputError) throw err;
-    throw new InputError(`index ${dir}: cannot read ${name} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); rebuild with \`sleuth index\``);
-  };
+  const unreadable = (name: string, err: unknown): never => unreadableFile(dir, name, err);
   const load = (name: string): Uint8Array => {
     try {
       return readWhole(join(dir, name), sizeOf(name));
@@ -281,6 +277,12 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   const shared = options.shared;
   const loadGrep = shared ? () => (shared.grep ? new GrepIndex(Buffer.from(shared.grep.buffer, shared.grep.byteOffset, shared.grep.byteLength), join(dir, GREP_FILE)) : undefined) : () => loadGrepIndex(dir);
   return new SearchIndex(dir, m, store, scorer, loadGrep, options.snippetChars ?? 240, files);
+}
+
+/** An index file that could not be read, as an InputError naming it (an InputError passes as it is). */
+function unreadableFile(dir: string, name: string, err: unknown): never {
+  if (err instanceof InputError) throw err;
+  throw new InputError(`index ${dir}: cannot read ${name} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); rebuild with \`sleuth index\``);
 }
 
 /** Bytes already in memory as a text shard's source, checked against the manifest's size. */

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { QaEnvironment } from '../env/qa/env.js';
 import { InvoiceEnvironment, loadInvoiceSuite } from '../env/invoices/index.js';
 import { SearchEnvironment } from '../env/search/env.js';
-import { SearchPool } from '../env/search/pool.js';
+import { searchBackend } from '../env/search/pool.js';
 import type { Environment } from '../env/types.js';
 import { InputError } from '../errors.js';
 import { loadPrices, type Price } from '../eval/cost.js';
@@ -48,10 +48,9 @@ export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
     if (missing) throw new InputError(`env qa needs tasks with answers; task '${missing.id}' of ${c.tasks} has none`);
   }
   const index = await openIndex(set.indexDir);
-  const pool = c.searchWorkers > 0 ? await SearchPool.open(set.indexDir, index, { workers: c.searchWorkers }) : undefined;
-  const backend = pool ?? index;
+  const { backend, close } = await searchBackend(set.indexDir, index, c.searchWorkers);
   const env: Environment = c.env === 'qa' ? new QaEnvironment(backend, { budgets: c.budgets }) : new SearchEnvironment(backend, { budgets: c.budgets });
-  return { env, trainTasks, evalTasks, indexDir: set.indexDir, index, close: async () => pool?.close() };
+  return { env, trainTasks, evalTasks, indexDir: set.indexDir, index, close };
 }
 
 /** The price of the config's model (local runs cost nothing; unknown models: undefined). */

@@ -5,7 +5,7 @@ import { invoiceBaselineAgent, invoiceOracleAgent, loadInvoiceSuite } from '../.
 import '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import { SearchEnvironment } from '../../env/search/env.js';
-import { SearchPool } from '../../env/search/pool.js';
+import { searchBackend } from '../../env/search/pool.js';
 import { QaEnvironment } from '../../env/qa/env.js';
 import type { Environment } from '../../env/types.js';
 import { InputError } from '../../errors.js';
@@ -113,7 +113,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   let searchIndex: SearchIndex | undefined;
   let agent: Agent;
   let indexDir: string | null = null;
-  let pool: SearchPool | undefined;
+  // Stops the search workers, if --search-workers started them.
+  let closeBackend = async () => {};
   if (envName === 'invoices') {
     // The invoice environment brings its own database and tasks (--tasks is not used).
     const suite = loadInvoiceSuite();
@@ -136,7 +137,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
   if (searchIndex && indexDir) {
     // Last, after every check of the flags: the workers keep the process alive until closed.
-    const backend = searchWorkers > 0 ? (pool = await SearchPool.open(indexDir, searchIndex, { workers: searchWorkers })) : searchIndex;
+    const { backend, close } = await searchBackend(indexDir, searchIndex, searchWorkers);
+    closeBackend = close;
     env = envName === 'qa' ? new QaEnvironment(backend) : new SearchEnvironment(backend);
   }
   const budgets = maxTurns === undefined ? env.defaultBudgets : { ...env.defaultBudgets, maxTurns };
@@ -193,8 +195,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
           },
         });
       } finally {
-        // The search workers, when --search-workers started them.
-        await pool?.close();
+        await closeBackend();
       }
     },
   };

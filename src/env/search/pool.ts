@@ -155,3 +155,13 @@ export class SearchPool implements SearchBackend {
     this.pending.clear();
   }
 }
+
+/**
+ * A run's search backend: the index itself, or with `workers` > 0 a SearchPool over it. close()
+ * stops the pool's workers (which otherwise keep the process alive); for the index it does nothing.
+ */
+export async function searchBackend(indexDir: string, index: SearchBackend, workers: number): Promise<{ backend: SearchBackend; close: () => Promise<void> }> {
+  if (workers <= 0) return { backend: index, close: async () => {} };
+  const pool = await SearchPool.open(indexDir, index, { workers });
+  return { backend: pool, close: () => pool.close() };
+}
