@@ -20,6 +20,14 @@ function decode(buf: Buffer, start: number, end: number, first: boolean): string
  * is decoded once. onBytes reports how many bytes of the file (as on disk) have been consumed.
  */
 export async function* readLines(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Line> {
+  for await (const batch of readLineBatches(path, onBytes)) yield* batch;
+}
+
+/**
+ * readLines a read buffer at a time (about a megabyte of lines per batch): an indexer reading
+ * millions of lines pays one asynchronous step per batch instead of one per line.
+ */
+export async function* readLineBatches(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Line[]> {
   const file = createReadStream(path, { highWaterMark: 1 << 20 });
   let source: AsyncIterable<Buffer> = file;
   if (path.endsWith('.gz')) {
@@ -31,6 +39,7 @@ export async function* readLines(path: string, onBytes?: (bytes: number) => void
   // The unfinished last line of the previous read, if any.
   let carry: Buffer | null = null;
   for await (const chunk of source) {
+    const batch: Line[] = [];
     let start = 0;
     if (carry) {
       const nl = chunk.indexOf(10);
@@ -41,17 +50,18 @@ export async function* readLines(path: string, onBytes?: (bytes: number) => void
       const joined = Buffer.concat([carry, chunk.subarray(0, nl)]);
       carry = null;
       number++;
-      yield { number, text: decode(joined, 0, joined.length, number === 1) };
+      batch.push({ number, text: decode(joined, 0, joined.length, number === 1) });
       start = nl + 1;
     }
     let nl: number;
     while ((nl = chunk.indexOf(10, start)) !== -1) {
       number++;
-      yield { number, text: decode(chunk, start, nl, number === 1) };
+      batch.push({ number, text: decode(chunk, start, nl, number === 1) });
       start = nl + 1;
     }
     if (start < chunk.length) carry = Buffer.from(chunk.subarray(start));
     onBytes?.(file.bytesRead);
+    if (batch.length > 0) yield batch;
   }
-  if (carry && carry.length > 0) yield { number: number + 1, text: decode(carry, 0, carry.length, number === 0) };
+  if (carry && carry.length > 0) yield [{ number: number + 1, text: decode(carry, 0, carry.length, number === 0) }];
 }

@@ -5,18 +5,18 @@ import { InputError } from '../errors.js';
 const ID_COLUMNS = ['chunk_id', 'id', 'doc_id', 'document_id', '_id', 'docid'];
 const TEXT_COLUMNS = ['text', 'chunk_text', 'content', 'contents', 'document', 'body'];
 
-export interface ParquetRowBatch {
-  row: Record<string, unknown>;
-  /** 0-based row index in the file. */
-  index: number;
+export interface ParquetRowGroup {
+  rows: Record<string, unknown>[];
+  /** 0-based row index in the file of rows[0]. */
+  first: number;
   columns: { id: string; text: string; title?: string };
 }
 
 /**
- * Rows of a Parquet file, one row group at a time, so memory holds one row group, not the file.
+ * Rows of a Parquet file, a row group at a time, so memory holds one row group, not the file.
  * The id and text columns are found by name (ID_COLUMNS, TEXT_COLUMNS); `title` is used if present.
  */
-export async function* readParquetRows(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<ParquetRowBatch> {
+export async function* readParquetRowGroups(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<ParquetRowGroup> {
   const file = await asyncBufferFromFile(path);
   let metadata;
   try {
@@ -41,7 +41,7 @@ export async function* readParquetRows(path: string, onBytes?: (bytes: number) =
     } catch (err) {
       throw new InputError(`${path}: cannot decode Parquet rows ${rowStart + 1}-${rowEnd} (${(err as Error).message})`);
     }
-    for (let i = 0; i < rows.length; i++) yield { row: rows[i]!, index: rowStart + i, columns };
+    yield { rows, first: rowStart, columns };
     rowStart = rowEnd;
     bytes += Number(group.total_compressed_size ?? group.total_byte_size);
     onBytes?.(Math.min(bytes, file.byteLength));

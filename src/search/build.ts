@@ -32,6 +32,12 @@ export interface BuildOptions {
   parallel?: boolean;
 }
 
+/**
+ * The chunks to index, in order, one at a time or in batches (readCorporaBatches): a corpus of
+ * millions of chunks read a batch at a time saves an asynchronous step per chunk.
+ */
+export type ChunkSource = AsyncIterable<Chunk | readonly Chunk[]>;
+
 export interface IndexStats {
   dir: string;
   docs: number;
@@ -143,6 +149,10 @@ function textSink(dir: string, shardBytes: number, parallel: boolean): TextSink 
   return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes) : inThread(dir, shardBytes);
 }
 
+function isBatch(item: Chunk | readonly Chunk[]): item is readonly Chunk[] {
+  return Array.isArray(item);
+}
+
 /** Byte-wise comparison of UTF-8 strings, the order of terms.bin (what the binary search uses). */
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
@@ -156,7 +166,7 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
  * directory and renamed into place, so a failure leaves any previous index untouched. The same
  * chunks in the same order give the same bytes.
  */
-export async function buildIndex(chunks: AsyncIterable<Chunk>, outDir: string, options: BuildOptions = {}): Promise<IndexStats> {
+export async function buildIndex(chunks: ChunkSource, outDir: string, options: BuildOptions = {}): Promise<IndexStats> {
   const k1 = options.k1 ?? 1.5;
   const b = options.b ?? 0.75;
   if (!(k1 >= 0) || !Number.isFinite(k1)) throw new InputError(`BM25 k1 must be a finite number >= 0, got ${k1}`);
@@ -190,7 +200,7 @@ function replaceDir(tmp: string, outDir: string): void {
   rmSync(old, { recursive: true, force: true });
 }
 
-async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: Analyzer, k1: number, b: number, options: BuildOptions) {
+async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k1: number, b: number, options: BuildOptions) {
   const { onProgress, source } = options;
   const ids: string[] = [];
   const idSink = new Utf8Sink(() => join(dir, 'ids.bin'));
@@ -246,41 +256,43 @@ async function buildInto(chunks: AsyncIterable<Chunk>, dir: string, analyzer: An
 
   const sinks = [idSink, titleSink, metaSink];
   try {
-    for await (const chunk of chunks) {
-      const doc = ids.length;
-      if (typeof chunk.id !== 'string' || chunk.id.length === 0) throw new InputError(`chunk ${doc + 1} has an empty id`);
-      ids.push(chunk.id);
-      idSink.write(chunk.id);
-      idOff.push(idSink.position);
-      titleSink.write(chunk.title);
-      titleOff.push(titleSink.position);
-      metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
-      if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
-      metaOff.push(metaSink.position);
-      const waiting = texts.add(doc, chunk.text);
-      if (waiting) await waiting;
+    for await (const item of chunks) {
+      for (const chunk of isBatch(item) ? item : [item]) {
+        const doc = ids.length;
+        if (typeof chunk.id !== 'string' || chunk.id.length === 0) throw new InputError(`chunk ${doc + 1} has an empty id`);
+        ids.push(chunk.id);
+        idSink.write(chunk.id);
+        idOff.push(idSink.position);
+        titleSink.write(chunk.title);
+        titleOff.push(titleSink.position);
+        metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
+        if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
+        metaOff.push(metaSink.position);
+        const waiting = texts.add(doc, chunk.text);
+        if (waiting) await waiting;
 
-      const count = lookup(chunk.text, lookup(chunk.title, 0));
-      // The document's distinct terms straight into the pair arrays, then their frequencies.
-      const { terms, tfs, at: first } = pairs.reserve(count);
-      let n = first;
-      let dl = 0;
-      for (let i = 0; i < count; i++) {
-        const t = docWords[i]!;
-        if (t < 0) continue;
-        dl++;
-        if (tfScratch[t]++ === 0) terms[n++] = t;
+        const count = lookup(chunk.text, lookup(chunk.title, 0));
+        // The document's distinct terms straight into the pair arrays, then their frequencies.
+        const { terms, tfs, at: first } = pairs.reserve(count);
+        let n = first;
+        let dl = 0;
+        for (let i = 0; i < count; i++) {
+          const t = docWords[i]!;
+          if (t < 0) continue;
+          dl++;
+          if (tfScratch[t]++ === 0) terms[n++] = t;
+        }
+        for (let j = first; j < n; j++) {
+          const t = terms[j]!;
+          tfs[j] = Math.min(tfScratch[t]!, MAX_TF);
+          df[t]!++;
+          tfScratch[t] = 0;
+        }
+        pairs.commit(n - first);
+        doclen.push(dl);
+        tokens += dl;
+        if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
       }
-      for (let j = first; j < n; j++) {
-        const t = terms[j]!;
-        tfs[j] = Math.min(tfScratch[t]!, MAX_TF);
-        df[t]!++;
-        tfScratch[t] = 0;
-      }
-      pairs.commit(n - first);
-      doclen.push(dl);
-      tokens += dl;
-      if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
     }
   } catch (err) {
     await texts.abort();

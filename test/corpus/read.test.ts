@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { rmSync } from 'node:fs';
 import { contentChunkId, type Chunk } from '../../src/corpus/chunk.js';
-import { readChunks, readCorpora } from '../../src/corpus/read.js';
+import { readChunkBatches, readChunks, readCorpora } from '../../src/corpus/read.js';
+import { IdTable } from '../../src/corpus/id-table.js';
 import { deriveTitle } from '../../src/corpus/title.js';
 import { embeddedChunks } from '../../src/corpus/embedded.js';
 import { InputError } from '../../src/errors.js';
@@ -57,6 +58,24 @@ describe('JSONL chunks', () => {
     expect(await all(readChunks(same))).toHaveLength(1);
     const diff = file('diff.jsonl', '{"id":"a","title":"t","text":"x"}\n{"id":"a","title":"t","text":"y"}\n');
     expect((await rejection(readChunks(diff))).message).toMatch(/diff\.jsonl:2: duplicate chunk id "a" with different content/);
+  });
+  it('tells different content under one id apart at either end of a long text', async () => {
+    const long = 'word '.repeat(400);
+    const lines = (a: string, b: string) => [a, b].map((text) => JSON.stringify({ id: 'a', title: 't', text })).join('\n') + '\n';
+    expect((await rejection(readChunks(file('head.jsonl', lines(long, 'W' + long.slice(1)))))).message).toMatch(/head\.jsonl:2: duplicate chunk id "a"/);
+    expect((await rejection(readChunks(file('tail.jsonl', lines(long, long.slice(0, -1) + '!'))))).message).toMatch(/tail\.jsonl:2: duplicate chunk id "a"/);
+    expect((await rejection(readChunks(file('len.jsonl', lines(long, long + ' '))))).message).toMatch(/len\.jsonl:2: duplicate chunk id "a"/);
+  });
+  it('reads in batches the same chunks as one at a time, each line once', async () => {
+    // Lines long enough that the 1 MiB read buffer ends inside several of them.
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ id: `c${i % 2500}`, title: `T${i % 2500}`, text: `text ${i % 2500} `.repeat(60) }));
+    const p = file('many.jsonl', rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const batches: Chunk[][] = [];
+    for await (const b of readChunkBatches(p)) batches.push(b);
+    expect(batches.length).toBeGreaterThan(1);
+    const flat = batches.flat();
+    expect(flat).toEqual(await all(readChunks(p)));
+    expect(flat.map((c) => c.id)).toEqual(rows.slice(0, 2500).map((r) => r.id));
   });
   it('refuses an empty corpus and an unreadable path, naming them', async () => {
     const empty = file('empty.jsonl', '\n\n');
@@ -156,5 +175,19 @@ describe('embedded corpus', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const c of chunks.slice(0, 200)) expect(c.id).toBe(contentChunkId(c.title, c.text));
     expect(chunks.some((c) => c.title === 'Kiss and Tell (1945 film)')).toBe(true);
+  });
+});
+
+describe('IdTable', () => {
+  it('keeps the first value of each id across growth, telling apart ids that differ anywhere', () => {
+    const table = new IdTable();
+    const ids = Array.from({ length: 50_000 }, (_, i) => `doc-${String(i).padStart(7, '0')}`);
+    ids.forEach((id, i) => expect(table.setIfAbsent(id, i)).toBeUndefined());
+    expect(table.size).toBe(ids.length);
+    ids.forEach((id, i) => expect(table.setIfAbsent(id, 7)).toBe(i));
+    expect(table.setIfAbsent('doc-', 1)).toBeUndefined();
+    expect(table.setIfAbsent('', 2)).toBeUndefined();
+    expect(table.setIfAbsent('', 3)).toBe(2);
+    expect(table.size).toBe(ids.length + 2);
   });
 });
