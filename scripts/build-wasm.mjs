@@ -1,5 +1,6 @@
 // Compiles the AssemblyScript kernels to WebAssembly: the local backend's (SIMD) to
-// dist/wasm/kernels.wasm and BM25 scoring's to dist/wasm/bm25.wasm.
+// dist/wasm/kernels.wasm, BM25 scoring's to dist/wasm/bm25.wasm and the index builder's word
+// loops to dist/wasm/words.wasm.
 // Run by `npm run build` before tsc; assemblyscript is a devDependency, so this works on a fresh clone.
 import { mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,6 +11,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const modules = [
   { source: 'src/backend/local/assembly/kernels.ts', out: 'dist/wasm/kernels.wasm', flags: ['--enable', 'simd'] },
   { source: 'src/search/assembly/bm25.ts', out: 'dist/wasm/bm25.wasm', flags: [] },
+  { source: 'src/search/assembly/words.ts', out: 'dist/wasm/words.wasm', flags: [] },
 ];
 for (const m of modules) {
   const outFile = join(root, m.out);

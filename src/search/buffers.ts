@@ -126,6 +126,23 @@ export class Utf8Sink {
     this.position += written;
   }
 
+  /**
+   * Appends the UTF-8 bytes of a string of `units` UTF-16 code units (already encoded): the same
+   * bytes, and the same file boundaries, as write() of that string.
+   */
+  writeBytes(bytes: Uint8Array, units: number): void {
+    if (this.fd === -1 || (this.fileBytes > 0 && this.fileBytes + units * 3 > this.maxFileBytes)) this.startFile();
+    this.items++;
+    if (this.used + bytes.length > this.buf.length) {
+      this.flush();
+      if (bytes.length > this.buf.length) this.buf = new Uint8Array(bytes.length);
+    }
+    this.buf.set(bytes, this.used);
+    this.used += bytes.length;
+    this.fileBytes += bytes.length;
+    this.position += bytes.length;
+  }
+
   private startFile(): void {
     if (this.fd !== -1) this.closeFile();
     this.fd = openSync(this.pathFor(this.files.length), 'w');

@@ -8,6 +8,7 @@ import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, PairChunks, Utf8Sink } from './buffers.js';
 import { WordTable } from './tokenize.js';
+import { WordKernel } from './word-kernel.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import type { FromTextWorker, TextWorkerData, ToTextWorker } from './grep-worker.js';
 import { TextSide, type ShardInfo } from './text-side.js';
@@ -30,6 +31,11 @@ export interface BuildOptions {
    * done in this thread.
    */
   parallel?: boolean;
+  /**
+   * Split words with the WebAssembly loops (./assembly/words.ts) when they are built (default
+   * true); false uses the TypeScript ones, which give the same index (the tests compare the two).
+   */
+  wasm?: boolean;
 }
 
 /**
@@ -58,8 +64,8 @@ interface TextSink {
   abort(): Promise<void>;
 }
 
-function inThread(dir: string, shardBytes: number): TextSink {
-  const side = new TextSide(dir, shardBytes);
+function inThread(dir: string, shardBytes: number, wasm: boolean): TextSink {
+  const side = new TextSide(dir, shardBytes, wasm);
   return {
     add: (doc, text) => side.add(doc, text),
     finish: async () => side.finish(),
@@ -72,8 +78,8 @@ const WORKER_URL = new URL('./grep-worker.js', import.meta.url);
 const BATCH = 512;
 const IN_FLIGHT = 8;
 
-function inWorker(dir: string, shardBytes: number): TextSink {
-  const worker = new Worker(WORKER_URL, { workerData: { dir, shardBytes } satisfies TextWorkerData });
+function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
+  const worker = new Worker(WORKER_URL, { workerData: { dir, shardBytes, wasm } satisfies TextWorkerData });
   let batch: string[] = [];
   let first = 0;
   let inFlight = 0;
@@ -145,8 +151,8 @@ function inWorker(dir: string, shardBytes: number): TextSink {
 }
 
 /** The worker when asked and available (compiled JavaScript), else this thread. */
-function textSink(dir: string, shardBytes: number, parallel: boolean): TextSink {
-  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes) : inThread(dir, shardBytes);
+function textSink(dir: string, shardBytes: number, parallel: boolean, wasm: boolean): TextSink {
+  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes, wasm) : inThread(dir, shardBytes, wasm);
 }
 
 function isBatch(item: Chunk | readonly Chunk[]): item is readonly Chunk[] {
@@ -210,7 +216,8 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
   const titleOff = new Grow(Uint32Array);
   const metaOff = new Grow(Uint32Array);
   idOff.push(0), titleOff.push(0), metaOff.push(0);
-  const texts = textSink(dir, options.textShardBytes ?? TEXT_SHARD_BYTES, options.parallel ?? true);
+  const wasm = options.wasm ?? true;
+  const texts = textSink(dir, options.textShardBytes ?? TEXT_SHARD_BYTES, options.parallel ?? true, wasm);
 
   // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
   const words = new WordTable();
@@ -254,6 +261,9 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
     return words.lookupAll(text, newTerm, docWords, at);
   };
 
+  // The WebAssembly word loop (title and text in one UTF-8 input), or the TypeScript one above.
+  const kernel = wasm ? WordKernel.create(newTerm) : undefined;
+
   const sinks = [idSink, titleSink, metaSink];
   try {
     for await (const item of chunks) {
@@ -271,24 +281,35 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
         const waiting = texts.add(doc, chunk.text);
         if (waiting) await waiting;
 
-        const count = lookup(chunk.text, lookup(chunk.title, 0));
-        // The document's distinct terms straight into the pair arrays, then their frequencies.
-        const { terms, tfs, at: first } = pairs.reserve(count);
-        let n = first;
         let dl = 0;
-        for (let i = 0; i < count; i++) {
-          const t = docWords[i]!;
-          if (t < 0) continue;
-          dl++;
-          if (tfScratch[t]++ === 0) terms[n++] = t;
+        if (kernel) {
+          kernel.encode(chunk.title, chunk.text);
+          const count = kernel.countTerms();
+          const { terms, tfs, at: first } = pairs.reserve(count);
+          terms.set(kernel.terms(count), first);
+          tfs.set(kernel.tfs(count), first);
+          for (let j = first; j < first + count; j++) df[terms[j]!]!++;
+          pairs.commit(count);
+          dl = kernel.documentLength();
+        } else {
+          const count = lookup(chunk.text, lookup(chunk.title, 0));
+          // The document's distinct terms straight into the pair arrays, then their frequencies.
+          const { terms, tfs, at: first } = pairs.reserve(count);
+          let n = first;
+          for (let i = 0; i < count; i++) {
+            const t = docWords[i]!;
+            if (t < 0) continue;
+            dl++;
+            if (tfScratch[t]++ === 0) terms[n++] = t;
+          }
+          for (let j = first; j < n; j++) {
+            const t = terms[j]!;
+            tfs[j] = Math.min(tfScratch[t]!, MAX_TF);
+            df[t]!++;
+            tfScratch[t] = 0;
+          }
+          pairs.commit(n - first);
         }
-        for (let j = first; j < n; j++) {
-          const t = terms[j]!;
-          tfs[j] = Math.min(tfScratch[t]!, MAX_TF);
-          df[t]!++;
-          tfScratch[t] = 0;
-        }
-        pairs.commit(n - first);
         doclen.push(dl);
         tokens += dl;
         if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);

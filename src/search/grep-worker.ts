@@ -1,7 +1,7 @@
 /**
  * A worker thread that writes the chunk texts and builds the grep prefilter (TextSide) while the
  * main thread builds the BM25 postings (build.ts): the two share nothing but the texts, so on two
- * cores they run side by side. workerData: {dir, shardBytes}. Messages in: {texts, first}
+ * cores they run side by side. workerData: {dir, shardBytes, wasm}. Messages in: {texts, first}
  * batches in document order, then {finish} or {abort}. Messages out: 'ack' per batch (the
  * builder's backpressure), {shards} when finished, 'closed' after an abort, or {error}.
  */
@@ -13,12 +13,14 @@ export type FromTextWorker = 'ack' | 'closed' | { shards: ShardInfo[] } | { erro
 export interface TextWorkerData {
   dir: string;
   shardBytes: number;
+  /** Split words with the WebAssembly loop (when built). */
+  wasm: boolean;
 }
 
 const port = parentPort;
 if (port) {
-  const { dir, shardBytes } = workerData as TextWorkerData;
-  const side = new TextSide(dir, shardBytes);
+  const { dir, shardBytes, wasm } = workerData as TextWorkerData;
+  const side = new TextSide(dir, shardBytes, wasm);
   const reply = (msg: FromTextWorker) => port.postMessage(msg);
   port.on('message', (msg: ToTextWorker) => {
     try {

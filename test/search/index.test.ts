@@ -265,3 +265,36 @@ describe('index directory', () => {
     expect(ix.search('running').map((h) => h.id)).toEqual(['1']);
   });
 });
+
+describe('the WebAssembly word loops', () => {
+  // Pieces that exercise every rule of both word definitions (tokenize.ts and grep/fold.ts).
+  const PIECES = ['Kiss', "O'Neill", 'kiss’s', 'dogʼs', "'quoted'", 'rock’n’roll', 'Café', 'naïve', 'e\u0301te', 'ſtraße', 'K-Kelvin',
+    'ΑΘΗΝΑ', 'Москва', '東京都', '𝐀𝐁𝐂', '𝟘𝟙', '😀smile', 'a😀b', '\ud800lone', 'tail\udc00', 'snake_case', '42nd', '3.14', 'x_1',
+    'U.S.A.', '—dash—', 'tab\tsep', 'line\nbreak', '  ', '', '٣٤', 'ǅemal', 'İstanbul', 'ﬁne', 'the', 'and', 'running', 'ran'];
+
+  it('build the same index as the TypeScript loops, byte for byte, on every kind of word', async () => {
+    const r = rng(11);
+    const pick = () => PIECES[Math.floor(r() * PIECES.length)]!;
+    const joiners = [' ', ', ', '-', "'", '’', '_', ''];
+    const phrase = (n: number) => Array.from({ length: n }, () => pick() + joiners[Math.floor(r() * joiners.length)]).join('');
+    const chunks: Chunk[] = Array.from({ length: 300 }, (_, i) => ({ id: `u${i}`, title: phrase(1 + (i % 4)), text: phrase(5 + (i % 60)) }));
+    // A term repeated past the 16-bit frequency cap.
+    chunks.push({ id: 'many', title: 'many', text: 'again '.repeat(70_000) });
+    const built = [];
+    for (const wasm of [true, false]) {
+      for (const parallel of [true, false]) {
+        const dir = freshDir();
+        await buildIndex(iterate(chunks), dir, { wasm, parallel, textShardBytes: 8192 });
+        built.push(dir);
+      }
+    }
+    const files = readdirSync(built[0]!).sort();
+    expect(files).toContain('grep.bin');
+    for (const dir of built.slice(1)) {
+      expect(readdirSync(dir).sort()).toEqual(files);
+      for (const f of files) expect(readFileSync(join(dir, f)).equals(readFileSync(join(built[0]!, f))), `${dir}/${f}`).toBe(true);
+    }
+    const index = await openIndex(built[0]!);
+    expect(index.search('Москва', 3).map((h) => h.id).length).toBeGreaterThan(0);
+  });
+});

@@ -1,7 +1,7 @@
 import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { foldUnit } from './fold.js';
 import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC, HEADER_BYTES } from './format.js';
+import { GrepWords } from './words.js';
 
 /**
  * Builds the grep prefilter: for every distinct folded word of the corpus (fold.ts), the blocks of
@@ -28,28 +28,15 @@ export interface GrepBuilderOptions {
 
 export const DEFAULT_BLOCK_SIZE = 64;
 
-const REC = 4;
-
-/** Word records with "last document" unset (-1). */
-function newRecords(words: number): Int32Array {
-  const rec = new Int32Array(words * REC);
-  for (let r = 0; r < rec.length; r += REC) rec[r + 3] = -1;
-  return rec;
-}
-
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-
 export class GrepIndexBuilder {
   readonly blockSize: number;
   private nDocs = 0;
-  /** Folded code units of every distinct word, back to back; word id's units start at wordStart[id]. */
-  private arena = new Uint16Array(1 << 16);
-  private wordStart: Uint32Array = new Uint32Array(1025);
+  /** The vocabulary add() numbers words with (addWords callers keep their own). */
+  private ownWords: GrepWords | undefined;
+  /** Words numbered so far (the highest id seen plus one). */
   private nWords = 0;
-  /** Per word, REC int32s side by side so that a lookup touches one cache line: hash, arena start, length, last document seen. */
-  private rec = newRecords(1024);
-  private table = new Int32Array(2048);
+  /** Per word, the last document seen (-1 before any). */
+  private lastDoc = new Int32Array(1024).fill(-1);
   private block = 0;
   /** The words in the current block, in the order first seen there (sorted when the block is written). */
   private blockWords: Uint32Array = new Uint32Array(4096);
@@ -75,145 +62,59 @@ export class GrepIndexBuilder {
 
   /** Add the text of document `doc`; documents must come in order 0, 1, 2, ... */
   add(doc: number, text: string): void {
-    if (this.written) throw new Error('GrepIndexBuilder.add after write');
-    if (doc !== this.nDocs) throw new Error(`GrepIndexBuilder.add: expected document ${this.nDocs}, got ${doc}`);
+    this.checkOrder(doc);
+    this.addWords(doc, (this.ownWords ??= new GrepWords()).wordsOf(doc, text));
+  }
+
+  /**
+   * Add document `doc` as the numbers of its words (each once), from a vocabulary the caller keeps
+   * (GrepWords, or the WebAssembly loop) and hands to write(); documents in order 0, 1, 2, ...
+   */
+  addWords(doc: number, ids: Uint32Array): void {
+    this.checkOrder(doc);
     const blk = Math.floor(doc / this.blockSize);
     while (this.block < blk) this.flushBlock();
     this.nDocs++;
-
-    // The hot loop: everything it touches per word is a local, and a word seen before (nearly all of
-    // them) costs one table probe, one comparison and one block check.
-    let table = this.table;
-    let mask = table.length - 1;
-    let rec = this.rec;
-    let arena = this.arena;
     const offset = doc - this.block * this.blockSize;
-    let h = FNV_OFFSET;
-    let len = 0;
-    let lone = false; // the current word contains an unpaired surrogate
-    const n = text.length;
-    for (let i = 0; i <= n; i++) {
-      let u = i < n ? text.charCodeAt(i) : 0x20;
-      if (u >= 0x41 && u <= 0x5a) u += 32;
-      else if (u >= 0x80) {
-        if (u === 0x17f) u = 0x73;
-        else if (u === 0x212a) u = 0x6b;
-        else if (u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, i)) {
-          // Stored text is UTF-8, where an unpaired surrogate becomes U+FFFD: index what grep sees.
-          u = 0xfffd;
-          lone = true;
-        }
+    const blockStart = doc - offset;
+    const mw = this.maskWords;
+    const bit = 1 << (offset & 31);
+    const word = offset >>> 5;
+    for (let j = 0; j < ids.length; j++) {
+      const id = ids[j]!;
+      if (id >= this.nWords) this.growWords(id + 1);
+      const last = this.lastDoc[id]!;
+      if (last === doc) continue;
+      this.lastDoc[id] = doc;
+      const m = id * mw;
+      if (last < blockStart) {
+        // First time in this block: list the word, clear its bits.
+        if (this.blockWordCount === this.blockWords.length) this.blockWords = grow32(this.blockWords, this.blockWordCount + 1);
+        this.blockWords[this.blockWordCount++] = id;
+        this.masks.fill(0, m, m + mw);
       }
-      if ((u >= 0x61 && u <= 0x7a) || (u >= 0x30 && u <= 0x39) || u === 0x5f || u >= 0x80) {
-        h = Math.imul(h ^ u, FNV_PRIME);
-        len++;
-        continue;
-      }
-      if (len === 0) continue;
-      const hash = mix(h) | 0;
-      const from = i - len;
-      let slot = hash & mask;
-      let id = -1;
-      for (;;) {
-        const cand = table[slot]! - 1;
-        if (cand < 0) break;
-        const r = cand * REC;
-        if (rec[r] === hash && rec[r + 2] === len && (lone ? this.sameFolded(rec[r + 1]!, text, from, len) : sameAscii(arena, rec[r + 1]!, text, from, len))) {
-          id = cand;
-          break;
-        }
-        slot = (slot + 1) & mask;
-      }
-      if (id < 0) {
-        id = this.newWord(text, from, len, hash, lone, slot);
-        table = this.table;
-        mask = table.length - 1;
-        rec = this.rec;
-        arena = this.arena;
-      }
-      const r = id * REC;
-      const last = rec[r + 3]!;
-      if (last !== doc) {
-        rec[r + 3] = doc;
-        const m = id * this.maskWords;
-        if (last < doc - offset) {
-          // First time in this block: list the word, clear its bits.
-          if (this.blockWordCount === this.blockWords.length) this.blockWords = grow32(this.blockWords, this.blockWordCount + 1);
-          this.blockWords[this.blockWordCount++] = id;
-          this.masks.fill(0, m, m + this.maskWords);
-        }
-        this.masks[m + (offset >>> 5)]! |= 1 << (offset & 31);
-        this.blockCount++;
-      }
-      h = FNV_OFFSET;
-      len = 0;
-      lone = false;
+      this.masks[m + word]! |= bit;
+      this.blockCount++;
     }
   }
 
-  /** Record a word not seen before, whose table slot is `slot`; returns its id. */
-  private newWord(text: string, start: number, len: number, h: number, lone: boolean, slot: number): number {
-    const id = this.nWords++;
-    this.storeWord(text, start, len, lone);
-    if ((id + 1) * REC > this.rec.length) {
-      const next = newRecords(2 * (id + 1));
-      next.set(this.rec);
-      this.rec = next;
+  private checkOrder(doc: number): void {
+    if (this.written) throw new Error('GrepIndexBuilder.add after write');
+    if (doc !== this.nDocs) throw new Error(`GrepIndexBuilder.add: expected document ${this.nDocs}, got ${doc}`);
+  }
+
+  private growWords(n: number): void {
+    this.nWords = n;
+    if (n > this.lastDoc.length) {
+      const next = new Int32Array(Math.max(2 * this.lastDoc.length, n)).fill(-1);
+      next.set(this.lastDoc);
+      this.lastDoc = next;
     }
-    if ((id + 1) * this.maskWords > this.masks.length) {
-      const next = new Uint32Array(2 * (id + 1) * this.maskWords);
+    if (n * this.maskWords > this.masks.length) {
+      const next = new Uint32Array(Math.max(2 * this.masks.length, n * this.maskWords));
       next.set(this.masks);
       this.masks = next;
     }
-    const r = id * REC;
-    this.rec[r] = h;
-    this.rec[r + 1] = this.wordStart[id]!;
-    this.rec[r + 2] = len;
-    this.table[slot] = id + 1;
-    if ((id + 1) * 2 > this.table.length) this.rehash();
-    return id;
-  }
-
-  /** Append the folded units of text[start, start+len) to the arena as word number nWords-1. */
-  private storeWord(text: string, start: number, len: number, lone: boolean): void {
-    const id = this.nWords - 1;
-    if (id + 2 > this.wordStart.length) this.wordStart = grow32(this.wordStart, id + 2);
-    let at = this.wordStart[id]!;
-    if (at + len > this.arena.length) {
-      const next = new Uint16Array(Math.max(this.arena.length * 2, at + len));
-      next.set(this.arena);
-      this.arena = next;
-    }
-    for (let j = start; j < start + len; j++) {
-      const u = text.charCodeAt(j);
-      this.arena[at++] = lone && u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, j) ? 0xfffd : foldUnit(u);
-    }
-    this.wordStart[id + 1] = at;
-  }
-
-  /** Whether the arena units at `at` equal the folded text at `start` (len units). */
-  private sameFolded(at: number, text: string, start: number, len: number): boolean {
-    const arena = this.arena;
-    for (let j = 0; j < len; j++) {
-      let u = text.charCodeAt(start + j);
-      if (u >= 0x41 && u <= 0x5a) u += 32;
-      else if (u === 0x17f) u = 0x73;
-      else if (u === 0x212a) u = 0x6b;
-      else if (u >= 0xd800 && u <= 0xdfff && !pairedSurrogate(text, start + j)) u = 0xfffd;
-      if (arena[at + j] !== u) return false;
-    }
-    return true;
-  }
-
-  private rehash(): void {
-    const table = new Int32Array(this.table.length * 2);
-    const mask = table.length - 1;
-    for (let id = 0; id < this.nWords; id++) {
-      let slot = this.rec[id * REC]! & mask;
-      while (table[slot] !== 0) slot = (slot + 1) & mask;
-      table[slot] = id + 1;
-    }
-    this.table = table;
   }
 
   private flushBlock(): void {
@@ -256,16 +157,18 @@ export class GrepIndexBuilder {
     this.fwd = next;
   }
 
-  /** Write grep.bin into `dir` (deterministic bytes: same documents, same file). */
-  write(dir: string): void {
+  /**
+   * Write grep.bin into `dir` (deterministic bytes: same documents, same file). `words` are the
+   * words by number, from the vocabulary addWords' caller kept; add()'s own by default.
+   */
+  write(dir: string, words: string[] = this.ownWords?.words() ?? []): void {
     if (this.written) throw new Error('GrepIndexBuilder.write called twice');
+    if (words.length < this.nWords) throw new Error(`GrepIndexBuilder.write: ${words.length} words given, documents hold ${this.nWords}`);
     this.written = true;
+    this.ownWords = undefined;
     const nBlocks = Math.ceil(this.nDocs / this.blockSize);
     while (this.block < nBlocks) this.flushBlock();
-    const nWords = this.nWords;
-    const words: string[] = [];
-    for (let id = 0; id < nWords; id++) words.push(unitsToString(this.arena, this.wordStart[id]!, this.wordStart[id + 1]!));
-    this.arena = new Uint16Array(0);
+    const nWords = words.length;
 
     // Vocabulary in code-unit order, so the file does not depend on the order words were first seen.
     const order = Array.from({ length: nWords }, (_, i) => i).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : 0));
@@ -362,8 +265,8 @@ export class GrepIndexBuilder {
     renameSync(`${path}.tmp`, path);
     // The builder is done; let its memory go before the caller's next step.
     this.fwd = new Uint8Array(0);
-    this.table = new Int32Array(0);
-    this.rec = new Int32Array(0);
+    this.masks = new Uint32Array(0);
+    this.lastDoc = new Int32Array(0);
   }
 
   /** Every (word, block) entry in block order: n chunks of the block hold the word, their offsets at fwd[at, at + n). */
@@ -397,51 +300,6 @@ export class GrepIndexBuilder {
       }
     }
   }
-}
-
-/** Finish an FNV-1a hash (murmur3's fmix32): FNV's low bits, used for the table slot, are weak alone. */
-function mix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-function pairedSurrogate(text: string, i: number): boolean {
-  const u = text.charCodeAt(i);
-  if (u <= 0xdbff) {
-    const next = text.charCodeAt(i + 1);
-    return next >= 0xdc00 && next <= 0xdfff;
-  }
-  const before = text.charCodeAt(i - 1);
-  return before >= 0xd800 && before <= 0xdbff;
-}
-
-
-
-
-
-function unitsToString(units: Uint16Array, from: number, to: number): string {
-  let s = '';
-  for (let i = from; i < to; i += 8192) s += String.fromCharCode(...units.subarray(i, Math.min(to, i + 8192)));
-  return s;
-}
-
-/**
- * Whether arena units at `at` equal text[start, start+len) folded, for words without unpaired
- * surrogates (the folding here is fold.ts's, inlined).
- */
-function sameAscii(arena: Uint16Array, at: number, text: string, start: number, len: number): boolean {
-  for (let j = 0; j < len; j++) {
-    let u = text.charCodeAt(start + j);
-    if (u >= 0x41 && u <= 0x5a) u += 32;
-    else if (u === 0x17f) u = 0x73;
-    else if (u === 0x212a) u = 0x6b;
-    if (arena[at + j] !== u) return false;
-  }
-  return true;
 }
 
 function grow32(a: Uint32Array, min: number): Uint32Array {

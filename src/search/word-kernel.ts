@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs';
+import { WA, WASM_MAX_BYTES, WASM_PAGE, wasmPath, type WasmMemory } from '../wasm.js';
+
+/**
+ * The index builder's word loops in WebAssembly (./assembly/words.ts), over the UTF-8 of each text:
+ * BM25's terms and frequencies (countTerms) and the grep prefilter's word numbers (grepWords). Each
+ * instance owns a memory and the tables in it, so a builder thread makes its own.
+ */
+interface WordExports {
+  inputPointer(bytes: number): number;
+  classBits(): number;
+  countTerms(p: number, len: number): number;
+  termsPointer(): number;
+  tfsPointer(): number;
+  documentLength(): number;
+  grepWords(p: number, len: number, doc: number): number;
+  wordsPointer(): number;
+  grepWordCount(): number;
+  grepArena(): number;
+  grepKeys(): number;
+}
+
+const WORD_CHAR = /[\p{L}\p{M}\p{N}]/u;
+
+/** Bit c of the 8 KiB map: whether BMP code unit c is a word character (as tokenize.ts decides). */
+let bmpWordBits: Uint8Array | undefined;
+function wordBits(): Uint8Array {
+  if (bmpWordBits) return bmpWordBits;
+  const bits = new Uint8Array(8192);
+  // Test 256 characters at a time with one global regex over a string of them.
+  const global = new RegExp(WORD_CHAR.source, 'gu');
+  for (let block = 0; block < 256; block++) {
+    let s = '';
+    for (let c = block * 256; c < block * 256 + 256; c++) s += c >= 0xd800 && c <= 0xdfff ? ' ' : String.fromCharCode(c);
+    for (const m of s.matchAll(global)) {
+      const c = m[0].charCodeAt(0);
+      bits[c >>> 3]! |= 1 << (c & 7);
+    }
+  }
+  return (bmpWordBits = bits);
+}
+
+let compiled: object | null | undefined;
+function wordsModule(): object | null {
+  if (compiled === undefined) {
+    const path = wasmPath('words.wasm');
+    compiled = path ? new WA.Module(readFileSync(path)) : null;
+  }
+  return compiled;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class WordKernel {
+  private readonly x: WordExports;
+  private readonly memory: WasmMemory;
+  private u8: Uint8Array;
+  private encoded = 0;
+  private readonly astral = new Map<number, boolean>();
+
+  /**
+   * A kernel whose countTerms asks `termOf` for the term id of each surface word it has not seen
+   * (-1 to drop it); undefined when the module is not built (`npm run build`).
+   */
+  static create(termOf: (word: string) => number = () => -1): WordKernel | undefined {
+    const mod = wordsModule();
+    return mod ? new WordKernel(mod, termOf) : undefined;
+  }
+
+  private constructor(mod: object, termOf: (word: string) => number) {
+    this.memory = new WA.Memory({ initial: 256, maximum: WASM_MAX_BYTES / WASM_PAGE });
+    this.u8 = new Uint8Array(this.memory.buffer);
+    const env = {
+      memory: this.memory,
+      // The stub runtime's failure report (an allocation past its limit): no message decoding needed.
+      abort: (_message: number, _file: number, line: number, column: number) => {
+        throw new Error(`index word loop (words.wasm) aborted at ${line}:${column}`);
+      },
+      newSurfaceWord: (p: number, len: number) => termOf(decoder.decode(this.bytes(p, len))),
+      astralWordChar: (cp: number) => {
+        let word = this.astral.get(cp);
+        if (word === undefined) this.astral.set(cp, (word = WORD_CHAR.test(String.fromCodePoint(cp))));
+        return word ? 1 : 0;
+      },
+    };
+    this.x = new WA.Instance(mod, { env }).exports as unknown as WordExports;
+    const bits = this.x.classBits();
+    this.view().set(wordBits(), bits);
+  }
+
+  /** The memory as bytes (a fresh view after the module grew it). */
+  private view(): Uint8Array {
+    if (this.u8.buffer !== this.memory.buffer) this.u8 = new Uint8Array(this.memory.buffer);
+    return this.u8;
+  }
+
+  private bytes(p: number, len: number): Uint8Array {
+    return this.view().subarray(p, p + len);
+  }
+
+  /**
+   * Encode the texts as UTF-8 into the input, joined by a newline (a word never spans it); returns
+   * the bytes, a view valid until the next call.
+   */
+  encode(first: string, second?: string): Uint8Array {
+    const room = 3 * (first.length + 1 + (second?.length ?? 0));
+    const p = this.x.inputPointer(room);
+    const input = this.view().subarray(p, p + room);
+    let n = encoder.encodeInto(first, input).written;
+    if (second !== undefined) {
+      input[n++] = 0x0a;
+      n += encoder.encodeInto(second, input.subarray(n)).written;
+    }
+    this.encoded = n;
+    return input.subarray(0, n);
+  }
+
+  /**
+   * BM25 terms of the last encoded input: returns how many distinct terms; their ids and
+   * frequencies are at terms(n) and tfs(n), and documentLength() counts the words kept.
+   */
+  countTerms(): number {
+    return this.x.countTerms(this.x.inputPointer(0), this.encoded);
+  }
+  terms(n: number): Uint32Array {
+    return new Uint32Array(this.memory.buffer, this.x.termsPointer(), n);
+  }
+  tfs(n: number): Uint16Array {
+    return new Uint16Array(this.memory.buffer, this.x.tfsPointer(), n);
+  }
+  documentLength(): number {
+    return this.x.documentLength();
+  }
+
+  /** The grep word numbers of the last encoded input (document `doc`), each once: a view valid until the next call. */
+  grepWords(doc: number): Uint32Array {
+    const n = this.x.grepWords(this.x.inputPointer(0), this.encoded, doc);
+    return new Uint32Array(this.memory.buffer, this.x.wordsPointer(), n);
+  }
+
+  /** Every grep word so far, by number. */
+  grepVocabulary(): string[] {
+    const n = this.x.grepWordCount();
+    const keys = new Uint32Array(this.memory.buffer, this.x.grepKeys(), 2 * n);
+    const arena = this.x.grepArena();
+    const words: string[] = new Array(n);
+    for (let id = 0; id < n; id++) words[id] = decoder.decode(this.bytes(arena + keys[2 * id]!, keys[2 * id + 1]!));
+    return words;
+  }
+}
