@@ -11,7 +11,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const modules = [
   { source: 'src/backend/local/assembly/kernels.ts', out: 'dist/wasm/kernels.wasm', flags: ['--enable', 'simd'] },
   { source: 'src/search/assembly/bm25.ts', out: 'dist/wasm/bm25.wasm', flags: [] },
-  { source: 'src/search/assembly/words.ts', out: 'dist/wasm/words.wasm', flags: [] },
+  { source: 'src/search/assembly/words.ts', out: 'dist/wasm/words.wasm', flags: ['--enable', 'simd'] },
 ];
 for (const m of modules) {
   const outFile = join(root, m.out);

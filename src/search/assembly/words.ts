@@ -22,18 +22,6 @@ declare function newSurfaceWord(ptr: usize, len: u32): i32;
 @external("env", "astralWordChar")
 declare function astralWordChar(cp: u32): i32;
 
-const FNV_OFFSET: u32 = 0x811c9dc5;
-const FNV_PRIME: u32 = 0x01000193;
-
-// @ts-ignore: decorator
-@inline function fmix(h: u32): u32 {
-  h ^= h >>> 16;
-  h *= 0x85ebca6b;
-  h ^= h >>> 13;
-  h *= 0xc2b2ae35;
-  h ^= h >>> 16;
-  return h;
-}
 
 /** A growable array of `width`-byte cells, zero-filled as it grows. */
 class Cells {
@@ -55,49 +43,90 @@ class Cells {
   }
 }
 
+/** Whether the len bytes at a and b are equal. */
+// @ts-ignore: decorator
+@inline function same(a: usize, b: usize, len: u32): bool {
+  let i: usize = 0;
+  const n = <usize>len;
+  for (; i + 8 <= n; i += 8) if (load<u64>(a + i) !== load<u64>(b + i)) return false;
+  for (; i < n; i++) if (load<u8>(a + i) !== load<u8>(b + i)) return false;
+  return true;
+}
+
+/** The low n bytes of x (n from 0 to 8). */
+// @ts-ignore: decorator
+@inline function lowBytes(x: u64, n: u32): u64 {
+  return n >= 8 ? x : x & ((<u64>1 << (<u64>n << 3)) - 1);
+}
+
 /**
- * Byte strings -> i32, open addressing: a slot is 4 u32s (hash, arena offset, length + 1 with 0 for
- * empty, value), so a probe reads one cache line. Keys are kept back to back in the arena.
+ * A key's hash from its bytes, read 8 at a time (a key's memory has 16 bytes of slack after it, so
+ * reads past its end are harmless, and masked off). k0 and k1 are its first 16 bytes, zero-padded.
+ */
+// @ts-ignore: decorator
+@inline function keyHash(p: usize, len: u32, k0: u64, k1: u64): u32 {
+  let h = k0 * 0x9e3779b97f4a7c15 + k1 * 0xc2b2ae3d27d4eb4f + <u64>len;
+  for (let o: u32 = 16; o < len; o += 8) h = (h ^ lowBytes(load<u64>(p + o), len - o)) * 0x9e3779b97f4a7c15;
+  return <u32>((h ^ (h >>> 29)) * 0xbf58476d1ce4e5b9 >>> 32);
+}
+
+/**
+ * Byte strings -> i32, open addressing. A slot is 32 bytes: the key's first 16 bytes (zero-padded),
+ * its length + 1 (0 for an empty slot), its value and its offset in the arena, where every key is
+ * kept back to back (with 16 bytes of slack). Keys of up to 16 bytes, nearly all words, compare in
+ * the slot alone: one cache line per probe.
  */
 class Table {
-  slots: Cells = new Cells(16);
+  slots: Cells = new Cells(32);
   mask: u32 = 0;
   arena: Cells = new Cells(1);
   arenaLen: u32 = 0;
   count: u32 = 0;
-  /** Key starts and lengths by value order of insertion (for the host to read the keys back). */
+  /** Key starts and lengths by insertion order (for the host to read the keys back). */
   keys: Cells = new Cells(8);
+  /** Set by find: the key's first 16 bytes and hash, for insert. */
+  k0: u64 = 0;
+  k1: u64 = 0;
+  h: u32 = 0;
 
   constructor() {
     this.slots.ensure(1 << 14);
     this.mask = (1 << 14) - 1;
   }
 
-  /** The slot holding the key at [p, p + len) with hash h, or the empty slot where it would go. */
-  find(p: usize, len: u32, h: u32): usize {
+  /** The slot holding the key at [p, p + len), or the empty slot where it would go. */
+  find(p: usize, len: u32): usize {
+    const k0 = lowBytes(load<u64>(p), len);
+    const k1 = len <= 8 ? 0 : lowBytes(load<u64>(p, 8), len - 8);
+    const h = keyHash(p, len, k0, k1);
+    this.k0 = k0;
+    this.k1 = k1;
+    this.h = h;
     const base = this.slots.ptr;
-    const arena = this.arena.ptr;
-    let s = fmix(h) & this.mask;
-    let slot = base + (<usize>s << 4);
+    let s = h & this.mask;
+    let slot = base + (<usize>s << 5);
     for (;;) {
-      const l = load<u32>(slot, 8);
-      if (l === 0 || (l === len + 1 && load<u32>(slot) === h && same(arena + load<u32>(slot, 4), p, len))) break;
+      const l = load<u32>(slot, 16);
+      if (l === 0) break;
+      if (l === len + 1 && load<u64>(slot) === k0 && load<u64>(slot, 8) === k1 && (len <= 16 || same(this.arena.ptr + load<u32>(slot, 24) + 16, p + 16, len - 16))) break;
       s = (s + 1) & this.mask;
-      slot = base + (<usize>s << 4);
+      slot = base + (<usize>s << 5);
     }
     return slot;
   }
 
-  /** Store the key at [p, p + len) with value v in the empty slot `slot` (from find). */
-  insert(slot: usize, p: usize, len: u32, h: u32, v: i32): void {
+  /** Store the key at [p, p + len) with value v in the empty slot `slot`, just returned by find. */
+  insert(slot: usize, p: usize, len: u32, v: i32): void {
     const at = this.arenaLen;
-    const arena = this.arena.ensure(at + len);
+    const arena = this.arena.ensure(at + len + 16);
     memory.copy(arena + at, p, len);
     this.arenaLen = at + len;
-    store<u32>(slot, h);
-    store<u32>(slot, at, 4);
-    store<u32>(slot, len + 1, 8);
-    store<i32>(slot, v, 12);
+    store<u64>(slot, this.k0);
+    store<u64>(slot, this.k1, 8);
+    store<u32>(slot, len + 1, 16);
+    store<i32>(slot, v, 20);
+    store<u32>(slot, at, 24);
+    store<u32>(slot, this.h, 28);
     const keys = this.keys.ensure(this.count + 1);
     store<u32>(keys + (<usize>this.count << 3), at);
     store<u32>(keys + (<usize>this.count << 3), len, 4);
@@ -110,29 +139,19 @@ class Table {
     const oldSlots = this.mask + 1;
     const slots = oldSlots << 1;
     // A fresh table (the old one is left behind in the stub heap: at most as large as the new one).
-    const fresh = new Cells(16);
+    const fresh = new Cells(32);
     fresh.ensure(slots);
     const mask = slots - 1;
     for (let i: u32 = 0; i < oldSlots; i++) {
-      const from = oldPtr + (<usize>i << 4);
-      if (load<u32>(from, 8) === 0) continue;
-      let s = fmix(load<u32>(from)) & mask;
-      while (load<u32>(fresh.ptr + (<usize>s << 4), 8) !== 0) s = (s + 1) & mask;
-      memory.copy(fresh.ptr + (<usize>s << 4), from, 16);
+      const from = oldPtr + (<usize>i << 5);
+      if (load<u32>(from, 16) === 0) continue;
+      let s = load<u32>(from, 28) & mask;
+      while (load<u32>(fresh.ptr + (<usize>s << 5), 16) !== 0) s = (s + 1) & mask;
+      memory.copy(fresh.ptr + (<usize>s << 5), from, 32);
     }
     this.slots = fresh;
     this.mask = mask;
   }
-}
-
-/** Whether the len bytes at a and b are equal. */
-// @ts-ignore: decorator
-@inline function same(a: usize, b: usize, len: u32): bool {
-  let i: usize = 0;
-  const n = <usize>len;
-  for (; i + 8 <= n; i += 8) if (load<u64>(a + i) !== load<u64>(b + i)) return false;
-  for (; i < n; i++) if (load<u8>(a + i) !== load<u8>(b + i)) return false;
-  return true;
 }
 
 // ---- input ---------------------------------------------------------------------------------
@@ -141,7 +160,22 @@ const input = new Cells(1);
 
 /** Where the host writes the next text (at least `bytes` long). */
 export function inputPointer(bytes: u32): usize {
-  return input.ensure(bytes);
+  // 16 bytes of slack: the loops read whole 16-byte vectors, and keys 8 bytes at a time.
+  return input.ensure(bytes + 16);
+}
+
+/** Per byte lane of v: all ones where it is an ASCII letter or digit. */
+// @ts-ignore: decorator
+@inline function asciiAlnum(v: v128): v128 {
+  const digit = i8x16.lt_u(i8x16.sub(v, i8x16.splat(0x30)), i8x16.splat(10));
+  const letter = i8x16.lt_u(i8x16.sub(v128.or(v, i8x16.splat(0x20)), i8x16.splat(0x61)), i8x16.splat(26));
+  return v128.or(digit, letter);
+}
+
+/** Bits of the lanes from `n` on (n < 16): the bytes past the text's end. */
+// @ts-ignore: decorator
+@inline function pastEnd(n: usize): i32 {
+  return n >= 16 ? 0 : 0xffff ^ ((1 << <i32>n) - 1);
 }
 
 // ---- BM25 words ----------------------------------------------------------------------------
@@ -204,46 +238,45 @@ export function countTerms(p: usize, len: u32): u32 {
   // At most one word per two bytes, plus one.
   outTerms.ensure((len >>> 1) + 1);
   outTfs.ensure((len >>> 1) + 1);
+  tf.ensure(1);
   let n: u32 = 0;
   let kept: u32 = 0;
   let i = p;
   while (i < end) {
-    let w = wordCharWidth(i, end);
-    if (w === 0) {
-      i++;
-      while (i < end && (load<u8>(i) & 0xc0) === 0x80) i++; // the rest of a multi-byte character
-      continue;
-    }
     const start = i;
-    let h = FNV_OFFSET;
-    for (;;) {
-      for (let j: u32 = 0; j < w; j++) h = (h ^ load<u8>(i + j)) * FNV_PRIME;
-      i += w;
-      if (i >= end) break;
-      w = wordCharWidth(i, end);
-      if (w === 0) {
-        const a = apostropheWidth(i, end);
-        if (a !== 0 && i + a < end && (w = wordCharWidth(i + a, end)) !== 0) {
-          for (let j: u32 = 0; j < a; j++) h = (h ^ load<u8>(i + j)) * FNV_PRIME;
-          i += a;
-          continue;
-        }
-        break;
+    const b = <u32>load<u8>(i);
+    if (b < 0x80) {
+      if (!(b - 0x30 < 10 || (b | 0x20) - 0x61 < 26)) {
+        i++;
+        continue;
       }
+      // The common case, 16 bytes at once: an ASCII word ended by an ASCII byte other than an
+      // apostrophe (which might join it to the next word) within the vector.
+      const stop = ~i8x16.bitmask(asciiAlnum(v128.load(i))) & 0xffff | pastEnd(end - i);
+      const w = <usize>ctz(stop);
+      if (stop !== 0 && (i + w === end || (<u32>load<u8>(i + w) < 0x80 && load<u8>(i + w) !== 0x27))) i += w;
+      else i = wordEnd(i, end);
+    } else {
+      if (wordCharWidth(i, end) === 0) {
+        i++;
+        while (i < end && (load<u8>(i) & 0xc0) === 0x80) i++; // the rest of a multi-byte character
+        continue;
+      }
+      i = wordEnd(i, end);
     }
     const wordLen = <u32>(i - start);
-    const slot = surface.find(start, wordLen, h);
+    const slot = surface.find(start, wordLen);
     let t: i32;
-    if (load<u32>(slot, 8) !== 0) {
-      t = load<i32>(slot, 12);
+    if (load<u32>(slot, 16) !== 0) {
+      t = load<i32>(slot, 20);
     } else {
       t = newSurfaceWord(start, wordLen);
-      surface.insert(slot, start, wordLen, h, t);
+      surface.insert(slot, start, wordLen, t);
+      tf.ensure(<u32>max<i32>(t, 0) + 1);
     }
     if (t < 0) continue;
     kept++;
-    const tfs = tf.ensure(<u32>t + 1);
-    const at = tfs + (<usize>t << 2);
+    const at = tf.ptr + (<usize>t << 2);
     const count = load<u32>(at);
     if (count === 0) {
       store<u32>(outTerms.ptr + (<usize>n << 2), t);
@@ -259,6 +292,25 @@ export function countTerms(p: usize, len: u32): u32 {
   }
   docLength = kept;
   return n;
+}
+
+/** The end of the BM25 word starting at i (a word character), a character at a time. */
+function wordEnd(i: usize, end: usize): usize {
+  let w = wordCharWidth(i, end);
+  for (;;) {
+    i += w;
+    if (i >= end) break;
+    w = wordCharWidth(i, end);
+    if (w === 0) {
+      const a = apostropheWidth(i, end);
+      if (a !== 0 && i + a < end && (w = wordCharWidth(i + a, end)) !== 0) {
+        i += a;
+        continue;
+      }
+      break;
+    }
+  }
+  return i;
 }
 
 export function termsPointer(): usize {
@@ -290,7 +342,7 @@ const scratch = new Cells(1);
 export function grepWords(p: usize, len: u32, doc: u32): u32 {
   const end = p + len;
   outWords.ensure((len >>> 1) + 1);
-  const buf = scratch.ensure(len + 1);
+  const buf = scratch.ensure(len + 16);
   let n: u32 = 0;
   let i = p;
   while (i < end) {
@@ -300,33 +352,44 @@ export function grepWords(p: usize, len: u32, doc: u32): u32 {
       continue;
     }
     let k: u32 = 0;
-    let h = FNV_OFFSET;
-    while (i < end) {
-      b = <u32>load<u8>(i);
-      if (b - 0x41 < 26) b += 32;
-      else if (b >= 0x80) {
-        if (b === 0xc5 && i + 1 < end && load<u8>(i, 1) === 0xbf) {
-          b = 0x73; // U+017F long s
-          i++;
-        } else if (b === 0xe2 && i + 2 < end && load<u8>(i, 1) === 0x84 && load<u8>(i, 2) === 0xaa) {
-          b = 0x6b; // U+212A Kelvin sign
-          i += 2;
-        }
-      } else if (!isGrepByte(b)) break;
-      store<u8>(buf + k, <u8>b);
-      k++;
-      h = (h ^ b) * FNV_PRIME;
-      i++;
+    // The common case, 16 bytes at once: an ASCII word that ends within the vector, folded there.
+    const v = v128.load(i);
+    const high = i8x16.bitmask(v);
+    const stop = ~(i8x16.bitmask(v128.or(asciiAlnum(v), i8x16.eq(v, i8x16.splat(0x5f)))) | high) & 0xffff | pastEnd(end - i);
+    const w = ctz(stop);
+    if (stop !== 0 && (high & ((1 << w) - 1)) === 0) {
+      const upper = i8x16.lt_u(i8x16.sub(v, i8x16.splat(0x41)), i8x16.splat(26));
+      v128.store(buf, v128.or(v, v128.and(upper, i8x16.splat(0x20))));
+      k = <u32>w;
+      i += <usize>w;
+    } else {
+      while (i < end) {
+        b = <u32>load<u8>(i);
+        if (b - 0x41 < 26) b += 32;
+        else if (b >= 0x80) {
+          if (b === 0xc5 && i + 1 < end && load<u8>(i, 1) === 0xbf) {
+            b = 0x73; // U+017F long s
+            i++;
+          } else if (b === 0xe2 && i + 2 < end && load<u8>(i, 1) === 0x84 && load<u8>(i, 2) === 0xaa) {
+            b = 0x6b; // U+212A Kelvin sign
+            i += 2;
+          }
+        } else if (!isGrepByte(b)) break;
+        store<u8>(buf + k, <u8>b);
+        k++;
+        i++;
+      }
     }
-    const slot = grepVocab.find(buf, k, h);
+    const slot = grepVocab.find(buf, k);
     let id: u32;
-    if (load<u32>(slot, 8) !== 0) {
-      id = load<u32>(slot, 12);
+    if (load<u32>(slot, 16) !== 0) {
+      id = load<u32>(slot, 20);
     } else {
       id = grepVocab.count;
-      grepVocab.insert(slot, buf, k, h, id);
+      grepVocab.insert(slot, buf, k, id);
+      lastDoc.ensure(id + 1);
     }
-    const seen = lastDoc.ensure(id + 1) + (<usize>id << 2);
+    const seen = lastDoc.ptr + (<usize>id << 2);
     if (load<u32>(seen) !== doc + 1) {
       store<u32>(seen, doc + 1);
       store<u32>(outWords.ptr + (<usize>n << 2), id);
