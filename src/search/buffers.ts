@@ -69,10 +69,15 @@ export class PairChunks {
     this.length += n;
   }
 
-  /**
-   * Calls fn(doc, terms, tfs, from, to) for each document in order; each chunk is let go once
-   * read, so its memory can be reclaimed while the caller fills the postings.
-   */
+  /** Replace every pair's term t by map[t]. */
+  remapTerms(map: Uint32Array): void {
+    for (const c of this.chunks) {
+      const terms = c.terms;
+      for (let i = 0; i < c.used; i++) terms[i] = map[terms[i]!]!;
+    }
+  }
+
+  /** Calls fn(doc, terms, tfs, from, to) for each document in order. */
   forEachDoc(fn: (doc: number, terms: Uint32Array, tfs: Uint16Array, from: number, to: number) => void): void {
     const counts = this.counts.view();
     let c = 0;
@@ -80,7 +85,6 @@ export class PairChunks {
     for (let doc = 0; doc < counts.length; doc++) {
       const n = counts[doc]!;
       while (at + n > this.chunks[c]!.used) {
-        this.chunks[c] = { terms: new Uint32Array(0), tfs: new Uint16Array(0), used: 0 };
         c++;
         at = 0;
       }
