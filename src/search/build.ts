@@ -11,7 +11,7 @@ import { WordTable } from './tokenize.js';
 import { WordKernel } from './word-kernel.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import type { FromTextWorker, TextWorkerData, ToTextWorker } from './grep-worker.js';
-import { TextSide, type ShardInfo } from './text-side.js';
+import { GrepSide, TextShards } from './text-side.js';
 
 export interface BuildOptions {
   analyzer?: AnalyzerOptions;
@@ -55,39 +55,57 @@ export interface IndexStats {
 
 const MAX_TF = 0xffff;
 
-/** Where the texts and grep prefilter are built (TextSide): in this thread, or in a worker. */
-interface TextSink {
-  add(doc: number, text: string): Promise<void> | void;
-  /** Write the texts' files and grep.bin; resolves to the text shards. */
-  finish(): Promise<ShardInfo[]>;
-  /** Stop after a failure, with every file closed; idempotent. */
+/** Where the grep prefilter is built (GrepSide): in this thread, or in a worker. */
+interface GrepSink {
+  /** Whether addUtf8 can be used (the WebAssembly word loop runs there). */
+  readonly takesUtf8: boolean;
+  addText(doc: number, text: string): Promise<void> | void;
+  /** The text as UTF-8 (a view the caller may reuse once this returns). */
+  addUtf8(doc: number, bytes: Uint8Array): Promise<void> | void;
+  /** Write grep.bin. */
+  finish(): Promise<void>;
+  /** Stop after a failure; idempotent. */
   abort(): Promise<void>;
 }
 
-function inThread(dir: string, shardBytes: number, wasm: boolean): TextSink {
-  const side = new TextSide(dir, shardBytes, wasm);
+function inThread(dir: string, wasm: boolean): GrepSink {
+  const side = new GrepSide(dir, wasm);
   return {
-    add: (doc, text) => side.add(doc, text),
+    takesUtf8: side.takesUtf8,
+    addText: (doc, text) => side.addText(doc, text),
+    addUtf8: (doc, bytes) => side.addUtf8(doc, bytes),
     finish: async () => side.finish(),
-    abort: async () => side.close(),
+    abort: async () => {},
   };
 }
 
 const WORKER_URL = new URL('./grep-worker.js', import.meta.url);
-/** Texts per message, and messages in flight before the builder waits for the worker. */
+/** Texts per message at most, and messages in flight before the builder waits for the worker. */
 const BATCH = 512;
 const IN_FLIGHT = 8;
+/**
+ * Bytes of UTF-8 per message at most: a message is a slot of a ring of IN_FLIGHT shared buffers,
+ * reused batch after batch (a fresh buffer per batch would be a gigabyte of first-touched memory
+ * at a million chunks). A longer text travels in a buffer of its own.
+ */
+const SLOT_BYTES = 4 << 20;
 
-function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
-  const worker = new Worker(WORKER_URL, { workerData: { dir, shardBytes, wasm } satisfies TextWorkerData });
-  let batch: string[] = [];
+function inWorker(dir: string, wasm: boolean): GrepSink {
+  const ring = { buffer: new SharedArrayBuffer(IN_FLIGHT * SLOT_BYTES), slots: IN_FLIGHT, slotBytes: SLOT_BYTES };
+  const worker = new Worker(WORKER_URL, { workerData: { dir, wasm, ring } satisfies TextWorkerData });
+  // Whether the worker splits UTF-8 (the WebAssembly loop is built); it decides the same way.
+  const takesUtf8 = wasm && WordKernel.available();
+  let texts: string[] = [];
+  let ends: number[] = [];
+  let used = 0;
   let first = 0;
+  let sent = 0;
   let inFlight = 0;
   let failure: Error | undefined;
   let exited = false;
-  // Whoever waits for the worker's next message (an ack, the shards, 'closed' or its end).
+  let done = false;
+  // Whoever waits for the worker's next message (an ack, 'done', 'closed' or its end).
   let waiter: (() => void) | undefined;
-  let shards: ShardInfo[] | undefined;
   const wake = () => {
     const w = waiter;
     waiter = undefined;
@@ -97,8 +115,8 @@ function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
   worker.on('message', (msg: FromTextWorker) => {
     if (msg === 'ack') inFlight--;
     else if (msg === 'closed') exited = true;
-    else if ('shards' in msg) shards = msg.shards;
-    else failure ??= new Error(`index text worker: ${msg.error}`);
+    else if (msg === 'done') done = true;
+    else failure ??= new Error(`index grep worker: ${msg.error}`);
     wake();
   });
   worker.on('error', (err) => {
@@ -107,38 +125,77 @@ function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
   });
   worker.on('exit', (code) => {
     exited = true;
-    failure ??= new Error(`index text worker exited (code ${code})`);
+    failure ??= new Error(`index grep worker exited (code ${code})`);
     wake();
   });
   const post = (msg: ToTextWorker) => worker.postMessage(msg);
-  const flush = () => {
-    if (batch.length === 0) return;
-    post({ texts: batch, first });
-    first += batch.length;
-    batch = [];
+  const slot = () => new Uint8Array(ring.buffer, (sent % IN_FLIGHT) * SLOT_BYTES, SLOT_BYTES);
+  /** Send the batch so far (already in its slot). */
+  const send = () => {
+    if (texts.length > 0) post({ texts, first });
+    else if (ends.length > 0) post({ utf8: { slot: sent % IN_FLIGHT }, ends: Uint32Array.from(ends), first });
+    else return;
+    first += texts.length + ends.length;
+    texts = [];
+    ends = [];
+    used = 0;
+    sent++;
     inFlight++;
   };
-  return {
-    add(_doc, text) {
+  /** Send the batch so far; resolves once fewer than IN_FLIGHT batches are unanswered. */
+  const flush = (): Promise<void> | void => {
+    send();
+    return backpressure();
+  };
+  /** Resolves once fewer than IN_FLIGHT messages are unanswered (nothing to wait for if so already). */
+  const backpressure = (): Promise<void> | void => {
+    if (inFlight < IN_FLIGHT) return;
+    return (async () => {
+      while (inFlight >= IN_FLIGHT && !failure) await next();
       if (failure) throw failure;
-      batch.push(text);
-      if (batch.length < BATCH) return;
-      flush();
-      if (inFlight < IN_FLIGHT) return;
-      return (async () => {
-        while (inFlight >= IN_FLIGHT && !failure) await next();
-        if (failure) throw failure;
-      })();
+    })();
+  };
+  return {
+    takesUtf8,
+    addText(_doc, text) {
+      if (failure) throw failure;
+      texts.push(text);
+      if (texts.length === BATCH) return flush();
+    },
+    addUtf8(_doc, bytes) {
+      if (failure) throw failure;
+      if (bytes.length > SLOT_BYTES) {
+        // A text longer than a slot: after the batch so far, in a message of its own (counted in
+        // flight like a batch, which keeps the slots' reuse safe: acks come in order).
+        const send = () => {
+          post({ utf8: { bytes: bytes.slice() }, ends: Uint32Array.of(bytes.length), first });
+          first++;
+          inFlight++;
+          return backpressure();
+        };
+        const waiting = flush();
+        return waiting ? waiting.then(send) : send();
+      }
+      const waiting = used + bytes.length > SLOT_BYTES ? flush() : undefined;
+      const write = () => {
+        slot().set(bytes, used);
+        used += bytes.length;
+        ends.push(used);
+        if (ends.length === BATCH) return flush();
+      };
+      // The slot is free only once the worker has answered for the batch that used it before.
+      return waiting ? waiting.then(write) : write();
     },
     async finish() {
-      flush();
+      // Posted now, not after an await: the caller goes on with the postings synchronously, and
+      // the worker should write grep.bin meanwhile. The last batch is in its slot already.
+      send();
       post({ finish: true });
-      while (shards === undefined && !failure) await next();
+      while (!done && !failure) await next();
       // Terminating makes the worker exit with code 1: decide on failure before.
       const failed = failure;
       await worker.terminate();
       if (failed) throw failed;
-      return shards!;
     },
     async abort() {
       if (!exited) {
@@ -151,8 +208,8 @@ function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
 }
 
 /** The worker when asked and available (compiled JavaScript), else this thread. */
-function textSink(dir: string, shardBytes: number, parallel: boolean, wasm: boolean): TextSink {
-  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes, wasm) : inThread(dir, shardBytes, wasm);
+function grepSink(dir: string, parallel: boolean, wasm: boolean): GrepSink {
+  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, wasm) : inThread(dir, wasm);
 }
 
 function isBatch(item: Chunk | readonly Chunk[]): item is readonly Chunk[] {
@@ -276,7 +333,12 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
   const metaOff = new Grow(Uint32Array);
   idOff.push(0), titleOff.push(0), metaOff.push(0);
   const wasm = options.wasm ?? true;
-  const texts = textSink(dir, options.textShardBytes ?? TEXT_SHARD_BYTES, options.parallel ?? true, wasm);
+  const shards = new TextShards(dir, options.textShardBytes ?? TEXT_SHARD_BYTES);
+  const grep = grepSink(dir, options.parallel ?? true, wasm);
+  const abort = async () => {
+    shards.close();
+    await grep.abort();
+  };
 
   // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
   const words = new WordTable();
@@ -337,12 +399,14 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
         metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
         if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
         metaOff.push(metaSink.position);
-        const waiting = texts.add(doc, chunk.text);
-        if (waiting) await waiting;
-
         let dl = 0;
         if (kernel) {
-          kernel.encode(chunk.title, chunk.text);
+          // One encoding of the text: what is stored, what the grep worker splits, and (after the
+          // title) what BM25 splits.
+          const textBytes = kernel.encode(chunk.title, chunk.text).subarray(kernel.secondAt);
+          shards.addUtf8(textBytes, chunk.text.length);
+          const waiting = grep.takesUtf8 ? grep.addUtf8(doc, textBytes) : grep.addText(doc, chunk.text);
+          if (waiting) await waiting;
           const count = kernel.countTerms();
           const { terms, tfs, at: first } = pairs.reserve(count);
           terms.set(kernel.terms(count), first);
@@ -351,6 +415,9 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
           pairs.commit(count);
           dl = kernel.documentLength();
         } else {
+          shards.add(chunk.text);
+          const waiting = grep.addText(doc, chunk.text);
+          if (waiting) await waiting;
           const count = lookup(chunk.text, lookup(chunk.title, 0));
           // The document's distinct terms straight into the pair arrays, then their frequencies.
           const { terms, tfs, at: first } = pairs.reserve(count);
@@ -375,7 +442,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
       }
     }
   } catch (err) {
-    await texts.abort();
+    await abort();
     throw err;
   } finally {
     // Close the files also when reading fails, so no descriptor outlives the temporary directory.
@@ -383,23 +450,24 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
   }
   const N = ids.length;
   if (N === 0) {
-    await texts.abort();
+    await abort();
     throw new InputError('no chunks to index (empty corpus)');
   }
   // Doc numbers sorted by id, for docOf; a repeated id is an error here whatever the reader did.
   const idOrder = Uint32Array.from({ length: N }, (_, i) => i).sort((x, y) => (ids[x]! < ids[y]! ? -1 : ids[x]! > ids[y]! ? 1 : 0));
   for (let i = 1; i < N; i++) {
     if (ids[idOrder[i]!] === ids[idOrder[i - 1]!]) {
-      await texts.abort();
+      await abort();
       throw new InputError(`duplicate chunk id "${ids[idOrder[i]!]}" in the corpus`);
     }
   }
 
   // The worker writes grep.bin while this thread lays out the postings; on any failure below,
   // wait for it before the caller removes the directory.
-  const textsWritten = texts.finish();
-  textsWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
+  const grepWritten = grep.finish();
+  grepWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
   try {
+    const textShards = shards.finish();
     onProgress?.(N);
 
     // Vocabulary in UTF-8 byte order, and the old -> new term id map.
@@ -433,7 +501,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
       ['post.off', postOff], ['term.maxtf', maxTf],
     ];
     for (const [name, arr] of arrays) writeWhole(join(dir, name), arr);
-    const shards = await textsWritten;
+    await grepWritten;
 
     const files: Record<string, number> = {};
     for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
@@ -445,7 +513,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
       bm25: { k1, b },
       counts: { docs: N, terms: T, postings: P, tokens },
       avgdl,
-      textShards: shards,
+      textShards,
       ...(source !== undefined ? { source } : {}),
       files,
     };
@@ -453,7 +521,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
     const bytes = Object.values(files).reduce((s, n) => s + n, 0);
     return { docs: N, terms: T, postings: P, tokens, bytes };
   } catch (err) {
-    await textsWritten.catch(() => {});
+    await grepWritten.catch(() => {});
     throw err;
   }
 }

@@ -1,40 +1,51 @@
 /**
- * A worker thread that writes the chunk texts and builds the grep prefilter (TextSide) while the
- * main thread builds the BM25 postings (build.ts): the two share nothing but the texts, so on two
- * cores they run side by side. workerData: {dir, shardBytes, wasm}. Messages in: {texts, first}
- * batches in document order, then {finish} or {abort}. Messages out: 'ack' per batch (the
- * builder's backpressure), {shards} when finished, 'closed' after an abort, or {error}.
+ * A worker thread that builds the grep prefilter (GrepSide) while the main thread builds the
+ * postings and writes the texts (build.ts): on two cores they run side by side.
+ * workerData: {dir, wasm, ring}. Messages in, in document order: {texts, first} (strings), or
+ * {utf8, ends, first}: the texts' UTF-8 back to back, text i ending at ends[i], either in slot
+ * `slot` of the shared ring or as bytes of their own; then {finish} or {abort}. Messages out:
+ * 'ack' per batch (the builder's backpressure, and the ring slot free again), 'done' when
+ * grep.bin is written, 'closed' after an abort, or {error}.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { TextSide, type ShardInfo } from './text-side.js';
+import { GrepSide } from './text-side.js';
 
-export type ToTextWorker = { texts: string[]; first: number } | { finish: true } | { abort: true };
-export type FromTextWorker = 'ack' | 'closed' | { shards: ShardInfo[] } | { error: string };
+export type Utf8Batch = { utf8: { slot: number } | { bytes: Uint8Array }; ends: Uint32Array; first: number };
+export type ToTextWorker = { texts: string[]; first: number } | Utf8Batch | { finish: true } | { abort: true };
+export type FromTextWorker = 'ack' | 'done' | 'closed' | { error: string };
 export interface TextWorkerData {
   dir: string;
-  shardBytes: number;
   /** Split words with the WebAssembly loop (when built). */
   wasm: boolean;
+  /** The ring of shared batch buffers ({utf8: {slot}} batches), `slots` of `slotBytes` each. */
+  ring: { buffer: SharedArrayBuffer; slots: number; slotBytes: number };
 }
 
 const port = parentPort;
 if (port) {
-  const { dir, shardBytes, wasm } = workerData as TextWorkerData;
-  const side = new TextSide(dir, shardBytes, wasm);
+  const { dir, wasm, ring } = workerData as TextWorkerData;
+  const side = new GrepSide(dir, wasm);
   const reply = (msg: FromTextWorker) => port.postMessage(msg);
   port.on('message', (msg: ToTextWorker) => {
     try {
       if ('texts' in msg) {
-        msg.texts.forEach((text, i) => side.add(msg.first + i, text));
+        msg.texts.forEach((text, i) => side.addText(msg.first + i, text));
+        reply('ack');
+      } else if ('utf8' in msg) {
+        const bytes = 'slot' in msg.utf8 ? new Uint8Array(ring.buffer, msg.utf8.slot * ring.slotBytes, ring.slotBytes) : msg.utf8.bytes;
+        let start = 0;
+        msg.ends.forEach((end, i) => {
+          side.addUtf8(msg.first + i, bytes.subarray(start, end));
+          start = end;
+        });
         reply('ack');
       } else if ('finish' in msg) {
-        reply({ shards: side.finish() });
+        side.finish();
+        reply('done');
       } else {
-        side.close();
         reply('closed');
       }
     } catch (err) {
-      side.close();
       reply({ error: (err as Error).stack ?? String(err) });
     }
   });

@@ -13,36 +13,25 @@ export interface ShardInfo {
   bytes: number;
 }
 
-/**
- * The part of an index build that needs only the chunk texts: the text shards with their offsets
- * (text.<k>.bin, text.off) and the grep prefilter (grep.bin). The builder runs it in a worker
- * thread (grep-worker.ts) beside the postings, or in its own thread.
- */
-export class TextSide {
+/** The chunk texts as stored: UTF-8 in text.<k>.bin shards, and their offsets in text.off. */
+export class TextShards {
   private readonly sink: Utf8Sink;
   private readonly offsets = new Grow(Float64Array);
-  private readonly grep = new GrepIndexBuilder();
-  /** The grep words: the WebAssembly loop over the text's UTF-8 (also what is written), or TypeScript's. */
-  private readonly kernel: WordKernel | undefined;
-  private readonly words: GrepWords | undefined;
 
-  /** `wasm`: split words with the WebAssembly loop when it is built (the default). */
-  constructor(private readonly dir: string, shardBytes: number, wasm = true) {
+  constructor(private readonly dir: string, shardBytes: number) {
     this.sink = new Utf8Sink((k) => join(dir, `text.${k}.bin`), shardBytes);
     this.offsets.push(0);
-    this.kernel = wasm ? WordKernel.create() : undefined;
-    if (!this.kernel) this.words = new GrepWords();
   }
 
-  /** Add document `doc`'s text; documents come in order 0, 1, 2, ... */
-  add(doc: number, text: string): void {
-    if (this.kernel) {
-      this.sink.writeBytes(this.kernel.encode(text), text.length);
-      this.grep.addWords(doc, this.kernel.grepWords(doc));
-    } else {
-      this.sink.write(text);
-      this.grep.addWords(doc, this.words!.wordsOf(doc, text));
-    }
+  /** Append the next document's text. */
+  add(text: string): void {
+    this.sink.write(text);
+    this.offsets.push(this.sink.position);
+  }
+
+  /** Append the next document's text, already encoded (`units`: its length in UTF-16 code units). */
+  addUtf8(bytes: Uint8Array, units: number): void {
+    this.sink.writeBytes(bytes, units);
     this.offsets.push(this.sink.position);
   }
 
@@ -50,16 +39,55 @@ export class TextSide {
   finish(): ShardInfo[] {
     this.sink.close();
     writeWhole(join(this.dir, 'text.off'), this.offsets.view());
-    this.grep.write(this.dir, this.kernel ? this.kernel.grepVocabulary() : this.words!.words());
-    return this.shards();
+    return this.sink.files.map((f) => ({ file: basename(f.file), firstDoc: f.firstItem, start: f.start, bytes: f.bytes }));
   }
 
   /** Close the text file after a failure (nothing more is written). */
   close(): void {
     this.sink.close();
   }
+}
 
-  private shards(): ShardInfo[] {
-    return this.sink.files.map((f) => ({ file: basename(f.file), firstDoc: f.firstItem, start: f.start, bytes: f.bytes }));
+/**
+ * The grep prefilter (grep.bin) built from the chunk texts: the part of an index build the
+ * builder hands to a worker thread (grep-worker.ts), or runs in its own thread.
+ */
+export class GrepSide {
+  private readonly grep = new GrepIndexBuilder();
+  /** The grep words: the WebAssembly loop over the texts' UTF-8, or TypeScript's over the strings. */
+  private readonly kernel: WordKernel | undefined;
+  private readonly words: GrepWords | undefined;
+
+  /** `wasm`: split words with the WebAssembly loop when it is built (the default). */
+  constructor(private readonly dir: string, wasm = true) {
+    this.kernel = wasm ? WordKernel.create() : undefined;
+    if (!this.kernel) this.words = new GrepWords();
+  }
+
+  /** Whether addUtf8 can be used (the WebAssembly loop is running). */
+  get takesUtf8(): boolean {
+    return this.kernel !== undefined;
+  }
+
+  /** Add document `doc`'s text; documents come in order 0, 1, 2, ... */
+  addText(doc: number, text: string): void {
+    if (this.kernel) {
+      this.kernel.encode(text);
+      this.grep.addWords(doc, this.kernel.grepWords(doc));
+    } else {
+      this.grep.addWords(doc, this.words!.wordsOf(doc, text));
+    }
+  }
+
+  /** Add document `doc`'s text as UTF-8 (only when takesUtf8). */
+  addUtf8(doc: number, bytes: Uint8Array): void {
+    if (!this.kernel) throw new Error('GrepSide.addUtf8 needs the WebAssembly word loop');
+    this.kernel.setInput(bytes);
+    this.grep.addWords(doc, this.kernel.grepWords(doc));
+  }
+
+  /** Write grep.bin. */
+  finish(): void {
+    this.grep.write(this.dir, this.kernel ? this.kernel.grepVocabulary() : this.words!.words());
   }
 }

@@ -68,6 +68,11 @@ export class WordKernel {
     return mod ? new WordKernel(mod, termOf) : undefined;
   }
 
+  /** Whether the module is built (create() gives a kernel). */
+  static available(): boolean {
+    return wordsModule() !== null;
+  }
+
   private constructor(mod: object, termOf: (word: string) => number) {
     this.memory = new WA.Memory({ initial: 256, maximum: WASM_MAX_BYTES / WASM_PAGE });
     this.u8 = new Uint8Array(this.memory.buffer);
@@ -108,12 +113,23 @@ export class WordKernel {
     const p = this.x.inputPointer(room);
     const input = this.view().subarray(p, p + room);
     let n = encoder.encodeInto(first, input).written;
+    this.secondAt = n + 1;
     if (second !== undefined) {
       input[n++] = 0x0a;
       n += encoder.encodeInto(second, input.subarray(n)).written;
     }
     this.encoded = n;
     return input.subarray(0, n);
+  }
+
+  /** Where the second text starts in the bytes encode() last returned. */
+  secondAt = 0;
+
+  /** Make `bytes` (UTF-8) the input, as encode() would. */
+  setInput(bytes: Uint8Array): void {
+    const p = this.x.inputPointer(bytes.length);
+    this.view().set(bytes, p);
+    this.encoded = bytes.length;
   }
 
   /**

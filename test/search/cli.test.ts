@@ -78,6 +78,25 @@ describe('sleuth index / search / read', () => {
     expect(manifest(single).counts).toEqual(manifest(idx).counts);
   });
 
+  it('sends the grep worker every text, batches and ring slots filled, a text longer than a slot on its own', async () => {
+    // 3,000 chunks of about 1.5 KB fill several 4 MiB slots of the ring more than once; one of
+    // 5 MB takes the separate path.
+    const words = ['river', 'Café', 'O\'Neill', 'x_1', '東京', 'ſtraße', 'film', 'the', '42nd'];
+    const text = (i: number, n: number) => Array.from({ length: n }, (_, j) => words[(i * 7 + j * 13) % words.length]).join(' ');
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ id: `c${i}`, title: `T${i}`, text: i === 1234 ? text(i, 800_000) : text(i, 220) }));
+    const corpus = join(root, 'ring.jsonl');
+    writeFileSync(corpus, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const viaWorker = join(root, 'ring-worker');
+    expect(sleuth('index', '--corpus', corpus, '--out', viaWorker).status).toBe(0);
+    const single = join(root, 'ring-single');
+    await buildIndex((async function* () { yield* rows; })(), single, { parallel: false, wasm: false });
+    const files = readdirSync(viaWorker).sort();
+    expect(readdirSync(single).sort()).toEqual(files);
+    for (const f of files) if (f !== 'manifest.json') expect(readFileSync(join(single, f)).equals(readFileSync(join(viaWorker, f))), f).toBe(true);
+    const found = JSON.parse(sleuth('grep', '--json', '--index', viaWorker, 'O.Neill film').stdout) as { hits: unknown[] };
+    expect(found.hits.length).toBeGreaterThan(0);
+  });
+
   it('indexes a JSONL corpus, and a malformed one fails naming the line without leaving an index', () => {
     const good = join(root, 'c.jsonl');
     writeFileSync(good, '{"id":"a","title":"Alpha","text":"first chunk about rivers"}\n{"id":"b","title":"Beta","text":"second chunk about mountains"}\n');
