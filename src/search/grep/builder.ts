@@ -17,9 +17,11 @@ import { GrepWords } from './words.js';
  * the regex; chunk-level ones leave a few hundred chunks. Words in most chunks of their blocks (the
  * commonest words) are kept as a bitmap of blocks instead, which is smaller and filters little anyway.
  *
- * Memory while building: the vocabulary (a hash table over a typed-array arena) and a forward list
- * (block -> sorted word ids, each with the offsets of its chunks in the block, ~1 byte per word and
- * chunk) that write() inverts in two streaming passes.
+ * Words come numbered (addWords), from a vocabulary the caller keeps: GrepWords in TypeScript, or
+ * the index builder's WebAssembly loop over UTF-8 (../assembly/words.ts); add() numbers them with
+ * a GrepWords of its own. Memory while building: a record per word (last document, chunk bits) and
+ * a forward list (block -> sorted word ids, each with the offsets of its chunks in the block, ~1
+ * byte per word and chunk) that write() inverts in two streaming passes.
  */
 export interface GrepBuilderOptions {
   /** Chunks per block (default 64). */
