@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,4 +31,17 @@ export function wasmPath(name: string): string | null {
     dir = dirname(dir);
   }
   return null;
+}
+
+const compiledModules = new Map<string, object | null>();
+
+/** The compiled module dist/wasm/NAME, compiled once per thread; null if it is not built. */
+export function compiledWasm(name: string): object | null {
+  let mod = compiledModules.get(name);
+  if (mod === undefined) {
+    const path = wasmPath(name);
+    mod = path ? new WA.Module(readFileSync(path)) : null;
+    compiledModules.set(name, mod);
+  }
+  return mod;
 }

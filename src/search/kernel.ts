@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { WA, WASM_MAX_BYTES, WASM_PAGE, wasmPath, type WasmMemory } from '../wasm.js';
+import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
 
 /** Documents per scoring segment at most: the accumulators and candidate buffers are this long. */
 export const MAX_SEGMENT_DOCS = 1 << 14;
@@ -11,14 +10,6 @@ interface Bm25Exports {
   collect(acc: number, len: number, min: number, outDocs: number, outScores: number): number;
 }
 
-let compiled: object | null | undefined;
-function bm25Module(): object | null {
-  if (compiled === undefined) {
-    const path = wasmPath('bm25.wasm');
-    compiled = path ? new WA.Module(readFileSync(path)) : null;
-  }
-  return compiled;
-}
 
 /**
  * BM25 scoring's arrays in one WebAssembly memory (accumulators, candidate buffers, length norms,
@@ -54,7 +45,7 @@ export class ScoringMemory {
    * hold (then scoring runs in TypeScript).
    */
   static create(docs: number, postings: number): ScoringMemory | undefined {
-    const mod = bm25Module();
+    const mod = compiledWasm('bm25.wasm');
     if (!mod) return undefined;
     const align8 = (n: number) => Math.ceil(n / 8) * 8;
     let next = RESERVED;

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { WA, WASM_MAX_BYTES, WASM_PAGE, wasmPath, type WasmMemory } from '../wasm.js';
+import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
 
 /**
  * The index builder's word loops in WebAssembly (./assembly/words.ts), over the UTF-8 of each text:
@@ -40,14 +39,6 @@ function wordBits(): Uint8Array {
   return (bmpWordBits = bits);
 }
 
-let compiled: object | null | undefined;
-function wordsModule(): object | null {
-  if (compiled === undefined) {
-    const path = wasmPath('words.wasm');
-    compiled = path ? new WA.Module(readFileSync(path)) : null;
-  }
-  return compiled;
-}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -64,13 +55,13 @@ export class WordKernel {
    * (-1 to drop it); undefined when the module is not built (`npm run build`).
    */
   static create(termOf: (word: string) => number = () => -1): WordKernel | undefined {
-    const mod = wordsModule();
+    const mod = compiledWasm('words.wasm');
     return mod ? new WordKernel(mod, termOf) : undefined;
   }
 
   /** Whether the module is built (create() gives a kernel). */
   static available(): boolean {
-    return wordsModule() !== null;
+    return compiledWasm('words.wasm') !== null;
   }
 
   private constructor(mod: object, termOf: (word: string) => number) {
