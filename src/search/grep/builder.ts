@@ -56,6 +56,11 @@ export class GrepIndexBuilder {
   /** Block b's entries: varint(words), then per word in id order a varint id gap, varint(n) and its n chunk offsets (a byte each). */
   private fwd = new Uint8Array(1 << 16);
   private fwdLen = 0;
+  /**
+   * The forward list's full chunks before `fwd` (a block never straddles two): chunks, not one
+   * array grown by doubling, so that no copy is made and no memory first-touched twice.
+   */
+  private fwdDone: { bytes: Uint8Array; used: number }[] = [];
   private written = false;
 
   constructor(options: GrepBuilderOptions = {}) {
@@ -159,9 +164,9 @@ export class GrepIndexBuilder {
 
   private ensureFwd(extra: number): void {
     if (this.fwdLen + extra <= this.fwd.length) return;
-    const next = new Uint8Array(Math.max(this.fwd.length * 2, this.fwdLen + extra));
-    next.set(this.fwd.subarray(0, this.fwdLen));
-    this.fwd = next;
+    this.fwdDone.push({ bytes: this.fwd, used: this.fwdLen });
+    this.fwd = new Uint8Array(Math.max(Math.min(this.fwd.length * 2, FWD_CHUNK_MAX), extra));
+    this.fwdLen = 0;
   }
 
   /**
@@ -280,14 +285,21 @@ export class GrepIndexBuilder {
     renameSync(`${path}.tmp`, path);
     // The builder is done; let its memory go before the caller's next step.
     this.fwd = new Uint8Array(0);
+    this.fwdLen = 0;
+    this.fwdDone = [];
     this.rec = new Uint32Array(0);
   }
 
   /** Every (word, block) entry in block order: n chunks of the block hold the word, their offsets at fwd[at, at + n). */
   private forEachPosting(fn: (id: number, blk: number, n: number, fwd: Uint8Array, at: number) => void): void {
-    const fwd = this.fwd;
+    let blk = 0;
+    for (const chunk of [...this.fwdDone, { bytes: this.fwd, used: this.fwdLen }]) blk = this.forEachPostingIn(chunk.bytes, chunk.used, blk, fn);
+  }
+
+  /** forEachPosting over one chunk of the forward list, whose first block is `blk`; returns the next block. */
+  private forEachPostingIn(fwd: Uint8Array, used: number, blk: number, fn: (id: number, blk: number, n: number, fwd: Uint8Array, at: number) => void): number {
     let p = 0;
-    for (let blk = 0; p < this.fwdLen; blk++) {
+    for (; p < used; blk++) {
       let words = 0;
       let shift = 0;
       for (;;) {
@@ -313,8 +325,12 @@ export class GrepIndexBuilder {
         p += n;
       }
     }
+    return blk;
   }
 }
+
+/** Largest chunk of the forward list (a block needing more gets a chunk its size). */
+const FWD_CHUNK_MAX = 16 << 20;
 
 /** Digits of radixSort: 2^11 buckets, so that two passes sort ids below 2^22. */
 const RADIX_BITS = 11;
