@@ -41,7 +41,7 @@ export class Grow<T extends Uint32Array | Uint16Array | Float64Array> {
 /**
  * (term, tf) pairs appended a document at a time into fixed-size chunks: no doubling copies of
  * hundreds of megabytes (each first touch of fresh memory costs a page fault), and a document's
- * pairs never straddle two chunks. Read back in order with forEachDoc.
+ * pairs never straddle two chunks. Read back in passes by scatter().
  */
 export class PairChunks {
   private readonly chunks: { terms: Uint32Array; tfs: Uint16Array; used: number }[] = [];
@@ -77,20 +77,33 @@ export class PairChunks {
     }
   }
 
-  /** Calls fn(doc, terms, tfs, from, to) for each document in order. */
-  forEachDoc(fn: (doc: number, terms: Uint32Array, tfs: Uint16Array, from: number, to: number) => void): void {
+  /**
+   * One pass of the postings layout (build.ts): every pair whose term is in [lo, lo + span), in
+   * document order, goes to docs/tfs at cursor[term - lo]++, and maxTf[term] keeps the largest
+   * tf / (tf + norms[doc]). One loop over the arrays, no call per document: it runs over every
+   * pair once per pass.
+   */
+  scatter(lo: number, span: number, cursor: Uint32Array, docs: Uint32Array, tfs: Uint16Array, norms: Float64Array, maxTf: Float64Array): void {
     const counts = this.counts.view();
-    let c = 0;
-    let at = 0;
-    for (let doc = 0; doc < counts.length; doc++) {
-      const n = counts[doc]!;
-      while (at + n > this.chunks[c]!.used) {
-        c++;
-        at = 0;
+    let doc = 0;
+    for (const chunk of this.chunks) {
+      const pairTerms = chunk.terms;
+      const pairTfs = chunk.tfs;
+      const used = chunk.used;
+      // A document's pairs never straddle two chunks; one without pairs may sit at either end.
+      for (let i = 0; i < used; doc++) {
+        const end = i + counts[doc]!;
+        for (; i < end; i++) {
+          const r = pairTerms[i]! - lo;
+          if (r >>> 0 >= span) continue;
+          const at = cursor[r]++;
+          const tf = pairTfs[i]!;
+          docs[at] = doc;
+          tfs[at] = tf;
+          const w = tf / (tf + norms[doc]!);
+          if (w > maxTf[lo + r]!) maxTf[lo + r] = w;
+        }
       }
-      const chunk = this.chunks[c]!;
-      fn(doc, chunk.terms, chunk.tfs, at, at + n);
-      at += n;
     }
   }
 }
