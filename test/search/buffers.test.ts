@@ -2,29 +2,44 @@ import { describe, expect, it } from 'vitest';
 import { PairChunks } from '../../src/search/buffers.js';
 
 describe('PairChunks', () => {
-  it('gives back every document\'s pairs in order across chunk boundaries, empty documents included', () => {
+  it('scatters every pair of a term range to its postings in document order, across chunk boundaries, empty documents included', () => {
+    const T = 30;
     const pairs = new PairChunks(8);
-    const docs: [number, number][][] = [];
+    const postings: [number, number][][] = Array.from({ length: T }, () => []);
     let seed = 5;
-    for (let doc = 0; doc < 200; doc++) {
-      seed = (Math.imul(seed, 1103515245) + 12345) | 0;
-      // 0..11 pairs: some documents have none, some more than a whole chunk.
-      const n = (seed >>> 8) % 12;
-      const mine = Array.from({ length: n }, (_, i): [number, number] => [doc * 100 + i, (i % 7) + 1]);
-      const { terms, tfs, at } = pairs.reserve(n);
-      mine.forEach(([t, f], i) => {
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) | 0) >>> 8;
+    const N = 200;
+    for (let doc = 0; doc < N; doc++) {
+      // 0..11 distinct terms: some documents have none, some more than a whole chunk.
+      const n = next() % 12;
+      const mine = [...new Set(Array.from({ length: n }, () => next() % T))];
+      const { terms, tfs, at } = pairs.reserve(mine.length);
+      mine.forEach((t, i) => {
+        const tf = (next() % 7) + 1;
         terms[at + i] = t;
-        tfs[at + i] = f;
+        tfs[at + i] = tf;
+        postings[t]!.push([doc, tf]);
       });
-      pairs.commit(n);
-      docs.push(mine);
+      pairs.commit(mine.length);
     }
-    expect(pairs.length).toBe(docs.reduce((s, d) => s + d.length, 0));
-    const back: [number, number][][] = [];
-    pairs.forEachDoc((doc, terms, tfs, from, to) => {
-      expect(doc).toBe(back.length);
-      back.push(Array.from({ length: to - from }, (_, i): [number, number] => [terms[from + i]!, tfs[from + i]!]));
-    });
-    expect(back).toEqual(docs);
+    expect(pairs.length).toBe(postings.reduce((s, p) => s + p.length, 0));
+    const norms = Float64Array.from({ length: N }, (_, d) => 0.5 + (d % 13) / 10);
+    const maxTf = new Float64Array(T);
+    // Three passes over term ranges, as the index build makes them.
+    for (const [lo, hi] of [[0, 7], [7, 20], [20, 30]] as const) {
+      const offsets = [0];
+      for (let t = lo; t < hi; t++) offsets.push(offsets[offsets.length - 1]! + postings[t]!.length);
+      const size = offsets[offsets.length - 1]!;
+      const docs = new Uint32Array(size);
+      const tfs = new Uint16Array(size);
+      pairs.scatter(lo, hi - lo, Uint32Array.from(offsets.slice(0, -1)), docs, tfs, norms, maxTf);
+      for (let t = lo; t < hi; t++) {
+        const from = offsets[t - lo]!;
+        const got = Array.from({ length: postings[t]!.length }, (_, i): [number, number] => [docs[from + i]!, tfs[from + i]!]);
+        expect(got, `term ${t}`).toEqual(postings[t]);
+        const best = Math.max(0, ...postings[t]!.map(([d, tf]) => tf / (tf + norms[d]!)));
+        expect(maxTf[t], `term ${t}`).toBe(best);
+      }
+    }
   });
 });
