@@ -104,7 +104,7 @@ export class WordKernel {
     const p = this.x.inputPointer(room);
     const input = this.view().subarray(p, p + room);
     let n = encoder.encodeInto(first, input).written;
-    this.secondAt = n + 1;
+    this.second = n + 1;
     if (second !== undefined) {
       input[n++] = 0x0a;
       n += encoder.encodeInto(second, input.subarray(n)).written;
@@ -113,8 +113,11 @@ export class WordKernel {
     return input.subarray(0, n);
   }
 
+  private second = 0;
   /** Where the second text starts in the bytes encode() last returned. */
-  secondAt = 0;
+  get secondAt(): number {
+    return this.second;
+  }
 
   /** Make `bytes` (UTF-8) the input, as encode() would. */
   setInput(bytes: Uint8Array): void {

@@ -75,6 +75,7 @@ export class GrepIndexBuilder {
 
   /** Add the text of document `doc`; documents must come in order 0, 1, 2, ... */
   add(doc: number, text: string): void {
+    // Checked before the words are numbered, so a refused document leaves the vocabulary alone.
     this.checkOrder(doc);
     this.addWords(doc, (this.ownWords ??= new GrepWords()).wordsOf(doc, text));
   }
