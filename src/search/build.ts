@@ -129,7 +129,8 @@ function inWorker(dir: string, wasm: boolean): GrepSink {
     wake();
   });
   const post = (msg: ToTextWorker) => worker.postMessage(msg);
-  const slot = () => new Uint8Array(ring.buffer, (sent % IN_FLIGHT) * SLOT_BYTES, SLOT_BYTES);
+  const slots = Array.from({ length: IN_FLIGHT }, (_, k) => new Uint8Array(ring.buffer, k * SLOT_BYTES, SLOT_BYTES));
+  const slot = () => slots[sent % IN_FLIGHT]!;
   /** Send the batch so far (already in its slot). */
   const send = () => {
     if (texts.length > 0) post({ texts, first });
