@@ -1,9 +1,8 @@
 import { basename, join } from 'node:path';
 import { Grow, Utf8Sink } from './buffers.js';
 import { writeWhole } from './format.js';
-import { GrepIndexBuilder } from './grep/builder.js';
-import { GrepWords } from './grep/words.js';
-import { WordKernel } from './word-kernel.js';
+import { GrepIndexBuilder, writeGrepFile } from './grep/builder.js';
+import { WordKernel, type KernelGrepList } from './word-kernel.js';
 
 /** A text shard as the manifest records it. */
 export interface ShardInfo {
@@ -53,15 +52,16 @@ export class TextShards {
  * builder hands to a worker thread (grep-worker.ts), or runs in its own thread.
  */
 export class GrepSide {
-  private readonly grep = new GrepIndexBuilder();
-  /** The grep words: the WebAssembly loop over the texts' UTF-8, or TypeScript's over the strings. */
+  /** The WebAssembly forward list (splitting, numbering and marking in one loop over UTF-8), or TypeScript's over the strings. */
   private readonly kernel: WordKernel | undefined;
-  private readonly words: GrepWords | undefined;
+  private readonly list: KernelGrepList | undefined;
+  private readonly builder: GrepIndexBuilder | undefined;
 
   /** `wasm`: split words with the WebAssembly loop when it is built (the default). */
   constructor(private readonly dir: string, wasm = true) {
     this.kernel = wasm ? WordKernel.create() : undefined;
-    if (!this.kernel) this.words = new GrepWords();
+    if (this.kernel) this.list = this.kernel.grepList();
+    else this.builder = new GrepIndexBuilder();
   }
 
   /** Whether addUtf8 can be used (the WebAssembly loop is running). */
@@ -73,9 +73,9 @@ export class GrepSide {
   addText(doc: number, text: string): void {
     if (this.kernel) {
       this.kernel.encode(text);
-      this.grep.addWords(doc, this.kernel.grepWords(doc));
+      this.list!.add(doc);
     } else {
-      this.grep.addWords(doc, this.words!.wordsOf(doc, text));
+      this.builder!.add(doc, text);
     }
   }
 
@@ -83,11 +83,12 @@ export class GrepSide {
   addUtf8(doc: number, bytes: Uint8Array): void {
     if (!this.kernel) throw new Error('GrepSide.addUtf8 needs the WebAssembly word loop');
     this.kernel.setInput(bytes);
-    this.grep.addWords(doc, this.kernel.grepWords(doc));
+    this.list!.add(doc);
   }
 
   /** Write grep.bin. */
   finish(): void {
-    this.grep.write(this.dir, this.kernel ? this.kernel.grepVocabulary() : this.words!.words());
+    if (this.list) writeGrepFile(this.dir, this.list, this.list.words());
+    else this.builder!.write(this.dir);
   }
 }

@@ -1,8 +1,9 @@
 import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
+import { DEFAULT_BLOCK_SIZE, ENTRY_STATS, type ForwardList } from './grep/builder.js';
 
 /**
  * The index builder's word loops in WebAssembly (./assembly/words.ts), over the UTF-8 of each text:
- * BM25's terms and frequencies (countTerms) and the grep prefilter's word numbers (grepWords). Each
+ * BM25's terms and frequencies (countTerms) and the grep prefilter's forward list (grepList). Each
  * instance owns a memory and the tables in it, so a builder thread makes its own.
  */
 interface WordExports {
@@ -12,8 +13,12 @@ interface WordExports {
   termsPointer(): number;
   tfsPointer(): number;
   documentLength(): number;
-  grepWords(p: number, len: number, doc: number): number;
-  wordsPointer(): number;
+  grepBegin(blockSize: number): void;
+  grepAdd(p: number, len: number, doc: number): void;
+  grepFinish(): number;
+  grepCount(stats: number): void;
+  grepFill(plan: number, bitmaps: number, bitmapWordsEach: number, varints: number): void;
+  allocate(bytes: number): number;
   grepWordCount(): number;
   grepArena(): number;
   grepKeys(): number;
@@ -143,10 +148,44 @@ export class WordKernel {
     return this.x.documentLength();
   }
 
-  /** The grep word numbers of the last encoded input (document `doc`), each once: a view valid until the next call. */
-  grepWords(doc: number): Uint32Array {
-    const n = this.x.grepWords(this.x.inputPointer(0), this.encoded, doc);
-    return new Uint32Array(this.memory.buffer, this.x.wordsPointer(), n);
+  private grep: KernelGrepList | undefined;
+
+  /**
+   * The grep prefilter's forward list, built in this kernel's memory from the inputs given to its
+   * add() (one list per kernel: its vocabulary is the kernel's).
+   */
+  grepList(blockSize = DEFAULT_BLOCK_SIZE): KernelGrepList {
+    if (this.grep) throw new Error('WordKernel.grepList: one forward list per kernel');
+    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > 256) throw new Error(`grep block size must be a whole number from 1 to 256, got ${blockSize}`);
+    this.x.grepBegin(blockSize);
+    return (this.grep = new KernelGrepList(this, blockSize));
+  }
+
+  /** Mark the last input's grep words in the forward list as document `doc` (KernelGrepList.add). */
+  grepAdd(doc: number): void {
+    this.x.grepAdd(this.x.inputPointer(0), this.encoded, doc);
+  }
+
+  grepFinish(): number {
+    return this.x.grepFinish();
+  }
+
+  /** Pass 1 of the forward list (ForwardList.countEntries), copied out of the kernel's memory. */
+  grepCount(nWords: number): Uint32Array {
+    const stats = this.x.allocate(4 * ENTRY_STATS * nWords);
+    this.x.grepCount(stats);
+    return new Uint32Array(this.memory.buffer, stats, ENTRY_STATS * nWords).slice();
+  }
+
+  /** Pass 2 (ForwardList.fill): the postings in the kernel's memory. */
+  grepFill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array } {
+    const planAt = this.x.allocate(plan.byteLength);
+    const bitmapsAt = this.x.allocate(4 * bitmapWords);
+    const varintsAt = this.x.allocate(varintBytes);
+    // Views made after the allocations, which may have grown (and so replaced) the buffer.
+    new Int32Array(this.memory.buffer, planAt, plan.length).set(plan);
+    this.x.grepFill(planAt, bitmapsAt, bitmapWordsEach, varintsAt);
+    return { bitmaps: new Uint32Array(this.memory.buffer, bitmapsAt, bitmapWords), varints: new Uint8Array(this.memory.buffer, varintsAt, varintBytes) };
   }
 
   /** Every grep word so far, by number. */
@@ -157,5 +196,43 @@ export class WordKernel {
     const words: string[] = new Array(n);
     for (let id = 0; id < n; id++) words[id] = decoder.decode(this.bytes(arena + keys[2 * id]!, keys[2 * id + 1]!));
     return words;
+  }
+}
+
+/**
+ * The grep prefilter's forward list in a WordKernel (its grepAdd, in WebAssembly, splits, numbers
+ * and marks the words of a text in one loop); ../grep/builder.ts writes grep.bin from it.
+ */
+export class KernelGrepList implements ForwardList {
+  private added = 0;
+
+  constructor(private readonly kernel: WordKernel, readonly blockSize: number) {}
+
+  get docs(): number {
+    return this.added;
+  }
+
+  /** Add the kernel's last input (encode or setInput) as document `doc`: documents in order 0, 1, 2, ... */
+  add(doc: number): void {
+    if (doc !== this.added) throw new Error(`grep forward list: expected document ${this.added}, got ${doc}`);
+    this.kernel.grepAdd(doc);
+    this.added++;
+  }
+
+  /** Every word so far, by number. */
+  words(): string[] {
+    return this.kernel.grepVocabulary();
+  }
+
+  finish(): number {
+    return this.kernel.grepFinish();
+  }
+
+  countEntries(nWords: number): Uint32Array {
+    return this.kernel.grepCount(nWords);
+  }
+
+  fill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array } {
+    return this.kernel.grepFill(plan, bitmapWords, varintBytes, bitmapWordsEach);
   }
 }

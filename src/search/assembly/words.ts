@@ -6,9 +6,11 @@
 //    word characters joining them), each looked up by its exact bytes in a table of surface words
 //    whose values (term ids, or -1 for a dropped word) the host's analyzer gives on first sight;
 //    out come the document's distinct terms and their frequencies.
-//  - grepWords: the grep prefilter's words (../grep/fold.ts: runs of ASCII letters, digits, '_'
-//    and every non-ASCII character, folded), each numbered in order of first sight; out come the
-//    numbers of the words the document holds.
+//  - grepAdd: the grep prefilter's words (../grep/fold.ts: runs of ASCII letters, digits, '_'
+//    and every non-ASCII character, folded), each numbered in order of first sight and marked in
+//    the prefilter's forward list (block -> words -> chunks), which grepCount and grepFill then
+//    invert into grep.bin's postings (../grep/builder.ts holds the same steps in TypeScript and
+//    writes the file).
 //
 // The host (../word-kernel.ts) writes the text at inputPointer() and reads results at the
 // pointers exported below; the memory is the host's, grown here through the stub runtime's heap.
@@ -323,27 +325,71 @@ export function documentLength(): u32 {
   return docLength;
 }
 
-// ---- grep words ----------------------------------------------------------------------------
+// ---- grep words and the prefilter's forward list ------------------------------------------
+
+// The grep prefilter (../grep/builder.ts holds the same logic in TypeScript, and the file format):
+// per block of `blockSize` consecutive documents, the words it holds, each with which of its
+// documents hold it. Words are numbered as first seen; documents come in order.
 
 const grepVocab = new Table();
-/** Per grep word: the last document it was seen in, plus one (0 = none yet). */
-const lastDoc = new Cells(4);
-/** The current document's grep words, each once, in order of first appearance. */
-const outWords = new Cells(4);
+let blockSize: u32 = 64;
+/** u32s of chunk bits per word (blockSize / 32, rounded up), and u32s per word record (a power of two above it). */
+let maskWords: u32 = 2;
+let stride: u32 = 4;
+/**
+ * Per word, `stride` u32s side by side, so that marking a word touches one cache line: the last
+ * document it was seen in plus one (0 before any), then its bits for the chunks of the current block.
+ */
+const wordRecs = new Cells(4);
+let docs: u32 = 0;
+let block: u32 = 0;
+/** The current block's words in order of first sight there, and its (word, chunk) pairs. */
+const blockWords = new Cells(4);
+let blockWordCount: u32 = 0;
+let blockPairs: u32 = 0;
+const sortTmp = new Cells(4);
+/** Digits of the radix sort: 2^11 buckets. */
+const RADIX_BITS: u32 = 11;
+const radixCounts = new Cells(4);
 /** The current word, folded. */
 const scratch = new Cells(1);
 
 /**
- * Split the len bytes at p (document `doc`, documents in increasing order) into grep words, folded
- * as ../grep/fold.ts folds UTF-16 (ASCII A-Z to a-z, U+017F to 's', U+212A to 'k'), number each
- * (0, 1, 2, ... in order of first sight in the corpus), and write the numbers of the words the
- * document holds, once each, to wordsPointer(); returns how many.
+ * The forward list: per block, varint(words), then per word in id order a varint id gap (from -1),
+ * varint(n) and its n chunk offsets (a byte each). In pieces (a block never straddles two), so
+ * that no piece is ever copied: (pointer, bytes used) pairs in `pieces`, the last one `fwd`.
  */
-export function grepWords(p: usize, len: u32, doc: u32): u32 {
+const pieces = new Cells(8);
+let pieceCount: u32 = 0;
+let fwd: usize = 0;
+let fwdCap: u32 = 0;
+let fwdLen: u32 = 0;
+const FWD_PIECE_MAX: u32 = 16 << 20;
+
+/** Start a prefilter of blocks of `size` documents (1 to 256); call before grepAdd. */
+export function grepBegin(size: u32): void {
+  blockSize = size;
+  maskWords = (size + 31) >>> 5;
+  stride = 2;
+  while (stride < 1 + maskWords) stride <<= 1;
+  radixCounts.ensure(1 << RADIX_BITS);
+}
+
+/**
+ * Split the len bytes at p (document `doc`, the next one: 0, 1, 2, ...) into grep words, folded as
+ * ../grep/fold.ts folds UTF-16 (ASCII A-Z to a-z, U+017F to 's', U+212A to 'k'), number each new
+ * one, and mark the document in each word's bits.
+ */
+export function grepAdd(p: usize, len: u32, doc: u32): void {
+  const blk = doc / blockSize;
+  while (block < blk) flushBlock();
+  docs = doc + 1;
+  const offset = doc - block * blockSize;
+  const blockStart = doc - offset;
+  const bit: u32 = 1 << (offset & 31);
+  const bitAt: usize = <usize>(1 + (offset >>> 5)) << 2;
   const end = p + len;
-  outWords.ensure((len >>> 1) + 1);
   const buf = scratch.ensure(len + 16);
-  let n: u32 = 0;
   let i = p;
   while (i < end) {
     let b = <u32>load<u8>(i);
@@ -387,16 +433,22 @@ export function grepWords(p: usize, len: u32, doc: u32): u32 {
     } else {
       id = grepVocab.count;
       grepVocab.insert(slot, buf, k, id);
-      lastDoc.ensure(id + 1);
+      wordRecs.ensure((id + 1) * stride);
     }
-    const seen = lastDoc.ptr + (<usize>id << 2);
-    if (load<u32>(seen) !== doc + 1) {
-      store<u32>(seen, doc + 1);
-      store<u32>(outWords.ptr + (<usize>n << 2), id);
-      n++;
+    const rec = wordRecs.ptr + (<usize>(id * stride) << 2);
+    const last = load<u32>(rec);
+    if (last === doc + 1) continue;
+    store<u32>(rec, doc + 1);
+    if (last <= blockStart) {
+      // First time in this block: list the word, clear its bits.
+      const words = blockWords.ensure(blockWordCount + 1);
+      store<u32>(words + (<usize>blockWordCount << 2), id);
+      blockWordCount++;
+      memory.fill(rec + 4, 0, <usize>maskWords << 2);
     }
+    store<u32>(rec + bitAt, load<u32>(rec + bitAt) | bit);
+    blockPairs++;
   }
-  return n;
 }
 
 /** Whether an unfolded byte belongs to a grep word: ASCII letters, digits, '_', any non-ASCII byte. */
@@ -405,9 +457,224 @@ export function grepWords(p: usize, len: u32, doc: u32): u32 {
   return (b | 0x20) - 0x61 < 26 || b - 0x30 < 10 || b === 0x5f || b >= 0x80;
 }
 
-export function wordsPointer(): usize {
-  return outWords.ptr;
+// @ts-ignore: decorator
+@inline function writeVarint(p: usize, v: u32): usize {
+  while (v >= 0x80) {
+    store<u8>(p, <u8>(v | 0x80));
+    p++;
+    v >>>= 7;
+  }
+  store<u8>(p, <u8>v);
+  return p + 1;
 }
+
+/** The varint at p, and where the next value starts (in varintEnd). */
+let varintEnd: usize = 0;
+// @ts-ignore: decorator
+@inline function readVarint(p: usize): u32 {
+  let v: u32 = 0;
+  let shift: u32 = 0;
+  for (;;) {
+    const byte = <u32>load<u8>(p++);
+    v |= (byte & 0x7f) << shift;
+    if (byte < 0x80) break;
+    shift += 7;
+  }
+  varintEnd = p;
+  return v;
+}
+
+/** Room for `extra` more bytes in the forward list's last piece. */
+function ensureFwd(extra: u32): void {
+  if (fwdLen + extra <= fwdCap) return;
+  if (fwd !== 0) {
+    const at = pieces.ensure(pieceCount + 1) + (<usize>pieceCount << 3);
+    store<u32>(at, <u32>fwd);
+    store<u32>(at, fwdLen, 4);
+    pieceCount++;
+  }
+  fwdCap = max<u32>(min<u32>(max<u32>(fwdCap << 1, 1 << 16), FWD_PIECE_MAX), extra);
+  fwd = heap.alloc(fwdCap);
+  fwdLen = 0;
+}
+
+/** The block's words in id order (least-significant-digit radix sort); returns where they are. */
+function sortBlockWords(n: u32): usize {
+  let from = blockWords.ptr;
+  let to = sortTmp.ensure(blockWords.cap);
+  const counts = radixCounts.ptr;
+  const mask: u32 = (1 << RADIX_BITS) - 1;
+  const limit = <u64>grepVocab.count;
+  for (let shift: u32 = 0; shift === 0 || limit > (<u64>1 << shift); shift += RADIX_BITS) {
+    memory.fill(counts, 0, <usize>(mask + 1) << 2);
+    for (let i: u32 = 0; i < n; i++) {
+      const c = counts + (<usize>((load<u32>(from + (<usize>i << 2)) >>> shift) & mask) << 2);
+      store<u32>(c, load<u32>(c) + 1);
+    }
+    let sum: u32 = 0;
+    for (let d: u32 = 0; d <= mask; d++) {
+      const c = counts + (<usize>d << 2);
+      const count = load<u32>(c);
+      store<u32>(c, sum);
+      sum += count;
+    }
+    for (let i: u32 = 0; i < n; i++) {
+      const v = load<u32>(from + (<usize>i << 2));
+      const c = counts + (<usize>((v >>> shift) & mask) << 2);
+      const at = load<u32>(c);
+      store<u32>(c, at + 1);
+      store<u32>(to + (<usize>at << 2), v);
+    }
+    const t = from;
+    from = to;
+    to = t;
+  }
+  return from;
+}
+
+/** Append the current block to the forward list and start the next. */
+function flushBlock(): void {
+  const n = blockWordCount;
+  const words = sortBlockWords(n);
+  // Per word at most 5 bytes of id gap and 2 of count, plus a byte per chunk.
+  ensureFwd(5 + 7 * n + blockPairs);
+  let p = writeVarint(fwd + fwdLen, n);
+  let prev: u32 = 0xffffffff; // the first gap is from -1
+  for (let j: u32 = 0; j < n; j++) {
+    const id = load<u32>(words + (<usize>j << 2));
+    const bits = wordRecs.ptr + (<usize>(id * stride) << 2) + 4;
+    let count: u32 = 0;
+    for (let w: u32 = 0; w < maskWords; w++) count += popcnt(load<u32>(bits + (<usize>w << 2)));
+    p = writeVarint(p, id - prev);
+    p = writeVarint(p, count);
+    for (let w: u32 = 0; w < maskWords; w++) {
+      let m = load<u32>(bits + (<usize>w << 2));
+      while (m !== 0) {
+        store<u8>(p++, <u8>((w << 5) + ctz(m)));
+        m &= m - 1;
+      }
+    }
+    prev = id;
+  }
+  fwdLen = <u32>(p - fwd);
+  blockWordCount = 0;
+  blockPairs = 0;
+  block++;
+}
+
+/** Flush the blocks up to the last document's; returns the number of blocks. */
+export function grepFinish(): u32 {
+  const blocks = (docs + blockSize - 1) / blockSize;
+  while (block < blocks) flushBlock();
+  return blocks;
+}
+
+/** Bytes of a (word, block) entry's chunk list after its block gap, as ../grep/builder.ts chunkListBytes. */
+// @ts-ignore: decorator
+@inline function chunkListBytes(n: u32): u32 {
+  const maskBytes = (blockSize + 7) >>> 3;
+  return varintLength(n) + (n === blockSize ? 0 : n <= maskBytes ? n : maskBytes);
+}
+
+// @ts-ignore: decorator
+@inline function varintLength(v: u32): u32 {
+  let n: u32 = 1;
+  while (v >= 0x80) {
+    v >>>= 7;
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Pass 1 over the forward list: per word id, at stats + 16 * id, [blocks holding it, chunks holding
+ * it, bytes of its entry list, last block + 1] (u32s; stats zeroed by the host).
+ */
+export function grepCount(stats: usize): void {
+  let blk: u32 = 0;
+  for (let k: u32 = 0; k <= pieceCount; k++) {
+    const start = k < pieceCount ? <usize>load<u32>(pieces.ptr + (<usize>k << 3)) : fwd;
+    const used = k < pieceCount ? load<u32>(pieces.ptr + (<usize>k << 3), 4) : fwdLen;
+    let p = start;
+    const end = start + used;
+    for (; p < end; blk++) {
+      const words = readVarint(p);
+      p = varintEnd;
+      let id: u32 = 0xffffffff;
+      for (let j: u32 = 0; j < words; j++) {
+        id += readVarint(p);
+        const n = readVarint(varintEnd);
+        p = varintEnd + n;
+        const r = stats + (<usize>id << 4);
+        store<u32>(r, load<u32>(r) + 1);
+        store<u32>(r, load<u32>(r, 4) + n, 4);
+        // The gap from the last block (-1 before the first: last + 1 = 0).
+        store<u32>(r, load<u32>(r, 8) + varintLength(blk + 1 - load<u32>(r, 12)) + chunkListBytes(n), 8);
+        store<u32>(r, blk + 1, 12);
+      }
+    }
+  }
+}
+
+/**
+ * Pass 2: fill the postings. Per word id at plan + 16 * id: [bitmap number or -1, write position
+ * in varints, last block + 1 (0), unused], as the host planned them from grepCount's stats. A
+ * bitmap word sets its blocks' bits in bitmaps (bitmapWordsEach u32s a bitmap); any other appends
+ * its entries to varints (both zeroed by the host).
+ */
+export function grepFill(plan: usize, bitmaps: usize, bitmapWordsEach: u32, varints: usize): void {
+  const maskBytes = (blockSize + 7) >>> 3;
+  let blk: u32 = 0;
+  for (let k: u32 = 0; k <= pieceCount; k++) {
+    const start = k < pieceCount ? <usize>load<u32>(pieces.ptr + (<usize>k << 3)) : fwd;
+    const used = k < pieceCount ? load<u32>(pieces.ptr + (<usize>k << 3), 4) : fwdLen;
+    let p = start;
+    const end = start + used;
+    for (; p < end; blk++) {
+      const words = readVarint(p);
+      p = varintEnd;
+      let id: u32 = 0xffffffff;
+      for (let j: u32 = 0; j < words; j++) {
+        id += readVarint(p);
+        const n = readVarint(varintEnd);
+        const at = varintEnd;
+        p = at + n;
+        const r = plan + (<usize>id << 4);
+        const bitmap = load<i32>(r);
+        if (bitmap >= 0) {
+          const word = bitmaps + ((<usize>bitmap * bitmapWordsEach + (blk >>> 5)) << 2);
+          store<u32>(word, load<u32>(word) | (1 << (blk & 31)));
+          continue;
+        }
+        let q = writeVarint(varints + load<u32>(r, 4), blk + 1 - load<u32>(r, 8));
+        q = writeVarint(q, n);
+        if (n === blockSize) {
+          // every chunk of the block: nothing more to say
+        } else if (n <= maskBytes) {
+          memory.copy(q, at, n);
+          q += n;
+        } else {
+          for (let o: u32 = 0; o < n; o++) {
+            const c = <u32>load<u8>(at + o);
+            const byte = q + (c >>> 3);
+            store<u8>(byte, <u32>load<u8>(byte) | (<u32>1 << (c & 7)));
+          }
+          q += maskBytes;
+        }
+        store<u32>(r, <u32>(q - varints), 4);
+        store<u32>(r, blk + 1, 8);
+      }
+    }
+  }
+}
+
+/** Zeroed memory of `bytes` bytes, for the host's arrays (stats, plan, bitmaps, varints). */
+export function allocate(bytes: u32): usize {
+  const p = heap.alloc(bytes);
+  memory.fill(p, 0, bytes);
+  return p;
+}
+
 /** Distinct grep words so far. */
 export function grepWordCount(): u32 {
   return grepVocab.count;

@@ -30,7 +30,7 @@ export interface GrepBuilderOptions {
 
 export const DEFAULT_BLOCK_SIZE = 64;
 
-export class GrepIndexBuilder {
+export class GrepIndexBuilder implements ForwardList {
   readonly blockSize: number;
   private nDocs = 0;
   /** The vocabulary add() numbers words with (addWords callers keep their own). */
@@ -179,68 +179,50 @@ export class GrepIndexBuilder {
     if (words.length < this.nWords) throw new Error(`GrepIndexBuilder.write: ${words.length} words given, documents hold ${this.nWords}`);
     this.written = true;
     this.ownWords = undefined;
+    writeGrepFile(dir, this, words);
+    // The builder is done; let its memory go before the caller's next step.
+    this.fwd = new Uint8Array(0);
+    this.fwdLen = 0;
+    this.fwdDone = [];
+    this.rec = new Uint32Array(0);
+  }
+
+  finish(): number {
     const nBlocks = Math.ceil(this.nDocs / this.blockSize);
     while (this.block < nBlocks) this.flushBlock();
-    const nWords = words.length;
+    return nBlocks;
+  }
 
-    // Vocabulary in code-unit order, so the file does not depend on the order words were first seen.
-    const order = Array.from({ length: nWords }, (_, i) => i).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : 0));
-    // Per word id, four numbers side by side, so that each (word, block) entry of the two passes
-    // below touches one cache line of them (measured: separate arrays cost a miss each).
-    // Pass 1: [block count, chunk count, bytes of its entry list, last block].
-    const REC = 4;
-    const rec = new Float64Array(REC * nWords);
-    for (let id = 0; id < nWords; id++) rec[REC * id + 3] = -1;
+  get docs(): number {
+    return this.nDocs;
+  }
+
+  countEntries(nWords: number): Uint32Array {
+    const stats = new Uint32Array(ENTRY_STATS * nWords);
     const size = this.blockSize;
     this.forEachPosting((id, blk, n) => {
-      const r = REC * id;
-      rec[r]!++;
-      rec[r + 1]! += n;
-      rec[r + 2]! += varintLength(blk - rec[r + 3]!) + chunkListBytes(n, size);
-      rec[r + 3] = blk;
+      const r = ENTRY_STATS * id;
+      stats[r]!++;
+      stats[r + 1]! += n;
+      stats[r + 2]! += varintLength(blk + 1 - stats[r + 3]!) + chunkListBytes(n, size);
+      stats[r + 3] = blk + 1;
     });
+    return stats;
+  }
 
-    // A word's postings are a bitmap over blocks (every chunk of each) when that is smaller than its
-    // list and the list would say little anyway: the word is in most blocks, and in most chunks of them.
-    // In rank order: df and postStart as the file has them. Then per id: [start, -1 or bitmap number, write position, last block].
-    const bitmapWordsEach = Math.ceil(nBlocks / 32);
-    const df = new Uint32Array(nWords);
-    const postStart = new Uint32Array(nWords);
-    let bitmapWords = 0;
-    let varintBytes = 0;
-    for (let rk = 0; rk < nWords; rk++) {
-      const r = REC * order[rk]!;
-      const blocks = rec[r]!;
-      const listBytes = rec[r + 2]!;
-      df[rk] = blocks;
-      if (listBytes > bitmapWordsEach * 4 && blocks * 2 > nBlocks && rec[r + 1]! * 2 > blocks * size) {
-        const bitmap = bitmapWords / bitmapWordsEach;
-        postStart[rk] = (0x80000000 | bitmap) >>> 0;
-        rec[r + 1] = bitmap;
-        bitmapWords += bitmapWordsEach;
-      } else {
-        postStart[rk] = varintBytes;
-        rec[r + 1] = -1;
-        rec[r + 2] = varintBytes;
-        varintBytes += listBytes;
-      }
-      rec[r] = postStart[rk]!;
-      rec[r + 3] = -1;
-    }
-    if (varintBytes >= 0x80000000 || bitmapWords / Math.max(1, bitmapWordsEach) >= 0x80000000) throw new Error('grep index too large for its format (postings over 2 GiB)');
-
-    // Pass 2: fill postings.
+  fill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array } {
     const bitmaps = new Uint32Array(bitmapWords);
     const varints = new Uint8Array(varintBytes);
+    const size = this.blockSize;
     const maskBytes = Math.ceil(size / 8);
     this.forEachPosting((id, blk, n, fwd, at) => {
-      const r = REC * id;
-      const bitmap = rec[r + 1]!;
+      const r = ENTRY_STATS * id;
+      const bitmap = plan[r]!;
       if (bitmap >= 0) {
         bitmaps[bitmap * bitmapWordsEach + (blk >>> 5)]! |= 1 << (blk & 31);
         return;
       }
-      let p = writeVarint(varints, rec[r + 2]!, blk - rec[r + 3]!);
+      let p = writeVarint(varints, plan[r + 1]!, blk + 1 - plan[r + 2]!);
       p = writeVarint(varints, p, n);
       if (n === size) {
         // every chunk of the block: nothing more to say
@@ -250,45 +232,10 @@ export class GrepIndexBuilder {
         for (let j = 0; j < n; j++) varints[p + (fwd[at + j]! >>> 3)]! |= 1 << (fwd[at + j]! & 7);
         p += maskBytes;
       }
-      rec[r + 2] = p;
-      rec[r + 3] = blk;
+      plan[r + 1] = p;
+      plan[r + 2] = blk + 1;
     });
-
-    // Vocabulary: UTF-8 words, each followed by '\n' (never part of a word), so a substring search over
-    // the whole blob cannot match across two words.
-    const vocabOff = new Uint32Array(nWords + 1);
-    let vocabBytes = 0;
-    for (let r = 0; r < nWords; r++) {
-      vocabOff[r] = vocabBytes;
-      vocabBytes += Buffer.byteLength(words[order[r]!]!, 'utf8') + 1;
-    }
-    const vocab = Buffer.alloc(vocabBytes, 0x0a);
-    for (let r = 0; r < nWords; r++) vocab.write(words[order[r]!]!, vocabOff[r]!, 'utf8');
-    vocabOff[nWords] = vocabBytes;
-
-    const header = Buffer.alloc(HEADER_BYTES);
-    header.write(GREP_MAGIC, 0, 'latin1');
-    const fields = [GREP_FORMAT_VERSION, this.blockSize, this.nDocs, nBlocks, nWords, bitmapWords, varintBytes, vocabBytes];
-    fields.forEach((v, i) => header.writeUInt32LE(v, 8 + 4 * i));
-
-    // Written beside it, then renamed over it: a reader never sees half a file, and a failed write leaves the old one.
-    const path = join(dir, GREP_FILE);
-    const fd = openSync(`${path}.tmp`, 'w');
-    try {
-      for (const part of [header, df, postStart, vocabOff, bitmaps, varints, vocab]) {
-        const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
-        let off = 0;
-        while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(`${path}.tmp`, path);
-    // The builder is done; let its memory go before the caller's next step.
-    this.fwd = new Uint8Array(0);
-    this.fwdLen = 0;
-    this.fwdDone = [];
-    this.rec = new Uint32Array(0);
+    return { bitmaps, varints };
   }
 
   /** Every (word, block) entry in block order: n chunks of the block hold the word, their offsets at fwd[at, at + n). */
@@ -328,6 +275,105 @@ export class GrepIndexBuilder {
     }
     return blk;
   }
+}
+
+/**
+ * A finished forward list (block -> words -> chunks), as writeGrepFile inverts it: the TypeScript
+ * GrepIndexBuilder, or the WebAssembly one (../word-kernel.ts), which build the same lists.
+ */
+export interface ForwardList {
+  readonly blockSize: number;
+  /** Documents added. */
+  readonly docs: number;
+  /** Close the last block; returns the number of blocks. */
+  finish(): number;
+  /**
+   * Pass 1: per word id, ENTRY_STATS u32s: the blocks holding it, the chunks holding it, the bytes
+   * of its entry list (as the file lays it out), and scratch.
+   */
+  countEntries(nWords: number): Uint32Array;
+  /**
+   * Pass 2: the postings, from a plan of ENTRY_STATS int32s per word id: its bitmap number (or -1
+   * for an entry list), where its entry list starts in varints, 0, 0 (scratch). Views valid until
+   * the list is used again.
+   */
+  fill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array };
+}
+
+/** u32s per word of countEntries' stats and of fill's plan (one cache line holds four words' worth). */
+export const ENTRY_STATS = 4;
+
+/**
+ * Write grep.bin into `dir` from a forward list and its vocabulary (`words`, by number), through a
+ * temporary file renamed into place: a reader never sees half a file.
+ */
+export function writeGrepFile(dir: string, list: ForwardList, words: string[]): void {
+  const nBlocks = list.finish();
+  const nWords = words.length;
+  const size = list.blockSize;
+
+  // Vocabulary in code-unit order, so the file does not depend on the order words were first seen.
+  const order = Array.from({ length: nWords }, (_, i) => i).sort((a, b) => (words[a]! < words[b]! ? -1 : words[a]! > words[b]! ? 1 : 0));
+  const stats = list.countEntries(nWords);
+
+  // A word's postings are a bitmap over blocks (every chunk of each) when that is smaller than its
+  // list and the list would say little anyway: the word is in most blocks, and in most chunks of them.
+  // In rank order: df and postStart as the file has them; per id, the plan fill() follows.
+  const bitmapWordsEach = Math.ceil(nBlocks / 32);
+  const df = new Uint32Array(nWords);
+  const postStart = new Uint32Array(nWords);
+  const plan = new Int32Array(ENTRY_STATS * nWords);
+  let bitmapWords = 0;
+  let varintBytes = 0;
+  for (let rk = 0; rk < nWords; rk++) {
+    const r = ENTRY_STATS * order[rk]!;
+    const blocks = stats[r]!;
+    const listBytes = stats[r + 2]!;
+    df[rk] = blocks;
+    if (listBytes > bitmapWordsEach * 4 && blocks * 2 > nBlocks && stats[r + 1]! * 2 > blocks * size) {
+      const bitmap = bitmapWords / bitmapWordsEach;
+      postStart[rk] = (0x80000000 | bitmap) >>> 0;
+      plan[r] = bitmap;
+      bitmapWords += bitmapWordsEach;
+    } else {
+      postStart[rk] = varintBytes;
+      plan[r] = -1;
+      plan[r + 1] = varintBytes;
+      varintBytes += listBytes;
+    }
+    if (varintBytes >= 0x80000000 || bitmapWords / Math.max(1, bitmapWordsEach) >= 0x80000000) throw new Error('grep index too large for its format (postings over 2 GiB)');
+  }
+  const { bitmaps, varints } = list.fill(plan, bitmapWords, varintBytes, bitmapWordsEach);
+
+  // Vocabulary: UTF-8 words, each followed by '\n' (never part of a word), so a substring search over
+  // the whole blob cannot match across two words.
+  const vocabOff = new Uint32Array(nWords + 1);
+  let vocabBytes = 0;
+  for (let r = 0; r < nWords; r++) {
+    vocabOff[r] = vocabBytes;
+    vocabBytes += Buffer.byteLength(words[order[r]!]!, 'utf8') + 1;
+  }
+  const vocab = Buffer.alloc(vocabBytes, 0x0a);
+  for (let r = 0; r < nWords; r++) vocab.write(words[order[r]!]!, vocabOff[r]!, 'utf8');
+  vocabOff[nWords] = vocabBytes;
+
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.write(GREP_MAGIC, 0, 'latin1');
+  const fields = [GREP_FORMAT_VERSION, size, list.docs, nBlocks, nWords, bitmapWords, varintBytes, vocabBytes];
+  fields.forEach((v, i) => header.writeUInt32LE(v, 8 + 4 * i));
+
+  const path = join(dir, GREP_FILE);
+  const fd = openSync(`${path}.tmp`, 'w');
+  try {
+    for (const part of [header, df, postStart, vocabOff, bitmaps, varints, vocab]) {
+      const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(`${path}.tmp`, path);
 }
 
 /** Largest chunk of the forward list (a block needing more gets a chunk its size). */

@@ -3,7 +3,7 @@ import { foldUnit } from './fold.js';
 /**
  * The grep prefilter's vocabulary in TypeScript: splits a text into its folded words (fold.ts) and
  * numbers each distinct word 0, 1, 2, ... in order of first sight. The index builder's WebAssembly
- * loop (../assembly/words.ts, grepWords) does the same over UTF-8; this one serves builds without
+ * loop (../assembly/words.ts, grepAdd) does the same over UTF-8; this one serves builds without
  * it and is the reference the tests hold that loop to.
  *
  * Memory: a hash table over a typed-array arena of the words' folded code units.
