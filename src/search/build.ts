@@ -11,7 +11,7 @@ import { WordTable } from './tokenize.js';
 import { WordKernel } from './word-kernel.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import type { FromTextWorker, TextWorkerData, ToTextWorker } from './grep-worker.js';
-import { GrepSide, TextShards } from './text-side.js';
+import { TextSide, type ShardInfo } from './text-side.js';
 
 export interface BuildOptions {
   analyzer?: AnalyzerOptions;
@@ -55,27 +55,27 @@ export interface IndexStats {
 
 const MAX_TF = 0xffff;
 
-/** Where the grep prefilter is built (GrepSide): in this thread, or in a worker. */
-interface GrepSink {
+/** Where the texts are stored and the grep prefilter built (TextSide): in this thread, or in a worker. */
+interface TextSink {
   /** Whether addUtf8 can be used (the WebAssembly word loop runs there). */
   readonly takesUtf8: boolean;
   addText(doc: number, text: string): Promise<void> | void;
-  /** The text as UTF-8 (a view the caller may reuse once this returns). */
-  addUtf8(doc: number, bytes: Uint8Array): Promise<void> | void;
-  /** Write grep.bin. */
-  finish(): Promise<void>;
+  /** The text as UTF-8 (a view the caller may reuse once this returns), `units` UTF-16 code units long. */
+  addUtf8(doc: number, bytes: Uint8Array, units: number): Promise<void> | void;
+  /** Write the rest of the texts, text.off and grep.bin; resolves to the text shards. */
+  finish(): Promise<ShardInfo[]>;
   /** Stop after a failure; idempotent. */
   abort(): Promise<void>;
 }
 
-function inThread(dir: string, wasm: boolean): GrepSink {
-  const side = new GrepSide(dir, wasm);
+function inThread(dir: string, shardBytes: number, wasm: boolean): TextSink {
+  const side = new TextSide(dir, shardBytes, wasm);
   return {
     takesUtf8: side.takesUtf8,
     addText: (doc, text) => side.addText(doc, text),
-    addUtf8: (doc, bytes) => side.addUtf8(doc, bytes),
+    addUtf8: (doc, bytes, units) => side.addUtf8(doc, bytes, units),
     finish: async () => side.finish(),
-    abort: async () => {},
+    abort: async () => side.close(),
   };
 }
 
@@ -90,20 +90,21 @@ const IN_FLIGHT = 8;
  */
 const SLOT_BYTES = 4 << 20;
 
-function inWorker(dir: string, wasm: boolean): GrepSink {
+function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
   const ring = { buffer: new SharedArrayBuffer(IN_FLIGHT * SLOT_BYTES), slots: IN_FLIGHT, slotBytes: SLOT_BYTES };
-  const worker = new Worker(WORKER_URL, { workerData: { dir, wasm, ring } satisfies TextWorkerData });
+  const worker = new Worker(WORKER_URL, { workerData: { dir, wasm, ring, shardBytes } satisfies TextWorkerData });
   // Whether the worker splits UTF-8 (the WebAssembly loop is built); it decides the same way.
   const takesUtf8 = wasm && WordKernel.available();
   let texts: string[] = [];
   let ends: number[] = [];
+  let units: number[] = [];
   let used = 0;
   let first = 0;
   let sent = 0;
   let inFlight = 0;
   let failure: Error | undefined;
   let exited = false;
-  let done = false;
+  let done: ShardInfo[] | undefined;
   // Whoever waits for the worker's next message (an ack, 'done', 'closed' or its end).
   let waiter: (() => void) | undefined;
   const wake = () => {
@@ -115,7 +116,7 @@ function inWorker(dir: string, wasm: boolean): GrepSink {
   worker.on('message', (msg: FromTextWorker) => {
     if (msg === 'ack') inFlight--;
     else if (msg === 'closed') exited = true;
-    else if (msg === 'done') done = true;
+    else if ('done' in msg) done = msg.done;
     else failure ??= new Error(`index grep worker: ${msg.error}`);
     wake();
   });
@@ -134,11 +135,12 @@ function inWorker(dir: string, wasm: boolean): GrepSink {
   /** Send the batch so far (already in its slot). */
   const send = () => {
     if (texts.length > 0) post({ texts, first });
-    else if (ends.length > 0) post({ utf8: { slot: sent % IN_FLIGHT }, ends: Uint32Array.from(ends), first });
+    else if (ends.length > 0) post({ utf8: { slot: sent % IN_FLIGHT }, ends: Uint32Array.from(ends), units: Uint32Array.from(units), first });
     else return;
     first += texts.length + ends.length;
     texts = [];
     ends = [];
+    units = [];
     used = 0;
     sent++;
     inFlight++;
@@ -163,13 +165,13 @@ function inWorker(dir: string, wasm: boolean): GrepSink {
       texts.push(text);
       if (texts.length === BATCH) return flush();
     },
-    addUtf8(_doc, bytes) {
+    addUtf8(_doc, bytes, length) {
       if (failure) throw failure;
       if (bytes.length > SLOT_BYTES) {
         // A text longer than a slot: after the batch so far, in a message of its own (counted in
         // flight like a batch, which keeps the slots' reuse safe: acks come in order).
         const send = () => {
-          post({ utf8: { bytes: bytes.slice() }, ends: Uint32Array.of(bytes.length), first });
+          post({ utf8: { bytes: bytes.slice() }, ends: Uint32Array.of(bytes.length), units: Uint32Array.of(length), first });
           first++;
           inFlight++;
           return backpressure();
@@ -182,6 +184,7 @@ function inWorker(dir: string, wasm: boolean): GrepSink {
         slot().set(bytes, used);
         used += bytes.length;
         ends.push(used);
+        units.push(length);
         if (ends.length === BATCH) return flush();
       };
       // The slot is free only once the worker has answered for the batch that used it before.
@@ -197,6 +200,7 @@ function inWorker(dir: string, wasm: boolean): GrepSink {
       const failed = failure;
       await worker.terminate();
       if (failed) throw failed;
+      return done!; // the loop above ends on done or a failure
     },
     async abort() {
       if (!exited) {
@@ -209,8 +213,8 @@ function inWorker(dir: string, wasm: boolean): GrepSink {
 }
 
 /** The worker when asked and available (compiled JavaScript), else this thread. */
-function grepSink(dir: string, parallel: boolean, wasm: boolean): GrepSink {
-  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, wasm) : inThread(dir, wasm);
+function textSink(dir: string, shardBytes: number, parallel: boolean, wasm: boolean): TextSink {
+  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes, wasm) : inThread(dir, shardBytes, wasm);
 }
 
 function isBatch(item: Chunk | readonly Chunk[]): item is readonly Chunk[] {
@@ -320,12 +324,8 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
   const metaOff = new Grow(Uint32Array);
   idOff.push(0), titleOff.push(0), metaOff.push(0);
   const wasm = options.wasm ?? true;
-  const shards = new TextShards(dir, options.textShardBytes ?? TEXT_SHARD_BYTES);
-  const grep = grepSink(dir, options.parallel ?? true, wasm);
-  const abort = async () => {
-    shards.close();
-    await grep.abort();
-  };
+  const texts = textSink(dir, options.textShardBytes ?? TEXT_SHARD_BYTES, options.parallel ?? true, wasm);
+  const abort = () => texts.abort();
 
   // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
   const words = new WordTable();
@@ -388,11 +388,10 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
         metaOff.push(metaSink.position);
         let dl = 0;
         if (kernel) {
-          // One encoding of the text: what is stored, what the grep worker splits, and (after the
-          // title) what BM25 splits.
+          // One encoding of the text: what is stored and what the grep prefilter splits (the text
+          // side), and (after the title) what BM25 splits.
           const textBytes = kernel.encode(chunk.title, chunk.text).subarray(kernel.secondAt);
-          shards.addUtf8(textBytes, chunk.text.length);
-          const waiting = grep.takesUtf8 ? grep.addUtf8(doc, textBytes) : grep.addText(doc, chunk.text);
+          const waiting = texts.takesUtf8 ? texts.addUtf8(doc, textBytes, chunk.text.length) : texts.addText(doc, chunk.text);
           if (waiting) await waiting;
           const count = kernel.countTerms();
           const { terms, tfs, at: first } = pairs.reserve(count);
@@ -402,8 +401,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
           pairs.commit(count);
           dl = kernel.documentLength();
         } else {
-          shards.add(chunk.text);
-          const waiting = grep.addText(doc, chunk.text);
+          const waiting = texts.addText(doc, chunk.text);
           if (waiting) await waiting;
           const count = lookup(chunk.text, lookup(chunk.title, 0));
           // The document's distinct terms straight into the pair arrays, then their frequencies.
@@ -449,12 +447,11 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
     }
   }
 
-  // The worker writes grep.bin while this thread lays out the postings; on any failure below,
-  // wait for it before the caller removes the directory.
-  const grepWritten = grep.finish();
-  grepWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
+  // The worker writes the last texts and grep.bin while this thread lays out the postings; on any
+  // failure below, wait for it before the caller removes the directory.
+  const textsWritten = texts.finish();
+  textsWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
   try {
-    const textShards = shards.finish();
     onProgress?.(N);
 
     // Vocabulary in UTF-8 byte order, and the old -> new term id map.
@@ -490,7 +487,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
       ['post.off', postOff], ['term.maxtf', maxTf],
     ];
     for (const [name, arr] of arrays) writeWhole(join(dir, name), arr);
-    await grepWritten;
+    const textShards = await textsWritten;
 
     const files: Record<string, number> = {};
     for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
@@ -510,7 +507,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
     const bytes = Object.values(files).reduce((s, n) => s + n, 0);
     return { docs: N, terms: T, postings: P, tokens, bytes };
   } catch (err) {
-    await grepWritten.catch(() => {});
+    await textsWritten.catch(() => {});
     throw err;
   }
 }

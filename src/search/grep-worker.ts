@@ -1,30 +1,33 @@
 /**
- * A worker thread that builds the grep prefilter (GrepSide) while the main thread builds the
- * postings and writes the texts (build.ts): on two cores they run side by side.
- * workerData: {dir, wasm, ring}. Messages in, in document order: {texts, first} (strings), or
- * {utf8, ends, first}: the texts' UTF-8 back to back, text i ending at ends[i], either in slot
- * `slot` of the shared ring or as bytes of their own; then {finish} or {abort}. Messages out:
- * 'ack' per batch (the builder's backpressure, and the ring slot free again), 'done' when
- * grep.bin is written, 'closed' after an abort, or {error}.
+ * A worker thread that stores the chunk texts and builds the grep prefilter (TextSide) while the
+ * main thread builds the postings (build.ts): on two cores they run side by side.
+ * workerData: {dir, wasm, ring, shardBytes}. Messages in, in document order: {texts, first}
+ * (strings), or {utf8, ends, units, first}: the texts' UTF-8 back to back, text i ending at ends[i]
+ * and units[i] UTF-16 code units long, either in slot `slot` of the shared ring or as bytes of their
+ * own; then {finish} or {abort}. Messages out: 'ack' per batch (the builder's backpressure, and the
+ * ring slot free again), {done: shards} when the texts and grep.bin are written, 'closed' after an
+ * abort, or {error}.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { GrepSide } from './text-side.js';
+import { TextSide, type ShardInfo } from './text-side.js';
 
-export type Utf8Batch = { utf8: { slot: number } | { bytes: Uint8Array }; ends: Uint32Array; first: number };
+export type Utf8Batch = { utf8: { slot: number } | { bytes: Uint8Array }; ends: Uint32Array; units: Uint32Array; first: number };
 export type ToTextWorker = { texts: string[]; first: number } | Utf8Batch | { finish: true } | { abort: true };
-export type FromTextWorker = 'ack' | 'done' | 'closed' | { error: string };
+export type FromTextWorker = 'ack' | { done: ShardInfo[] } | 'closed' | { error: string };
 export interface TextWorkerData {
   dir: string;
   /** Split words with the WebAssembly loop (when built). */
   wasm: boolean;
   /** The ring of shared batch buffers ({utf8: {slot}} batches), `slots` of `slotBytes` each. */
   ring: { buffer: SharedArrayBuffer; slots: number; slotBytes: number };
+  /** Largest text shard file. */
+  shardBytes: number;
 }
 
 const port = parentPort;
 if (port) {
-  const { dir, wasm, ring } = workerData as TextWorkerData;
-  const side = new GrepSide(dir, wasm);
+  const { dir, wasm, ring, shardBytes } = workerData as TextWorkerData;
+  const side = new TextSide(dir, shardBytes, wasm);
   const reply = (msg: FromTextWorker) => port.postMessage(msg);
   port.on('message', (msg: ToTextWorker) => {
     try {
@@ -35,14 +38,14 @@ if (port) {
         const bytes = 'slot' in msg.utf8 ? new Uint8Array(ring.buffer, msg.utf8.slot * ring.slotBytes, ring.slotBytes) : msg.utf8.bytes;
         let start = 0;
         msg.ends.forEach((end, i) => {
-          side.addUtf8(msg.first + i, bytes.subarray(start, end));
+          side.addUtf8(msg.first + i, bytes.subarray(start, end), msg.units[i]!);
           start = end;
         });
         reply('ack');
       } else if ('finish' in msg) {
-        side.finish();
-        reply('done');
+        reply({ done: side.finish() });
       } else {
+        side.close();
         reply('closed');
       }
     } catch (err) {

@@ -48,17 +48,20 @@ export class TextShards {
 }
 
 /**
- * The grep prefilter (grep.bin) built from the chunk texts: the part of an index build the
- * builder hands to a worker thread (grep-worker.ts), or runs in its own thread.
+ * What an index build does with each chunk's text apart from BM25: store it (TextShards) and build
+ * the grep prefilter (grep.bin). The part of a build the builder hands to a worker thread
+ * (grep-worker.ts), or runs in its own thread.
  */
-export class GrepSide {
+export class TextSide {
+  private readonly shards: TextShards;
   /** The WebAssembly forward list (splitting, numbering and marking in one loop over UTF-8), or TypeScript's over the strings. */
   private readonly kernel: WordKernel | undefined;
   private readonly list: KernelGrepList | undefined;
   private readonly builder: GrepIndexBuilder | undefined;
 
   /** `wasm`: split words with the WebAssembly loop when it is built (the default). */
-  constructor(private readonly dir: string, wasm = true) {
+  constructor(private readonly dir: string, shardBytes: number, wasm = true) {
+    this.shards = new TextShards(dir, shardBytes);
     this.kernel = wasm ? WordKernel.create() : undefined;
     if (this.kernel) this.list = this.kernel.grepList();
     else this.builder = new GrepIndexBuilder();
@@ -71,6 +74,7 @@ export class GrepSide {
 
   /** Add document `doc`'s text; documents come in order 0, 1, 2, ... */
   addText(doc: number, text: string): void {
+    this.shards.add(text);
     if (this.kernel) {
       this.kernel.encode(text);
       this.list!.add(doc);
@@ -79,16 +83,24 @@ export class GrepSide {
     }
   }
 
-  /** Add document `doc`'s text as UTF-8 (only when takesUtf8). */
-  addUtf8(doc: number, bytes: Uint8Array): void {
-    if (!this.kernel) throw new Error('GrepSide.addUtf8 needs the WebAssembly word loop');
+  /** Add document `doc`'s text as UTF-8 (`units`: its length in UTF-16 code units; only when takesUtf8). */
+  addUtf8(doc: number, bytes: Uint8Array, units: number): void {
+    if (!this.kernel) throw new Error('TextSide.addUtf8 needs the WebAssembly word loop');
+    this.shards.addUtf8(bytes, units);
     this.kernel.setInput(bytes);
     this.list!.add(doc);
   }
 
-  /** Write grep.bin. */
-  finish(): void {
+  /** Write the rest of the text shards, text.off and grep.bin; returns the shards for the manifest. */
+  finish(): ShardInfo[] {
+    const shards = this.shards.finish();
     if (this.list) writeGrepFile(this.dir, this.list, this.list.words());
     else this.builder!.write(this.dir);
+    return shards;
+  }
+
+  /** Close the text file after a failure (nothing more is written). */
+  close(): void {
+    this.shards.close();
   }
 }
