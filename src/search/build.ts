@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import { InputError } from '../errors.js';
 import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
-import { Grow, PairChunks, Utf8Sink } from './buffers.js';
+import { Grow, PairChunks, Utf8Sink, type PostingPairs } from './buffers.js';
 import { WordTable } from './tokenize.js';
 import { WordKernel } from './word-kernel.js';
 import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
@@ -221,40 +221,14 @@ function isBatch(item: Chunk | readonly Chunk[]): item is readonly Chunk[] {
   return Array.isArray(item);
 }
 
-/** Postings per pass of writePostings (a term with more gets a pass of its own). */
-const POSTINGS_PER_PASS = 1 << 24;
-
-/**
- * Write post.docs and post.tfs from the (term, tf) pairs (term ids already in terms.bin order) and
- * fill maxTf[t], the largest tf / (tf + norms[doc]) over term t's postings.
- *
- * A range of terms at a time, in passes over the pairs, through one reused buffer: scattering
- * all postings at once writes to every term's list in turn, and at a million chunks nearly every
- * write missed the cache (100 ns a posting, measured); a range's lists stay in cache, and the
- * postings never take memory of their own.
- */
-function writePostings(dir: string, pairs: PairChunks, postOff: Uint32Array, norms: Float64Array, maxTf: Float64Array): void {
-  const T = postOff.length - 1;
+/** Write post.docs and post.tfs from the pairs (term ids already in terms.bin order), and fill maxTf. */
+function writePostings(dir: string, pairs: PostingPairs, postOff: Uint32Array, norms: Float64Array, maxTf: Float64Array): void {
   const files = [openSync(join(dir, 'post.docs'), 'w'), openSync(join(dir, 'post.tfs'), 'w')];
   try {
-    let docs = new Uint32Array(0);
-    let tfs = new Uint16Array(0);
-    for (let lo = 0; lo < T; ) {
-      let hi = lo + 1;
-      while (hi < T && postOff[hi + 1]! - postOff[lo]! <= POSTINGS_PER_PASS) hi++;
-      const base = postOff[lo]!;
-      const n = postOff[hi]! - base;
-      if (docs.length < n) {
-        docs = new Uint32Array(n);
-        tfs = new Uint16Array(n);
-      }
-      const cursor = new Uint32Array(hi - lo);
-      for (let t = lo; t < hi; t++) cursor[t - lo] = postOff[t]! - base;
-      pairs.scatter(lo, hi - lo, cursor, docs, tfs, norms, maxTf);
-      writeAll(files[0]!, docs.subarray(0, n));
-      writeAll(files[1]!, tfs.subarray(0, n));
-      lo = hi;
-    }
+    pairs.layout(postOff, norms, maxTf, (docs, tfs) => {
+      writeAll(files[0]!, docs);
+      writeAll(files[1]!, tfs);
+    });
   } finally {
     for (const fd of files) closeSync(fd);
   }
@@ -393,12 +367,8 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
           const textBytes = kernel.encode(chunk.title, chunk.text).subarray(kernel.secondAt);
           const waiting = texts.takesUtf8 ? texts.addUtf8(doc, textBytes, chunk.text.length) : texts.addText(doc, chunk.text);
           if (waiting) await waiting;
-          const count = kernel.countTerms();
-          const { terms, tfs, at: first } = pairs.reserve(count);
-          terms.set(kernel.terms(count), first);
-          tfs.set(kernel.tfs(count), first);
-          for (let j = first; j < first + count; j++) df[terms[j]!]!++;
-          pairs.commit(count);
+          // The document's (term, tf) pairs stay in the kernel's memory (kernel.pairs()).
+          kernel.countTerms();
           dl = kernel.documentLength();
         } else {
           const waiting = texts.addText(doc, chunk.text);
@@ -462,17 +432,20 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
     const newId = new Uint32Array(T);
     order.forEach((old, i) => (newId[old] = i));
 
-    const P = pairs.length;
+    // The pairs and document frequencies: the WebAssembly loop's, or the TypeScript loop's.
+    const postingPairs: PostingPairs = kernel ? kernel.pairs() : pairs;
+    const dfOf = kernel ? kernel.documentFrequencies(T) : df;
+    const P = postingPairs.length;
     if (P > 0xffffffff) throw new InputError('corpus too large: more than 2^32 postings');
     const postOff = new Uint32Array(T + 1);
-    for (let i = 0; i < T; i++) postOff[i + 1] = postOff[i]! + df[order[i]!]!;
+    for (let i = 0; i < T; i++) postOff[i + 1] = postOff[i]! + dfOf[order[i]!]!;
     const maxTf = new Float64Array(T);
     const avgdl = tokens / N;
     const lens = doclen.view();
-    pairs.remapTerms(newId);
+    postingPairs.remapTerms(newId);
     const norms = new Float64Array(N);
     for (let doc = 0; doc < N; doc++) norms[doc] = k1 * (1 - b + (b * lens[doc]!) / avgdl);
-    writePostings(dir, pairs, postOff, norms, maxTf);
+    writePostings(dir, postingPairs, postOff, norms, maxTf);
 
     // Terms file in sorted order.
     const termOff = new Uint32Array(T + 1);

@@ -1,18 +1,21 @@
 import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
+import { postingPasses, type PostingPairs } from './buffers.js';
 import { DEFAULT_BLOCK_SIZE, ENTRY_STATS, type ForwardList } from './grep/builder.js';
 
 /**
  * The index builder's word loops in WebAssembly (./assembly/words.ts), over the UTF-8 of each text:
- * BM25's terms and frequencies (countTerms) and the grep prefilter's forward list (grepList). Each
+ * BM25's (term, tf) pairs (countTerms, pairs) and the grep prefilter's forward list (grepList). Each
  * instance owns a memory and the tables in it, so a builder thread makes its own.
  */
 interface WordExports {
   inputPointer(bytes: number): number;
   classBits(): number;
   countTerms(p: number, len: number): number;
-  termsPointer(): number;
-  tfsPointer(): number;
   documentLength(): number;
+  pairCount(): number;
+  documentFrequencies(): number;
+  remapTerms(map: number): void;
+  scatter(lo: number, span: number, postOff: number, docs: number, tfs: number, norms: number, maxTf: number): void;
   grepBegin(blockSize: number): void;
   grepAdd(p: number, len: number, doc: number): void;
   grepFinish(): number;
@@ -132,20 +135,50 @@ export class WordKernel {
   }
 
   /**
-   * BM25 terms of the last encoded input: returns how many distinct terms; their ids and
-   * frequencies are at terms(n) and tfs(n), and documentLength() counts the words kept.
+   * BM25 terms of the last encoded input, the next document: its (term, tf) pairs are appended to
+   * pairs(); returns how many distinct terms it has, and documentLength() counts the words kept.
    */
   countTerms(): number {
     return this.x.countTerms(this.x.inputPointer(0), this.encoded);
   }
-  terms(n: number): Uint32Array {
-    return new Uint32Array(this.memory.buffer, this.x.termsPointer(), n);
-  }
-  tfs(n: number): Uint16Array {
-    return new Uint16Array(this.memory.buffer, this.x.tfsPointer(), n);
-  }
   documentLength(): number {
     return this.x.documentLength();
+  }
+
+  /** Per term id below `terms`, the documents holding it (a copy). */
+  documentFrequencies(terms: number): Uint32Array {
+    return new Uint32Array(this.memory.buffer, this.x.documentFrequencies(), terms).slice();
+  }
+
+  /** The (term, tf) pairs of every document countTerms has split, in this kernel's memory. */
+  pairs(): PostingPairs {
+    const x = this.x;
+    const memory = this.memory;
+    /** Copy `data` into fresh kernel memory; returns where. */
+    const place = (data: Uint32Array | Float64Array): number => {
+      const at = x.allocate(data.byteLength);
+      new Uint8Array(memory.buffer, at, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      return at;
+    };
+    return {
+      length: x.pairCount(),
+      remapTerms: (map) => x.remapTerms(place(map)),
+      layout: (postOff, norms, maxTf, write) => {
+        const passes = postingPasses(postOff);
+        const most = Math.max(0, ...passes.map((p) => p.postings));
+        const offAt = place(postOff);
+        const normsAt = place(norms);
+        const maxAt = x.allocate(8 * maxTf.length);
+        const docsAt = x.allocate(4 * most);
+        const tfsAt = x.allocate(2 * most);
+        for (const { lo, hi, postings } of passes) {
+          x.scatter(lo, hi - lo, offAt, docsAt, tfsAt, normsAt, maxAt);
+          // Views made after the call, which may have grown (and so replaced) the buffer.
+          write(new Uint32Array(memory.buffer, docsAt, postings), new Uint16Array(memory.buffer, tfsAt, postings));
+        }
+        maxTf.set(new Float64Array(memory.buffer, maxAt, maxTf.length));
+      },
+    };
   }
 
   private grep: KernelGrepList | undefined;

@@ -185,9 +185,26 @@ export function inputPointer(bytes: u32): usize {
 const surface = new Table();
 /** Per term: its frequency in the current document (zero between documents). */
 const tf = new Cells(4);
-/** The current document's distinct terms and their frequencies (capped at 0xffff). */
-const outTerms = new Cells(4);
-const outTfs = new Cells(2);
+/** Per term: the documents holding it. */
+const df = new Cells(4);
+
+/**
+ * Every document's (term, tf) pairs, its distinct terms in order of first appearance: in pieces
+ * of whole documents, each a u32 array of terms then a u16 array of their frequencies (capped at
+ * 0xffff), `capacity` pairs each; (pointer, capacity, pairs used) per piece in `pairPieces`. Never
+ * copied: at a million chunks they are over half a gigabyte.
+ */
+const pairPieces = new Cells(12);
+let pairPieceCount: u32 = 0;
+let pairTerms: usize = 0;
+let pairTfs: usize = 0;
+let pairCap: u32 = 0;
+let pairUsed: u32 = 0;
+let pairTotal: f64 = 0;
+const PAIR_PIECE: u32 = 1 << 22;
+/** Per document, its number of pairs. */
+const docPairs = new Cells(4);
+let pairDocs: u32 = 0;
 /** Per BMP code unit, a bit: whether it is a word character; the host fills it (classBits). */
 const classes = new Cells(1);
 let docLength: u32 = 0;
@@ -231,15 +248,15 @@ export function classBits(): usize {
 }
 
 /**
- * Split the len bytes at p into BM25 words, look each up (asking the host for new ones), and
- * write the distinct terms to termsPointer() and their frequencies to tfsPointer(), in order of
- * first appearance; returns how many. documentLength() is then the number of words kept.
+ * Split the len bytes at p (the next document) into BM25 words, look each up (asking the host for
+ * new ones), and append the document's distinct terms and their frequencies to the pairs, in order
+ * of first appearance; returns how many. documentLength() is then the number of words kept.
  */
 export function countTerms(p: usize, len: u32): u32 {
   const end = p + len;
   // At most one word per two bytes, plus one.
-  outTerms.ensure((len >>> 1) + 1);
-  outTfs.ensure((len >>> 1) + 1);
+  reservePairs((len >>> 1) + 1);
+  const out = pairTerms + (<usize>pairUsed << 2);
   tf.ensure(1);
   let n: u32 = 0;
   let kept: u32 = 0;
@@ -275,26 +292,110 @@ export function countTerms(p: usize, len: u32): u32 {
       t = newSurfaceWord(start, wordLen);
       surface.insert(slot, start, wordLen, t);
       tf.ensure(<u32>max<i32>(t, 0) + 1);
+      df.ensure(<u32>max<i32>(t, 0) + 1);
     }
     if (t < 0) continue;
     kept++;
     const at = tf.ptr + (<usize>t << 2);
     const count = load<u32>(at);
     if (count === 0) {
-      store<u32>(outTerms.ptr + (<usize>n << 2), t);
+      store<u32>(out + (<usize>n << 2), t);
       n++;
     }
     store<u32>(at, count + 1);
   }
   const tfs = tf.ptr;
+  const outTfs = pairTfs + (<usize>pairUsed << 1);
   for (let j: u32 = 0; j < n; j++) {
-    const at = tfs + (<usize>load<u32>(outTerms.ptr + (<usize>j << 2)) << 2);
-    store<u16>(outTfs.ptr + (<usize>j << 1), <u16>min<u32>(load<u32>(at), 0xffff));
+    const t = load<u32>(out + (<usize>j << 2));
+    const at = tfs + (<usize>t << 2);
+    store<u16>(outTfs + (<usize>j << 1), <u16>min<u32>(load<u32>(at), 0xffff));
     store<u32>(at, 0);
+    const d = df.ptr + (<usize>t << 2);
+    store<u32>(d, load<u32>(d) + 1);
   }
+  pairUsed += n;
+  pairTotal += <f64>n;
+  store<u32>(pairPieces.ptr + <usize>(pairPieceCount - 1) * 12, pairUsed, 8);
+  store<u32>(docPairs.ensure(pairDocs + 1) + (<usize>pairDocs << 2), n);
+  pairDocs++;
   docLength = kept;
   return n;
 }
+
+/** Room for `n` more pairs in the last piece (a new piece if it has not). */
+function reservePairs(n: u32): void {
+  if (pairUsed + n <= pairCap) return;
+  pairCap = max<u32>(PAIR_PIECE, n);
+  pairTerms = heap.alloc(<usize>pairCap * 6);
+  pairTfs = pairTerms + (<usize>pairCap << 2);
+  pairUsed = 0;
+  const at = pairPieces.ensure(pairPieceCount + 1) + <usize>pairPieceCount * 12;
+  store<u32>(at, <u32>pairTerms);
+  store<u32>(at, pairCap, 4);
+  store<u32>(at, 0, 8);
+  pairPieceCount++;
+}
+
+/** Pairs so far. */
+export function pairCount(): f64 {
+  return pairTotal;
+}
+
+/** Per term id, the documents holding it (u32s). */
+export function documentFrequencies(): usize {
+  return df.ptr;
+}
+
+/** Replace every pair's term t by the u32 at map + 4t. */
+export function remapTerms(map: usize): void {
+  for (let k: u32 = 0; k < pairPieceCount; k++) {
+    const piece = pairPieces.ptr + <usize>k * 12;
+    const terms = <usize>load<u32>(piece);
+    const used = load<u32>(piece, 8);
+    for (let i: u32 = 0; i < used; i++) {
+      const at = terms + (<usize>i << 2);
+      store<u32>(at, load<u32>(map + (<usize>load<u32>(at) << 2)));
+    }
+  }
+}
+
+/**
+ * One pass of the postings layout (../build.ts): every pair whose term is in [lo, lo + span), in
+ * document order, goes to docs (u32) and tfs (u16) at cursor[term - lo]++, the cursors starting at
+ * postOff[term] - postOff[lo]; and maxTf[term] (f64) keeps the largest tf / (tf + norms[doc]).
+ */
+export function scatter(lo: u32, span: u32, postOff: usize, docs: usize, tfs: usize, norms: usize, maxTf: usize): void {
+  const cursor = cursors.ensure(span);
+  const base = load<u32>(postOff + (<usize>lo << 2));
+  for (let r: u32 = 0; r < span; r++) store<u32>(cursor + (<usize>r << 2), load<u32>(postOff + (<usize>(lo + r) << 2)) - base);
+  const counts = docPairs.ptr;
+  let doc: u32 = 0;
+  for (let k: u32 = 0; k < pairPieceCount; k++) {
+    const piece = pairPieces.ptr + <usize>k * 12;
+    const terms = <usize>load<u32>(piece);
+    const pieceTfs = terms + (<usize>load<u32>(piece, 4) << 2);
+    const used = load<u32>(piece, 8);
+    // A document's pairs never straddle two pieces; one without pairs may sit at either end.
+    for (let i: u32 = 0; i < used; doc++) {
+      const end = i + load<u32>(counts + (<usize>doc << 2));
+      for (; i < end; i++) {
+        const r = load<u32>(terms + (<usize>i << 2)) - lo;
+        if (r >= span) continue;
+        const c = cursor + (<usize>r << 2);
+        const at = load<u32>(c);
+        store<u32>(c, at + 1);
+        const tf = <u32>load<u16>(pieceTfs + (<usize>i << 1));
+        store<u32>(docs + (<usize>at << 2), doc);
+        store<u16>(tfs + (<usize>at << 1), <u16>tf);
+        const w = <f64>tf / (<f64>tf + load<f64>(norms + (<usize>doc << 3)));
+        const m = maxTf + (<usize>(lo + r) << 3);
+        if (w > load<f64>(m)) store<f64>(m, w);
+      }
+    }
+  }
+}
+const cursors = new Cells(4);
 
 /** The end of the BM25 word starting at i (a word character), a character at a time. */
 function wordEnd(i: usize, end: usize): usize {
@@ -315,12 +416,6 @@ function wordEnd(i: usize, end: usize): usize {
   return i;
 }
 
-export function termsPointer(): usize {
-  return outTerms.ptr;
-}
-export function tfsPointer(): usize {
-  return outTfs.ptr;
-}
 export function documentLength(): u32 {
   return docLength;
 }
