@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { badFlag, benchArgs } from './args.js';
-import { readChunkBatches, readChunks } from '../src/corpus/read.js';
+import { readChunks, readSourceBatches } from '../src/corpus/read.js';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { Analyzer, buildIndex, openIndex } from '../src/search/index.js';
 import { writeQueries, writeSynthCorpus } from './synth.js';
@@ -99,7 +99,7 @@ async function timeQueries(queries: string[], run: (q: string) => unknown): Prom
 
 async function childSleuthBuild(corpus: string, index: string) {
   const t = now();
-  await buildIndex(readChunkBatches(corpus, 'jsonl'), index);
+  await buildIndex(readSourceBatches([{ path: corpus, format: 'jsonl' }]), index);
   return { build_s: (now() - t) / 1000, peak_rss_mb: peakRssMb(), index_mb: mb(dirBytes(index)) };
 }
 

@@ -9,6 +9,34 @@ export interface Chunk {
   meta?: Record<string, unknown>;
 }
 
+/**
+ * A chunk whose text is still the UTF-8 it was read as (the JSONL reader's fast path, for the
+ * index builder, which stores and splits UTF-8 and never needs the text as a string).
+ */
+export interface Utf8Chunk {
+  id: string;
+  title: string;
+  /** The text as UTF-8. */
+  utf8: Uint8Array;
+  /** The text's length as a string, in UTF-16 code units. */
+  units: number;
+  meta?: undefined;
+}
+
+/** What a corpus reader gives the index builder: chunks with their text as a string or as UTF-8. */
+export type SourceChunk = Chunk | Utf8Chunk;
+
+export function isUtf8Chunk(c: SourceChunk): c is Utf8Chunk {
+  return (c as Utf8Chunk).utf8 !== undefined;
+}
+
+const utf8Decoder = new TextDecoder();
+
+/** A chunk's text as a string (decoded from UTF-8 if need be). */
+export function chunkText(c: SourceChunk): string {
+  return isUtf8Chunk(c) ? utf8Decoder.decode(c.utf8) : c.text;
+}
+
 /** Collapse runs of white space and trim, so that one paragraph from two sources compares equal. */
 export function normalizeWhitespace(s: string): string {
   return s.replace(/\s+/gu, ' ').trim();

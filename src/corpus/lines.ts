@@ -7,8 +7,8 @@ export interface Line {
   text: string;
 }
 
-/** Decode one line's bytes, without a trailing \r (CRLF files) or a leading byte-order mark. */
-function decode(buf: Buffer, start: number, end: number, first: boolean): string {
+/** Decode one line's bytes, without a trailing \r (CRLF files) or a leading byte-order mark (`first`: the file's first line). */
+export function decodeLine(buf: Buffer, start: number, end: number, first: boolean): string {
   if (end > start && buf[end - 1] === 13) end--;
   const text = buf.toString('utf8', start, end);
   return first && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -23,13 +23,22 @@ export async function* readLines(path: string, onBytes?: (bytes: number) => void
   for await (const batch of readLineBatches(path, onBytes)) yield* batch;
 }
 
+/** Whole lines of a file, as bytes: each ended by '\n' but perhaps the file's last. */
+export interface LineBytes {
+  bytes: Buffer;
+  /** 1-based number of the first line. */
+  firstLine: number;
+}
+
 /**
- * readLines a read buffer at a time (64 KiB of lines per batch): an indexer reading millions of
- * lines pays one asynchronous step per batch instead of one per line. Not more: a batch's strings
- * live until its last line is used, and a megabyte's worth outlived the young generation, so that
- * at a million chunks the old generation filled with them (400 MB of heap instead of 100, measured).
+ * The lines of a file a read buffer at a time (64 KiB of lines per batch), as bytes: an indexer
+ * reading millions of lines pays one asynchronous step per batch instead of one per line. Not
+ * more: a batch's strings live until its last line is used, and a megabyte's worth outlived the
+ * young generation, so that at a million chunks the old generation filled with them (400 MB of
+ * heap instead of 100, measured). `.gz` files are decompressed on the fly; onBytes reports how
+ * many bytes of the file (as on disk) have been consumed.
  */
-export async function* readLineBatches(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Line[]> {
+export async function* readLineBytes(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<LineBytes> {
   const file = createReadStream(path, { highWaterMark: 1 << 16 });
   let source: AsyncIterable<Buffer> = file;
   if (path.endsWith('.gz')) {
@@ -41,29 +50,34 @@ export async function* readLineBatches(path: string, onBytes?: (bytes: number) =
   // The unfinished last line of the previous read, if any.
   let carry: Buffer | null = null;
   for await (const chunk of source) {
-    const batch: Line[] = [];
-    let start = 0;
-    if (carry) {
-      const nl = chunk.indexOf(10);
-      if (nl === -1) {
-        carry = Buffer.concat([carry, chunk]);
-        continue;
-      }
-      const joined = Buffer.concat([carry, chunk.subarray(0, nl)]);
-      carry = null;
-      number++;
-      batch.push({ number, text: decode(joined, 0, joined.length, number === 1) });
-      start = nl + 1;
+    const last = chunk.lastIndexOf(10);
+    if (last === -1) {
+      carry = carry ? Buffer.concat([carry, chunk]) : Buffer.from(chunk);
+      continue;
     }
-    let nl: number;
-    while ((nl = chunk.indexOf(10, start)) !== -1) {
-      number++;
-      batch.push({ number, text: decode(chunk, start, nl, number === 1) });
-      start = nl + 1;
-    }
-    if (start < chunk.length) carry = Buffer.from(chunk.subarray(start));
+    const bytes = carry ? Buffer.concat([carry, chunk.subarray(0, last + 1)]) : chunk.subarray(0, last + 1);
+    carry = last + 1 < chunk.length ? Buffer.from(chunk.subarray(last + 1)) : null;
+    const firstLine = number + 1;
+    for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, nl + 1)) number++;
     onBytes?.(file.bytesRead);
-    if (batch.length > 0) yield batch;
+    yield { bytes, firstLine };
   }
-  if (carry && carry.length > 0) yield [{ number: number + 1, text: decode(carry, 0, carry.length, number === 0) }];
+  if (carry && carry.length > 0) yield { bytes: carry, firstLine: number + 1 };
+}
+
+/** readLines a batch of lines at a time (readLineBytes' batches, decoded). */
+export async function* readLineBatches(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Line[]> {
+  for await (const { bytes, firstLine } of readLineBytes(path, onBytes)) {
+    const batch: Line[] = [];
+    let number = firstLine;
+    let start = 0;
+    while (start < bytes.length) {
+      let nl = bytes.indexOf(10, start);
+      if (nl === -1) nl = bytes.length;
+      batch.push({ number, text: decodeLine(bytes, start, nl, number === 1) });
+      number++;
+      start = nl + 1;
+    }
+    yield batch;
+  }
 }

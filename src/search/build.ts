@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { InputError } from '../errors.js';
-import type { Chunk } from '../corpus/chunk.js';
+import { chunkText, isUtf8Chunk, type SourceChunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, PairChunks, Utf8Sink, type PostingPairs } from './buffers.js';
 import { WordTable } from './tokenize.js';
@@ -42,7 +42,7 @@ export interface BuildOptions {
  * The chunks to index, in order, one at a time or in batches (readCorporaBatches): a corpus of
  * millions of chunks read a batch at a time saves an asynchronous step per chunk.
  */
-export type ChunkSource = AsyncIterable<Chunk | readonly Chunk[]>;
+export type ChunkSource = AsyncIterable<SourceChunk | readonly SourceChunk[]>;
 
 export interface IndexStats {
   dir: string;
@@ -217,7 +217,7 @@ function textSink(dir: string, shardBytes: number, parallel: boolean, wasm: bool
   return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes, wasm) : inThread(dir, shardBytes, wasm);
 }
 
-function isBatch(item: Chunk | readonly Chunk[]): item is readonly Chunk[] {
+function isBatch(item: SourceChunk | readonly SourceChunk[]): item is readonly SourceChunk[] {
   return Array.isArray(item);
 }
 
@@ -364,16 +364,20 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
         if (kernel) {
           // One encoding of the text: what is stored and what the grep prefilter splits (the text
           // side), and (after the title) what BM25 splits.
-          const textBytes = kernel.encode(chunk.title, chunk.text).subarray(kernel.secondAt);
-          const waiting = texts.takesUtf8 ? texts.addUtf8(doc, textBytes, chunk.text.length) : texts.addText(doc, chunk.text);
+          // A text read as UTF-8 (Utf8Chunk) is copied in as it is.
+          const utf8 = isUtf8Chunk(chunk);
+          const textBytes = (utf8 ? kernel.encodeWith(chunk.title, chunk.utf8) : kernel.encode(chunk.title, chunk.text)).subarray(kernel.secondAt);
+          const units = utf8 ? chunk.units : chunk.text.length;
+          const waiting = texts.takesUtf8 ? texts.addUtf8(doc, textBytes, units) : texts.addText(doc, chunkText(chunk));
           if (waiting) await waiting;
           // The document's (term, tf) pairs stay in the kernel's memory (kernel.pairs()).
           kernel.countTerms();
           dl = kernel.documentLength();
         } else {
-          const waiting = texts.addText(doc, chunk.text);
+          const text = chunkText(chunk);
+          const waiting = texts.addText(doc, text);
           if (waiting) await waiting;
-          const count = lookup(chunk.text, lookup(chunk.title, 0));
+          const count = lookup(text, lookup(chunk.title, 0));
           // The document's distinct terms straight into the pair arrays, then their frequencies.
           const { terms, tfs, at: first } = pairs.reserve(count);
           let n = first;

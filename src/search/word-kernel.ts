@@ -121,6 +121,20 @@ export class WordKernel {
     return input.subarray(0, n);
   }
 
+  /** encode(first, second) for a second text already in UTF-8 (copied in as it is). */
+  encodeWith(first: string, second: Uint8Array): Uint8Array {
+    const room = 3 * first.length + 1 + second.length;
+    const p = this.x.inputPointer(room);
+    const input = this.view().subarray(p, p + room);
+    let n = encoder.encodeInto(first, input).written;
+    input[n++] = 0x0a;
+    this.second = n;
+    input.set(second, n);
+    n += second.length;
+    this.encoded = n;
+    return input.subarray(0, n);
+  }
+
   private second = 0;
   /** Where the second text starts in the bytes encode() last returned. */
   get secondAt(): number {

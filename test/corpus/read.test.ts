@@ -5,8 +5,8 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { rmSync } from 'node:fs';
-import { contentChunkId, type Chunk } from '../../src/corpus/chunk.js';
-import { readChunkBatches, readChunks, readCorpora } from '../../src/corpus/read.js';
+import { chunkText, contentChunkId, isUtf8Chunk, type Chunk, type SourceChunk } from '../../src/corpus/chunk.js';
+import { readChunkBatches, readChunks, readCorpora, readCorporaBatches, readSourceBatches } from '../../src/corpus/read.js';
 import { IdTable } from '../../src/corpus/id-table.js';
 import { deriveTitle } from '../../src/corpus/title.js';
 import { embeddedChunks } from '../../src/corpus/embedded.js';
@@ -95,6 +95,108 @@ describe('JSONL chunks', () => {
     const seen: [number, number][] = [];
     await all(readCorpora([{ path: p }], { onProgress: (b, t) => seen.push([b, t]) }));
     expect(seen.at(-1)).toEqual([34, 34]);
+  });
+});
+
+describe('JSONL texts left as UTF-8 (readSourceBatches)', () => {
+  /** Every chunk of a file as readSourceBatches gives it, texts as strings, or the error's message. */
+  async function viaUtf8(path: string): Promise<{ chunks: (Chunk & { utf8: boolean })[] } | { error: string }> {
+    try {
+      const chunks = [];
+      for await (const batch of readSourceBatches([{ path }])) {
+        for (const c of batch as SourceChunk[]) chunks.push({ id: c.id, title: c.title, text: chunkText(c), ...(c.meta ? { meta: c.meta } : {}), utf8: isUtf8Chunk(c) });
+      }
+      return { chunks };
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      return { error: err.message };
+    }
+  }
+  async function viaStrings(path: string): Promise<{ chunks: Chunk[] } | { error: string }> {
+    try {
+      const chunks = [];
+      for await (const batch of readCorporaBatches([{ path }])) chunks.push(...batch);
+      return { chunks };
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      return { error: err.message };
+    }
+  }
+  const withoutFlag = (r: Awaited<ReturnType<typeof viaUtf8>>) => ('error' in r ? r : { chunks: r.chunks.map(({ utf8: _, ...c }) => c) });
+
+  it('gives the chunks and errors of the JSON.parse path on every kind of line', async () => {
+    const enc = (s: string) => Buffer.from(s, 'utf8');
+    // Lines for the fast path (escapes of every kind, raw multi-byte UTF-8, any key order and
+    // spacing) and lines it must leave to JSON.parse (meta, non-string values, lone surrogates,
+    // invalid UTF-8, a byte-order mark, bad JSON).
+    const good: (string | Buffer)[] = [
+      '{"id":"a1","title":"Plain","text":"plain text"}',
+      '{ "text" : "reordered \\"quoted\\" \\\\ back\\/slash" ,\t"id": "a2" , "title":"T" }',
+      '{"id":"a3","title":"Esc","text":"tab\\tnl\\ncr\\rbs\\bff\\f \\u00e9\\u4e2d \\ud83d\\ude00 \\u0000 end"}',
+      '{"id":"a4","title":"Raw","text":"café 中文 😀 ſtraße K ﬁ \u007f"}',
+      '{"id":"a5","text":"no title here: the first line\\nsecond"}',
+      '{"id":"a6","title":"","text":""}',
+      '{"id":"a7","title":"Long","text":"' + 'word '.repeat(3000) + '"}',
+      '{"id":"\\u0061\\u0038","title":"Escaped id and key","\\u0074ext":"x"}',
+      '{"id":"a9","title":"CRLF","text":"line ends with CR LF"}\r',
+      '   ',
+      '',
+      '{"id":"m1","title":"Meta","text":"t","source":"x","n":[1,{"a":null}]}',
+      '{"id":"m2","title":null,"text":"null title"}',
+      '{"id":3,"title":"Number id","text":"t"}',
+      '{"id":"m4","title":"Lone","text":"lone \\ud800 surrogate"}',
+      '{"id":"m5","title":"Lone low","text":"\\udc00"}',
+      '{"id":"m6","title":"Dup","text":"first","text":"second"}',
+      // Invalid UTF-8, one kind a line: a stray byte, overlong forms, an encoded surrogate, past U+10FFFF, cut short.
+      ...[[0xff], [0xc0, 0x80], [0xe0, 0x80, 0x80], [0xf0, 0x80, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82]].map((bytes, i) =>
+        Buffer.concat([enc(`{"id":"m7-${i}","title":"Bad UTF-8","text":"a`), Buffer.from(bytes), enc('z"}')]),
+      ),
+      '{"id":"m8","title":"Space\u00a0","text":"nbsp\u2028ls"}',
+    ];
+    const body = (lines: (string | Buffer)[]) => Buffer.concat(lines.flatMap((l) => [typeof l === 'string' ? enc(l) : l, enc('\n')]));
+    const path = file('utf8-fast.jsonl', body(good));
+    const fast = await viaUtf8(path);
+    expect(withoutFlag(fast)).toEqual(await viaStrings(path));
+    // The plain records did take the fast path; the others did not.
+    if (!('chunks' in fast)) throw new Error(fast.error);
+    const taken = fast.chunks.filter((c) => c.utf8).map((c) => c.id);
+    expect(taken).toEqual(['a1', 'a2', 'a3', 'a4', 'a6', 'a7', 'a8', 'a9', 'm8']);
+
+    // A byte-order mark on the first line, and lines that are errors: the same message either way.
+    const bad = [
+      ['\ufeff{"id":"b1","title":"BOM","text":"x"}'],
+      ['{"id":"e1","title":"x","text":"unterminated}'],
+      ['{"id":"e2","title":"x","text":"bad \\x escape"}'],
+      ['{"id":"e3","title":"x","text":"raw \u0001 control"}'],
+      ['{"id":"","title":"x","text":"empty id"}'],
+      ['{"id":"e5","title":"x"}'],
+      ['{"id":"e6","title":"x","text":"t"} trailing'],
+      ['{"id":"e7","title":"x","text":"t",}'],
+      ['{"id":"e8","title":"x","text":"same"}', '{"id":"e8","title":"x","text":"different"}'],
+      ['{"id":"e9","title":"x","text":"same"}', '{"id":"e9","title":"x","text":"same"}'],
+      ['[1,2]'],
+    ];
+    for (const [i, lines] of bad.entries()) {
+      const p = file(`utf8-bad-${i}.jsonl`, body(lines));
+      expect(withoutFlag(await viaUtf8(p)), lines.join(' / ')).toEqual(await viaStrings(p));
+    }
+  });
+
+  it('keeps line numbers and chunks right across read buffers', async () => {
+    // Over 64 KiB in lines of every length, so that lines straddle the reads.
+    const lines: string[] = [];
+    for (let i = 0; i < 400; i++) lines.push(JSON.stringify({ id: `L${i}`, title: `t${i}`, text: 'é'.repeat(i * 7) + ` ${i}` }));
+    lines[399] = '{"id":"L399","text":}';
+    const path = file('utf8-long.jsonl', lines.join('\n'));
+    const fast = await viaUtf8(path);
+    expect(fast).toEqual({ error: `${path}:400: malformed JSON (${(await viaStrings(path) as { error: string }).error.split('malformed JSON (')[1]!.slice(0, -1)})` });
+    lines[399] = JSON.stringify({ id: 'L399', title: 't399', text: 'last line, no newline' });
+    writeFileSync(path, lines.join('\n'));
+    const read = await viaUtf8(path);
+    if (!('chunks' in read)) throw new Error(read.error);
+    expect(read.chunks.map((c) => c.id)).toEqual(lines.map((_, i) => `L${i}`));
+    expect(read.chunks.every((c) => c.utf8)).toBe(true);
+    expect(withoutFlag(read)).toEqual(await viaStrings(path));
   });
 });
 

@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.js';
-import { readCorporaBatches, CORPUS_FORMATS, type CorpusFormat } from '../../corpus/read.js';
+import { readSourceBatches, CORPUS_FORMATS, type CorpusFormat } from '../../corpus/read.js';
 import { embeddedChunks } from '../../corpus/embedded.js';
 import { buildIndex, defaultIndexDir } from '../../search/index.js';
 import { numberFlag, parseFlags, printJson, type Command } from '../command.js';
@@ -76,7 +76,7 @@ export const command: Command = {
     const progress = progressBar(Boolean(process.stderr.isTTY) && !values.json);
     const corpora = values.corpus ?? [];
     const chunks = corpora.length > 0
-      ? readCorporaBatches(corpora.map((path) => ({ path, format })), { onProgress: (b, t) => progress.bytes(b, t) })
+      ? readSourceBatches(corpora.map((path) => ({ path, format })), { onProgress: (b, t) => progress.bytes(b, t) })
       : embeddedChunks();
     const started = Date.now();
     const stats = await buildIndex(chunks, out, {
