@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, touchPages, type GrepIndex } from '../../src/search/grep/index.js';
 import type { ChunkStore } from '../../src/search/types.js';
+import { writeGrepFile } from '../../src/search/grep/builder.js';
+import { WordKernel } from '../../src/search/word-kernel.js';
 
 interface TestChunk {
   id: string;
@@ -307,6 +309,33 @@ describe('the prefilter narrows to chunks, not blocks', () => {
   );
   const docsIn = (set: Uint32Array | null) => (set === null ? null : texts.map((_, d) => d).filter((d) => (set[d >>> 5]! & (1 << (d & 31))) !== 0));
   const lit = (s: string) => ({ op: 'lit' as const, s });
+
+  it('writes the same grep.bin from the WebAssembly forward list as from GrepIndexBuilder, at every block size', () => {
+    // Words in every chunk, in most chunks of most blocks (bitmaps), in a few; more than 128 chunks
+    // of a block holding one word (a two-byte count); ſ and K folded; a block with no words.
+    const pool = ['Alpha', 'beta', 'ſtraße', 'Kelvin', 'x_1', '東京', 'café', 'rare'];
+    const docs = Array.from({ length: 700 }, (_, d) =>
+      d >= 300 && d < 320 ? '' : ['the', pool[d % 8]!, pool[(d * 5) % 7]!, d % 97 === 0 ? `only${d}` : '', d % 3 ? 'common' : ''].join(' '),
+    );
+    for (const blockSize of [1, 7, 64, 200, 256]) {
+      const dirs = [mkdtempSync(join(tmpdir(), 'sleuth-grep-')), mkdtempSync(join(tmpdir(), 'sleuth-grep-'))];
+      try {
+        const builder = new GrepIndexBuilder({ blockSize });
+        docs.forEach((t, d) => builder.add(d, t));
+        builder.write(dirs[0]!);
+        const kernel = WordKernel.create()!;
+        const list = kernel.grepList(blockSize);
+        docs.forEach((t, d) => {
+          kernel.encode(t);
+          list.add(d);
+        });
+        writeGrepFile(dirs[1]!, list, list.words());
+        expect(readFileSync(join(dirs[1]!, 'grep.bin')).equals(readFileSync(join(dirs[0]!, 'grep.bin'))), `block size ${blockSize}`).toBe(true);
+      } finally {
+        for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      }
+    }
+  });
 
   for (const blockSize of [16, 64, 12, 1]) {
     it(`answers words and their conjunctions chunk by chunk (block size ${blockSize})`, () => {

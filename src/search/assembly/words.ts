@@ -433,7 +433,8 @@ let maskWords: u32 = 2;
 let stride: u32 = 4;
 /**
  * Per word, `stride` u32s side by side, so that marking a word touches one cache line: the last
- * document it was seen in plus one (0 before any), then its bits for the chunks of the current block.
+ * document it was seen in plus one (0 before any), its bits for the chunks of the current block,
+ * and its entry statistics (grepCount).
  */
 const wordRecs = new Cells(4);
 let docs: u32 = 0;
@@ -466,7 +467,7 @@ export function grepBegin(size: u32): void {
   blockSize = size;
   maskWords = (size + 31) >>> 5;
   stride = 2;
-  while (stride < 1 + maskWords) stride <<= 1;
+  while (stride < 1 + maskWords + 4) stride <<= 1;
   radixCounts.ensure(1 << RADIX_BITS);
 }
 
@@ -642,6 +643,13 @@ function flushBlock(): void {
     for (let w: u32 = 0; w < maskWords; w++) count += popcnt(load<u32>(bits + (<usize>w << 2)));
     p = writeVarint(p, id - prev);
     p = writeVarint(p, count);
+    // The word's entry statistics for grep.bin's layout (grepCount), kept as the entries are made.
+    const stats = bits + (<usize>maskWords << 2);
+    store<u32>(stats, load<u32>(stats) + 1);
+    store<u32>(stats, load<u32>(stats, 4) + count, 4);
+    // The gap from the last block (-1 before the first: last + 1 = 0).
+    store<u32>(stats, load<u32>(stats, 8) + varintLength(block + 1 - load<u32>(stats, 12)) + chunkListBytes(count), 8);
+    store<u32>(stats, block + 1, 12);
     for (let w: u32 = 0; w < maskWords; w++) {
       let m = load<u32>(bits + (<usize>w << 2));
       while (m !== 0) {
@@ -682,33 +690,13 @@ export function grepFinish(): u32 {
 }
 
 /**
- * Pass 1 over the forward list: per word id, at stats + 16 * id, [blocks holding it, chunks holding
- * it, bytes of its entry list, last block + 1] (u32s; stats zeroed by the host).
+ * Pass 1, kept by flushBlock as the forward list grew: per word id, at stats + 16 * id, [blocks
+ * holding it, chunks holding it, bytes of its entry list, last block + 1] (u32s).
  */
 export function grepCount(stats: usize): void {
-  let blk: u32 = 0;
-  for (let k: u32 = 0; k <= pieceCount; k++) {
-    const start = k < pieceCount ? <usize>load<u32>(pieces.ptr + (<usize>k << 3)) : fwd;
-    const used = k < pieceCount ? load<u32>(pieces.ptr + (<usize>k << 3), 4) : fwdLen;
-    let p = start;
-    const end = start + used;
-    for (; p < end; blk++) {
-      const words = readVarint(p);
-      p = varintEnd;
-      let id: u32 = 0xffffffff;
-      for (let j: u32 = 0; j < words; j++) {
-        id += readVarint(p);
-        const n = readVarint(varintEnd);
-        p = varintEnd + n;
-        const r = stats + (<usize>id << 4);
-        store<u32>(r, load<u32>(r) + 1);
-        store<u32>(r, load<u32>(r, 4) + n, 4);
-        // The gap from the last block (-1 before the first: last + 1 = 0).
-        store<u32>(r, load<u32>(r, 8) + varintLength(blk + 1 - load<u32>(r, 12)) + chunkListBytes(n), 8);
-        store<u32>(r, blk + 1, 12);
-      }
-    }
-  }
+  const n = grepVocab.count;
+  const at = 1 + maskWords;
+  for (let id: u32 = 0; id < n; id++) memory.copy(stats + (<usize>id << 4), wordRecs.ptr + (<usize>(id * stride + at) << 2), 16);
 }
 
 /**
