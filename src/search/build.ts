@@ -357,7 +357,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
         idOff.push(idSink.position);
         titleSink.write(chunk.title);
         titleOff.push(titleSink.position);
-        metaSink.write(chunk.meta && Object.keys(chunk.meta).length > 0 ? JSON.stringify(chunk.meta) : '');
+        if (chunk.meta && Object.keys(chunk.meta).length > 0) metaSink.write(JSON.stringify(chunk.meta));
         if (metaSink.position > 0xffffffff || titleSink.position > 0xffffffff || idSink.position > 0xffffffff) throw new InputError('corpus too large: ids, titles or metadata pass 4 GiB');
         metaOff.push(metaSink.position);
         let dl = 0;
