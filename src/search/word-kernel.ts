@@ -1,6 +1,6 @@
 import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
 import { postingPasses, type PostingPairs } from './buffers.js';
-import { DEFAULT_BLOCK_SIZE, ENTRY_STATS, type ForwardList } from './grep/builder.js';
+import { DEFAULT_BLOCK_SIZE, ENTRY_STATS, type ForwardList, type VarintRange } from './grep/builder.js';
 
 /**
  * The index builder's word loops in WebAssembly (./assembly/words.ts), over the UTF-8 of each text:
@@ -20,7 +20,7 @@ interface WordExports {
   grepAdd(p: number, len: number, doc: number): void;
   grepFinish(): number;
   grepCount(stats: number): void;
-  grepFill(plan: number, bitmaps: number, bitmapWordsEach: number, varints: number): void;
+  grepFill(plan: number, bitmaps: number, bitmapWordsEach: number, out: number, lo: number, hi: number, withBitmaps: number): void;
   allocate(bytes: number): number;
   grepWordCount(): number;
   grepArena(): number;
@@ -224,15 +224,20 @@ export class WordKernel {
     return new Uint32Array(this.memory.buffer, stats, ENTRY_STATS * nWords).slice();
   }
 
-  /** Pass 2 (ForwardList.fill): the postings in the kernel's memory. */
-  grepFill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array } {
+  /**
+   * Pass 2 (ForwardList.fill), a range of the varints at a time through one buffer in the kernel's
+   * memory: at a million chunks the varints are 200 MB, which a buffer for them all would first-touch.
+   */
+  grepFill(plan: Int32Array, bitmapWords: number, bitmapWordsEach: number, ranges: VarintRange[], write: (varints: Uint8Array, bitmaps: Uint32Array) => void): void {
     const planAt = this.x.allocate(plan.byteLength);
     const bitmapsAt = this.x.allocate(4 * bitmapWords);
-    const varintsAt = this.x.allocate(varintBytes);
+    const outAt = this.x.allocate(Math.max(0, ...ranges.map((r) => r.hi - r.lo)));
     // Views made after the allocations, which may have grown (and so replaced) the buffer.
     new Int32Array(this.memory.buffer, planAt, plan.length).set(plan);
-    this.x.grepFill(planAt, bitmapsAt, bitmapWordsEach, varintsAt);
-    return { bitmaps: new Uint32Array(this.memory.buffer, bitmapsAt, bitmapWords), varints: new Uint8Array(this.memory.buffer, varintsAt, varintBytes) };
+    ranges.forEach(({ lo, hi }, k) => {
+      this.x.grepFill(planAt, bitmapsAt, bitmapWordsEach, outAt, lo, hi, k === 0 ? 1 : 0);
+      write(new Uint8Array(this.memory.buffer, outAt, hi - lo), new Uint32Array(this.memory.buffer, bitmapsAt, bitmapWords));
+    });
   }
 
   /** Every grep word so far, by number. */
@@ -279,7 +284,7 @@ export class KernelGrepList implements ForwardList {
     return this.kernel.grepCount(nWords);
   }
 
-  fill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array } {
-    return this.kernel.grepFill(plan, bitmapWords, varintBytes, bitmapWordsEach);
+  fill(plan: Int32Array, bitmapWords: number, bitmapWordsEach: number, ranges: VarintRange[], write: (varints: Uint8Array, bitmaps: Uint32Array) => void): void {
+    this.kernel.grepFill(plan, bitmapWords, bitmapWordsEach, ranges, write);
   }
 }

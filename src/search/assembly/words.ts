@@ -700,12 +700,15 @@ export function grepCount(stats: usize): void {
 }
 
 /**
- * Pass 2: fill the postings. Per word id at plan + 16 * id: [bitmap number or -1, write position
- * in varints, last block + 1 (0), unused], as the host planned them from grepCount's stats. A
- * bitmap word sets its blocks' bits in bitmaps (bitmapWordsEach u32s a bitmap); any other appends
- * its entries to varints (both zeroed by the host).
+ * Pass 2: fill the postings of the words whose entry lists start in [lo, hi) of grep.bin's varints,
+ * into out (zeroed here first) at their start - lo; and when `withBitmaps`, the bitmap words'
+ * blocks into bitmaps (bitmapWordsEach u32s a bitmap, zeroed by the host). Per word id at plan +
+ * 16 * id: [bitmap number or -1, write position in the varints, last block + 1 (0), start], as
+ * the host planned them from grepCount's stats.
  */
-export function grepFill(plan: usize, bitmaps: usize, bitmapWordsEach: u32, varints: usize): void {
+export function grepFill(plan: usize, bitmaps: usize, bitmapWordsEach: u32, out: usize, lo: u32, hi: u32, withBitmaps: u32): void {
+  memory.fill(out, 0, <usize>(hi - lo));
+  const varints = out - <usize>lo;
   const maskBytes = (blockSize + 7) >>> 3;
   let blk: u32 = 0;
   for (let k: u32 = 0; k <= pieceCount; k++) {
@@ -725,10 +728,13 @@ export function grepFill(plan: usize, bitmaps: usize, bitmapWordsEach: u32, vari
         const r = plan + (<usize>id << 4);
         const bitmap = load<i32>(r);
         if (bitmap >= 0) {
+          if (withBitmaps === 0) continue;
           const word = bitmaps + ((<usize>bitmap * bitmapWordsEach + (blk >>> 5)) << 2);
           store<u32>(word, load<u32>(word) | (1 << (blk & 31)));
           continue;
         }
+        const listStart = load<u32>(r, 12);
+        if (listStart < lo || listStart >= hi) continue;
         let q = writeVarint(varints + load<u32>(r, 4), blk + 1 - load<u32>(r, 8));
         q = writeVarint(q, n);
         if (n === blockSize) {

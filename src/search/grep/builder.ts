@@ -210,9 +210,10 @@ export class GrepIndexBuilder implements ForwardList {
     return stats;
   }
 
-  fill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array } {
+  fill(plan: Int32Array, bitmapWords: number, bitmapWordsEach: number, ranges: VarintRange[], write: (varints: Uint8Array, bitmaps: Uint32Array) => void): void {
+    // All at once (this builder is the reference and the fallback), handed out a range at a time.
     const bitmaps = new Uint32Array(bitmapWords);
-    const varints = new Uint8Array(varintBytes);
+    const varints = new Uint8Array(ranges.length > 0 ? ranges[ranges.length - 1]!.hi : 0);
     const size = this.blockSize;
     const maskBytes = Math.ceil(size / 8);
     this.forEachPosting((id, blk, n, fwd, at) => {
@@ -235,7 +236,7 @@ export class GrepIndexBuilder implements ForwardList {
       plan[r + 1] = p;
       plan[r + 2] = blk + 1;
     });
-    return { bitmaps, varints };
+    for (const { lo, hi } of ranges) write(varints.subarray(lo, hi), bitmaps);
   }
 
   /** Every (word, block) entry in block order: n chunks of the block hold the word, their offsets at fwd[at, at + n). */
@@ -294,20 +295,32 @@ export interface ForwardList {
   countEntries(nWords: number): Uint32Array;
   /**
    * Pass 2: the postings, from a plan of ENTRY_STATS int32s per word id: its bitmap number (or -1
-   * for an entry list), where its entry list starts in varints, 0, 0 (scratch). Views valid until
-   * the list is used again.
+   * for an entry list), where its entry list starts in the varints, 0 (scratch), and its start
+   * again. The varints come a range at a time, [lo, hi) for each of `ranges` in order (each
+   * range's words whole), handed to `write` with the bitmaps (complete from the first call on);
+   * views valid until it returns.
    */
-  fill(plan: Int32Array, bitmapWords: number, varintBytes: number, bitmapWordsEach: number): { bitmaps: Uint32Array; varints: Uint8Array };
+  fill(plan: Int32Array, bitmapWords: number, bitmapWordsEach: number, ranges: VarintRange[], write: (varints: Uint8Array, bitmaps: Uint32Array) => void): void;
 }
+
+/** A range of grep.bin's varints, [lo, hi) in bytes, that starts and ends between two words' lists. */
+export interface VarintRange {
+  lo: number;
+  hi: number;
+}
+
+/** Bytes of varints filled per pass of ForwardList.fill (a word with more gets a pass of its own). */
+const VARINT_PASS_BYTES = 32 << 20;
 
 /** u32s per word of countEntries' stats and of fill's plan (one cache line holds four words' worth). */
 export const ENTRY_STATS = 4;
 
 /**
  * Write grep.bin into `dir` from a forward list and its vocabulary (`words`, by number), through a
- * temporary file renamed into place: a reader never sees half a file.
+ * temporary file renamed into place: a reader never sees half a file. `passBytes`: varints filled
+ * per pass (smaller only to exercise the passes in tests).
  */
-export function writeGrepFile(dir: string, list: ForwardList, words: string[]): void {
+export function writeGrepFile(dir: string, list: ForwardList, words: string[], passBytes = VARINT_PASS_BYTES): void {
   const nBlocks = list.finish();
   const nWords = words.length;
   const size = list.blockSize;
@@ -325,6 +338,9 @@ export function writeGrepFile(dir: string, list: ForwardList, words: string[]): 
   const plan = new Int32Array(ENTRY_STATS * nWords);
   let bitmapWords = 0;
   let varintBytes = 0;
+  // The varints are filled a range of words at a time, through one buffer (../word-kernel.ts).
+  const ranges: VarintRange[] = [];
+  let rangeStart = 0;
   for (let rk = 0; rk < nWords; rk++) {
     const r = ENTRY_STATS * order[rk]!;
     const blocks = stats[r]!;
@@ -339,11 +355,16 @@ export function writeGrepFile(dir: string, list: ForwardList, words: string[]): 
       postStart[rk] = varintBytes;
       plan[r] = -1;
       plan[r + 1] = varintBytes;
+      plan[r + 3] = varintBytes;
+      if (varintBytes - rangeStart >= passBytes) {
+        ranges.push({ lo: rangeStart, hi: varintBytes });
+        rangeStart = varintBytes;
+      }
       varintBytes += listBytes;
     }
     if (varintBytes >= 0x80000000 || bitmapWords / Math.max(1, bitmapWordsEach) >= 0x80000000) throw new Error('grep index too large for its format (postings over 2 GiB)');
   }
-  const { bitmaps, varints } = list.fill(plan, bitmapWords, varintBytes, bitmapWordsEach);
+  if (varintBytes > rangeStart || ranges.length === 0) ranges.push({ lo: rangeStart, hi: varintBytes });
 
   // Vocabulary: UTF-8 words, each followed by '\n' (never part of a word), so a substring search over
   // the whole blob cannot match across two words.
@@ -364,12 +385,21 @@ export function writeGrepFile(dir: string, list: ForwardList, words: string[]): 
 
   const path = join(dir, GREP_FILE);
   const fd = openSync(`${path}.tmp`, 'w');
+  const put = (part: ArrayBufferView) => {
+    const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  };
   try {
-    for (const part of [header, df, postStart, vocabOff, bitmaps, varints, vocab]) {
-      const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    }
+    for (const part of [header, df, postStart, vocabOff]) put(part);
+    let first = true;
+    list.fill(plan, bitmapWords, bitmapWordsEach, ranges, (varints, bitmaps) => {
+      // The bitmaps come before the varints in the file, and are whole from the first range on.
+      if (first) put(bitmaps);
+      first = false;
+      put(varints);
+    });
+    put(vocab);
   } finally {
     closeSync(fd);
   }
