@@ -17,8 +17,8 @@ interface JsonlExports {
 export const LINE_OK = 0;
 export const LINE_BLANK = 1;
 export const LINE_FALLBACK = 2;
-/** u32s per line record: status, id offset and length, title offset and length, text offset and length, text UTF-16 length, line start and end. */
-const RECORD = 10;
+/** u32s per line record: status, id offset and length, title offset and length, text offset and length, text UTF-16 length, line start and end, fingerprint. */
+const RECORD = 11;
 /** A title length meaning: the record has no title. */
 export const NO_TITLE = 0xffffffff;
 
@@ -38,6 +38,8 @@ export const line = {
   text: (r: Uint32Array, i: number): [number, number] => [r[i * RECORD + 5]!, r[i * RECORD + 6]!],
   units: (r: Uint32Array, i: number) => r[i * RECORD + 7]!,
   span: (r: Uint32Array, i: number): [number, number] => [r[i * RECORD + 8]!, r[i * RECORD + 9]!],
+  /** ../read.ts's fingerprint of the chunk (a line with a title). */
+  fingerprint: (r: Uint32Array, i: number) => r[i * RECORD + 10]!,
 };
 
 export class JsonlScanner {

@@ -31,6 +31,8 @@ export interface ReadOptions {
 interface Located {
   chunk: SourceChunk;
   where: string;
+  /** The chunk's fingerprint(), when the reader has it already. */
+  print?: number;
 }
 
 /** Paragraph datasets have no chunk ids: the id is a hash of the normalised title and text. */
@@ -160,7 +162,7 @@ async function* readJsonlUtf8(path: string, layout: 'auto' | 'jsonl', onBytes: (
           const body = utf8Decoder.decode(utf8);
           out.push({ chunk: { id, title: deriveTitle(body, undefined), text: body }, where });
         } else {
-          out.push({ chunk: { id, title: text([titleAt, titleLength]), utf8, units: scanned.units(records, i) }, where });
+          out.push({ chunk: { id, title: text([titleAt, titleLength]), utf8, units: scanned.units(records, i) }, where, print: scanned.fingerprint(records, i) });
         }
         continue;
       }
@@ -344,9 +346,9 @@ async function* readBatches(sources: CorpusSource[], options: ReadOptions, utf8T
     let fromFile = 0;
     for await (const located of readFileLocated(f.file, f.format, (b) => options.onProgress?.(done + b, total), utf8Texts)) {
       const batch: SourceChunk[] = [];
-      for (const { chunk, where } of located) {
+      for (const { chunk, where, print: known } of located) {
         fromFile++;
-        const print = fingerprint(chunk);
+        const print = known ?? fingerprint(chunk);
         const before = seen.setIfAbsent(chunk.id, print);
         if (before !== undefined) {
           if (before !== print) throw new InputError(`${where}: duplicate chunk id "${chunk.id}" with different content than its first occurrence`);

@@ -182,6 +182,23 @@ describe('JSONL texts left as UTF-8 (readSourceBatches)', () => {
     }
   });
 
+  it('tells a repeat from a different chunk under one id across a UTF-8 line and a string chunk', async () => {
+    // The fast path's fingerprint (computed in WebAssembly) must be the string chunk's.
+    // Differences within the first or last 64 bytes, one of them in an emoji cut by the 64th byte.
+    const texts = ['short', 'é'.repeat(40), 'x'.repeat(60) + '😀' + 'y'.repeat(70), 'mid 東京 ' + 'z'.repeat(100) + ' 𝐀end'];
+    const chunks = texts.map((text, i) => ({ id: `f${i}`, title: i % 2 ? `Title 𝐀 ${i}` : `T${i}`, text }));
+    const lines = file('fp.jsonl', chunks.map((c) => JSON.stringify(c)).join('\n'));
+    const same = file('fp-same.json', JSON.stringify(chunks));
+    const read = [];
+    for await (const batch of readSourceBatches([{ path: lines }, { path: same }])) read.push(...batch);
+    expect(read.map((c) => c.id)).toEqual(chunks.map((c) => c.id));
+    expect(read.every((c) => isUtf8Chunk(c))).toBe(true);
+    for (const [i, changed] of [[0, 'shorT'], [2, 'x'.repeat(60) + '😁' + 'y'.repeat(70)], [3, texts[3]!.replace('𝐀end', '𝐁end')]] as const) {
+      const other = file(`fp-other-${i}.json`, JSON.stringify([{ ...chunks[i]!, text: changed }]));
+      await expect(all(readSourceBatches([{ path: lines }, { path: other }]) as AsyncIterable<never>)).rejects.toThrow(/duplicate chunk id "f\d" with different content/);
+    }
+  });
+
   it('keeps line numbers and chunks right across read buffers', async () => {
     // Over 64 KiB in lines of every length, so that lines straddle the reads.
     const lines: string[] = [];

@@ -27,7 +27,7 @@ const records = new Bytes();
 let arenaLen: usize = 0;
 
 /** u32s per line record (see scanLines). */
-const RECORD: u32 = 10;
+const RECORD: u32 = 11;
 export const OK: u32 = 0;
 export const BLANK: u32 = 1;
 export const FALLBACK: u32 = 2;
@@ -282,15 +282,61 @@ function scanLine(p: usize, end: usize, rec: usize): u32 {
   // An id and a text are needed, and an empty id is an error: JSON.parse's path reports them.
   if ((seen & 1) === 0 || (seen & 4) === 0 || load<u32>(rec, 8) === 0) return FALLBACK;
   if ((seen & 2) === 0) store<u32>(rec, 0xffffffff, 16);
+  else store<u32>(rec, fingerprint(rec), 40);
   return OK;
+}
+
+const FNV_PRIME: u32 = 0x01000193;
+/** Bytes hashed from each end of a text (../read.ts FINGERPRINT_ENDS). */
+const ENDS: u32 = 64;
+
+/**
+ * ../read.ts's fingerprint of an OK line's chunk (it has a title): FNV-1a over the title's UTF-16
+ * code units, the text's UTF-16 length, and the first and last 64 bytes of its UTF-8.
+ */
+function fingerprint(rec: usize): u32 {
+  let h: u32 = 0x811c9dc5;
+  let p = arena.ptr + <usize>load<u32>(rec, 12);
+  const titleEnd = p + <usize>load<u32>(rec, 16);
+  while (p < titleEnd) {
+    // The title is well-formed UTF-8 (scanString checked it): decode a code point, hash its units.
+    const b = <u32>load<u8>(p);
+    let cp: u32;
+    if (b < 0x80) {
+      cp = b;
+      p += 1;
+    } else if (b < 0xe0) {
+      cp = ((b & 0x1f) << 6) | (<u32>load<u8>(p, 1) & 0x3f);
+      p += 2;
+    } else if (b < 0xf0) {
+      cp = ((b & 0x0f) << 12) | ((<u32>load<u8>(p, 1) & 0x3f) << 6) | (<u32>load<u8>(p, 2) & 0x3f);
+      p += 3;
+    } else {
+      cp = ((b & 0x07) << 18) | ((<u32>load<u8>(p, 1) & 0x3f) << 12) | ((<u32>load<u8>(p, 2) & 0x3f) << 6) | (<u32>load<u8>(p, 3) & 0x3f);
+      p += 4;
+    }
+    if (cp >= 0x10000) {
+      h = (h ^ (0xd800 + ((cp - 0x10000) >>> 10))) * FNV_PRIME;
+      h = (h ^ (0xdc00 + ((cp - 0x10000) & 0x3ff))) * FNV_PRIME;
+    } else {
+      h = (h ^ cp) * FNV_PRIME;
+    }
+  }
+  h = (h ^ load<u32>(rec, 28)) * FNV_PRIME;
+  const text = arena.ptr + <usize>load<u32>(rec, 20);
+  const n = load<u32>(rec, 24);
+  const head = min<u32>(n, ENDS);
+  for (let i: u32 = 0; i < head; i++) h = (h ^ <u32>load<u8>(text + i)) * FNV_PRIME;
+  for (let i: u32 = max<u32>(ENDS, n - min<u32>(n, ENDS)); i < n; i++) h = (h ^ <u32>load<u8>(text + i)) * FNV_PRIME;
+  return h;
 }
 
 /**
  * Split the len bytes at inputPointer() into lines (on '\n'; a '\r' before it is dropped) and scan
  * each; returns the number of lines. Per line, RECORD u32s at recordsPointer(): status, id offset
  * and length, title offset and length (length 0xffffffff: no title), text offset and length
- * (offsets into arenaPointer(); valid for an OK line), the text's UTF-16 length, and the line's
- * start and end in the input.
+ * (offsets into arenaPointer(); valid for an OK line), the text's UTF-16 length, the line's start
+ * and end in the input, and the chunk's fingerprint (../read.ts; for an OK line with a title).
  */
 export function scanLines(len: u32): u32 {
   const base = input.ptr;
