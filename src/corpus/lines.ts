@@ -47,22 +47,24 @@ export async function* readLineBytes(path: string, onBytes?: (bytes: number) => 
     source = file.pipe(gunzip);
   }
   let number = 0;
-  // The unfinished last line of the previous read, if any.
-  let carry: Buffer | null = null;
+  // The unfinished last line of the previous reads, if any, in pieces: joined once its end comes,
+  // so that a line of many reads is copied once, not once per read.
+  let carry: Buffer[] = [];
   for await (const chunk of source) {
     const last = chunk.lastIndexOf(10);
     if (last === -1) {
-      carry = carry ? Buffer.concat([carry, chunk]) : Buffer.from(chunk);
+      carry.push(Buffer.from(chunk));
       continue;
     }
-    const bytes = carry ? Buffer.concat([carry, chunk.subarray(0, last + 1)]) : chunk.subarray(0, last + 1);
-    carry = last + 1 < chunk.length ? Buffer.from(chunk.subarray(last + 1)) : null;
+    const bytes = carry.length > 0 ? Buffer.concat([...carry, chunk.subarray(0, last + 1)]) : chunk.subarray(0, last + 1);
+    carry = last + 1 < chunk.length ? [Buffer.from(chunk.subarray(last + 1))] : [];
     const firstLine = number + 1;
     for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, nl + 1)) number++;
     onBytes?.(file.bytesRead);
     yield { bytes, firstLine };
   }
-  if (carry && carry.length > 0) yield { bytes: carry, firstLine: number + 1 };
+  const rest = Buffer.concat(carry);
+  if (rest.length > 0) yield { bytes: rest, firstLine: number + 1 };
 }
 
 /** readLines a batch of lines at a time (readLineBytes' batches, decoded). */
