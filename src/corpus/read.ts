@@ -112,6 +112,20 @@ function sniffRecord(rec: unknown): 'jsonl' | 'hotpotqa' | 'musique' {
   return 'jsonl';
 }
 
+type LineLayout = 'jsonl' | 'hotpotqa' | 'musique';
+
+/**
+ * One JSONL line the JSON.parse way (a blank one is skipped): its chunks appended to `out`; returns
+ * the file's line layout, taken from its first record when not known yet.
+ */
+function jsonLine(text: string, where: string, resolved: LineLayout | undefined, out: Located[]): LineLayout | undefined {
+  if (text.trim() === '') return resolved;
+  const rec = parseJsonLine(text, where);
+  const layout = resolved ?? sniffRecord(rec);
+  lineChunks(rec, where, layout, out);
+  return layout;
+}
+
 async function* readJsonl(path: string, layout: 'auto' | 'jsonl' | 'hotpotqa' | 'musique', onBytes: (b: number) => void, utf8Texts: boolean): AsyncGenerator<Located[]> {
   if (utf8Texts && (layout === 'auto' || layout === 'jsonl')) {
     const scanner = JsonlScanner.create();
@@ -123,13 +137,7 @@ async function* readJsonl(path: string, layout: 'auto' | 'jsonl' | 'hotpotqa' | 
   let resolved = layout === 'auto' ? undefined : layout;
   for await (const lines of readLineBatches(path, onBytes)) {
     const out: Located[] = [];
-    for (const line of lines) {
-      if (line.text.trim() === '') continue;
-      const where = `${path}:${line.number}`;
-      const rec = parseJsonLine(line.text, where);
-      resolved ??= sniffRecord(rec);
-      lineChunks(rec, where, resolved, out);
-    }
+    for (const line of lines) resolved = jsonLine(line.text, `${path}:${line.number}`, resolved, out);
     if (out.length > 0) yield out;
   }
 }
@@ -142,7 +150,7 @@ const utf8Decoder = new TextDecoder();
  * and makes the same chunks and the same errors as readJsonl's.
  */
 async function* readJsonlUtf8(path: string, layout: 'auto' | 'jsonl', onBytes: (b: number) => void, scanner: JsonlScanner): AsyncGenerator<Located[]> {
-  let resolved: 'jsonl' | 'hotpotqa' | 'musique' | undefined = layout === 'auto' ? undefined : layout;
+  let resolved: LineLayout | undefined = layout === 'auto' ? undefined : layout;
   for await (const { bytes, firstLine } of readLineBytes(path, onBytes)) {
     const { lines, records, arena } = scanner.scan(bytes);
     const out: Located[] = [];
@@ -167,11 +175,7 @@ async function* readJsonlUtf8(path: string, layout: 'auto' | 'jsonl', onBytes: (
         continue;
       }
       const [start, end] = scanned.span(records, i);
-      const line = decodeLine(bytes, start, end, number === 1);
-      if (line.trim() === '') continue;
-      const rec = parseJsonLine(line, where);
-      resolved ??= sniffRecord(rec);
-      lineChunks(rec, where, resolved, out);
+      resolved = jsonLine(decodeLine(bytes, start, end, number === 1), where, resolved, out);
     }
     if (out.length > 0) yield out;
   }

@@ -99,6 +99,13 @@ export class WordKernel {
     return this.u8;
   }
 
+  /** Copy `data` into fresh kernel memory; returns where (valid across later growth). */
+  private place(data: ArrayBufferView): number {
+    const at = this.x.allocate(data.byteLength);
+    this.view().set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), at);
+    return at;
+  }
+
   private bytes(p: number, len: number): Uint8Array {
     return this.view().subarray(p, p + len);
   }
@@ -168,12 +175,7 @@ export class WordKernel {
   pairs(): PostingPairs {
     const x = this.x;
     const memory = this.memory;
-    /** Copy `data` into fresh kernel memory; returns where. */
-    const place = (data: Uint32Array | Float64Array): number => {
-      const at = x.allocate(data.byteLength);
-      new Uint8Array(memory.buffer, at, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-      return at;
-    };
+    const place = (data: ArrayBufferView) => this.place(data);
     return {
       length: x.pairCount(),
       remapTerms: (map) => x.remapTerms(place(map)),
@@ -229,11 +231,10 @@ export class WordKernel {
    * memory: at a million chunks the varints are 200 MB, which a buffer for them all would first-touch.
    */
   grepFill(plan: Int32Array, bitmapWords: number, bitmapWordsEach: number, ranges: VarintRange[], write: (varints: Uint8Array, bitmaps: Uint32Array) => void): void {
-    const planAt = this.x.allocate(plan.byteLength);
+    const planAt = this.place(plan);
     const bitmapsAt = this.x.allocate(4 * bitmapWords);
     const outAt = this.x.allocate(Math.max(0, ...ranges.map((r) => r.hi - r.lo)));
-    // Views made after the allocations, which may have grown (and so replaced) the buffer.
-    new Int32Array(this.memory.buffer, planAt, plan.length).set(plan);
+    // Views made after the calls, which may have grown (and so replaced) the buffer.
     ranges.forEach(({ lo, hi }, k) => {
       this.x.grepFill(planAt, bitmapsAt, bitmapWordsEach, outAt, lo, hi, k === 0 ? 1 : 0);
       write(new Uint8Array(this.memory.buffer, outAt, hi - lo), new Uint32Array(this.memory.buffer, bitmapsAt, bitmapWords));
