@@ -58,8 +58,8 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
         path = shipped;
       }
       backend = createLocalBackend({ checkpoint: path, dir: opts.checkpointDir });
-      // A run starts with fresh Adam moments even from a 'state' checkpoint of another run.
-      if (backend.step !== 0) backend.step = 0;
+      // A run starts with a fresh optimiser (moments and step) even from a 'state' checkpoint of another run.
+      backend.resetOptimizer();
     }
     if (config.budgets.contextTokens > backend.config.context) {
       throw new InputError(`budgets.contextTokens ${config.budgets.contextTokens} exceeds the local model's context of ${backend.config.context} tokens`);

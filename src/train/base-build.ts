@@ -98,7 +98,7 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
 export async function tuneOnTranscripts(from: string, dir: string, name: string, streams: number[][], masks: number[][], o: BaseBuildOptions, t0 = performance.now(), round = 0): Promise<number[]> {
   const log = o.log ?? (() => {});
   const backend = createLocalBackend({ checkpoint: from, dir, threads: 2 });
-  backend.step = 0;
+  backend.resetOptimizer();
   // Round 0 draws from seed + 202 (as the first build did), later rounds from their own streams.
   const rng = seededRandom(o.seed + 202 + 1000 * round);
   const losses: number[] = [];

@@ -168,6 +168,17 @@ export class LocalBackend implements TrainingBackend {
     this.loadStateSync(path);
   }
 
+  /**
+   * Forget the optimiser: Adam's moments to zero and the step count to 0 (so its bias correction
+   * starts over). A run that starts fresh from another run's state checkpoint calls this; keeping
+   * the old moments would carry the other run's gradient history into the first updates.
+   */
+  resetOptimizer(): void {
+    this.adamM.fill(0);
+    this.adamV.fill(0);
+    this.step = 0;
+  }
+
   loadStateSync(path: string): void {
     const { header, tensors } = readCheckpoint(path);
     if (JSON.stringify(header.config) !== JSON.stringify(this.config)) throw new InputError(`checkpoint ${path}: model config ${JSON.stringify(header.config)} differs from this backend's ${JSON.stringify(this.config)}`);
