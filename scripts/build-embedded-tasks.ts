@@ -17,7 +17,8 @@ import { loadHotpotQA, readHotpotQACorpusByTitle } from '../src/tasks/loaders/ho
 import { loadMusique } from '../src/tasks/loaders/musique.js';
 import { paragraphChunk } from '../src/tasks/loaders/paragraph.js';
 import { readRecords } from '../src/tasks/records.js';
-import { splitSha256, splitTasks, taskSource, type SplitTask } from '../src/tasks/split.js';
+import { DEV_TEST_SEED, devTestHalves, splitSha256, splitTasks, taskSource, type SplitTask } from '../src/tasks/split.js';
+import type { Task } from '../src/tasks/task.js';
 import { packageRoot, writeSplitTasks } from '../src/tasks/store.js';
 
 /** Changing this (or the fraction) moves tasks between splits: the hashes in SPLITS.md will show it. */
@@ -61,10 +62,11 @@ export async function buildEmbeddedTasks(data: string, out: string): Promise<str
 
 /** The README-ready table of splits: counts per source and the sha256 of each split's canonical JSONL. */
 export function splitsMarkdown(tasks: SplitTask[]): string {
-  const splits = ['train', 'eval'];
   const sources = [...new Set(tasks.map(taskSource))].sort();
-  const rows = splits.map((name) => {
-    const inSplit = tasks.filter((t) => t.split === name).map(({ split: _s, ...t }) => t);
+  const stored = (name: string) => tasks.filter((t) => t.split === name).map(({ split: _s, ...t }) => t);
+  const halves = devTestHalves(stored('eval'));
+  const splits: [string, Task[]][] = [['train', stored('train')], ['eval', stored('eval')], ['dev', halves.dev], ['test', halves.test]];
+  const rows = splits.map(([name, inSplit]) => {
     const perSource = sources.map((s) => inSplit.filter((t) => taskSource(t) === s).length);
     return `| ${name} | ${inSplit.length} | ${perSource.join(' | ')} | \`${splitSha256(inSplit)}\` |`;
   });
@@ -74,6 +76,8 @@ export function splitsMarkdown(tasks: SplitTask[]): string {
     `data/embedded/tasks.jsonl.gz holds ${tasks.length} tasks: the HotpotQA dev-500 questions (distractor setting,`,
     'IRCoT layout; CC BY-SA 4.0) and the MuSiQue-Ans train-100 questions (CC BY 4.0). Within each source,',
     `tasks are ordered by sha256("${DEFAULT_SPLIT.seed}" NUL task id) and the first ${DEFAULT_SPLIT.evalFraction * 100}% are held out for eval.`,
+    `Eval is halved the same way, by sha256("${DEV_TEST_SEED}" NUL task id) within each source: \`dev\``,
+    '(tuning, curves during training) and `test` (reported numbers only; nothing is tuned on it).',
     '',
     `| split | tasks | ${sources.join(' | ')} | sha256 of the split's canonical JSONL |`,
     `|---|---|${sources.map(() => '---|').join('')}---|`,

@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { ensureDefaultIndex, openIndex } from '../search/index.js';
 import { describeZodError } from './records.js';
-import { withoutSplit, type SplitTask } from './split.js';
+import { devTestHalves, HELD_OUT_HALVES, withoutSplit, type SplitTask } from './split.js';
 import { embeddedTasksPath, readSplitTasks, sleuthHome } from './store.js';
 import type { Task } from './task.js';
 
@@ -145,9 +145,16 @@ export async function loadTaskSet(nameOrPath: string, options: LoadTaskSetOption
   return taskSetOf(stored.name, stored.tasks, indexDir);
 }
 
-/** A TaskSet over tasks already in memory. */
+/**
+ * A TaskSet over tasks already in memory. A set with an `eval` split and no split of its own named
+ * `dev` or `test` also offers those two: the halves of eval (devTestHalves), so that every set can
+ * be tuned on one half and reported on the other.
+ */
 export function taskSetOf(name: string, tasks: SplitTask[], indexDir: string): TaskSet {
-  const splits = splitNames(tasks);
+  const stored = splitNames(tasks);
+  const derived = stored.includes('eval') && !HELD_OUT_HALVES.some((h) => stored.includes(h));
+  const splits = derived ? [...stored, ...HELD_OUT_HALVES] : stored;
+  let halves: { dev: Task[]; test: Task[] } | undefined;
   return {
     name,
     splits,
@@ -155,6 +162,10 @@ export function taskSetOf(name: string, tasks: SplitTask[], indexDir: string): T
     tasks(split?: string): Task[] {
       if (split !== undefined && !splits.includes(split)) {
         throw new InputError(`task set '${name}' has no split '${split}' (splits: ${splits.join(', ')})`);
+      }
+      if (derived && (split === 'dev' || split === 'test')) {
+        halves ??= devTestHalves(tasks.filter((t) => t.split === 'eval').map(withoutSplit));
+        return [...halves[split]];
       }
       return tasks.filter((t) => split === undefined || t.split === split).map(withoutSplit);
     },

@@ -87,6 +87,27 @@ export function splitTasks(tasks: Task[], options: SplitOptions = {}): SplitTask
   return tasks.map((task) => ({ split: evalIds.has(task.id) ? 'eval' : 'train', ...canonicalTask(task) }));
 }
 
+/** Seed of the hash that halves a held-out split into dev and test. */
+export const DEV_TEST_SEED = 'sleuth-dev-test-v1';
+
+/** The held-out split's halves: `dev` for tuning and training curves, `test` for reported numbers only. */
+export const HELD_OUT_HALVES = ['dev', 'test'] as const;
+
+/**
+ * Halve held-out tasks into dev and test, stratified by source: within each source, tasks are
+ * ordered by a seeded hash of their id and the first round(n / 2) go to dev, the rest to test.
+ * Like splitTasks, a task's half depends only on its id, its source's size and the seed; both
+ * halves keep the input order. Tune on dev, report on test: nothing is ever chosen by its test score.
+ */
+export function devTestHalves(heldOut: Task[], seed: string | number = DEV_TEST_SEED): { dev: Task[]; test: Task[] } {
+  const devIds = new Set<string>();
+  for (const group of groupBySource(heldOut).values()) {
+    const ordered = [...group].sort((a, b) => cmp(seededKey(seed, a.id), seededKey(seed, b.id)));
+    for (const task of ordered.slice(0, Math.round(group.length / 2))) devIds.add(task.id);
+  }
+  return { dev: heldOut.filter((t) => devIds.has(t.id)), test: heldOut.filter((t) => !devIds.has(t.id)) };
+}
+
 /**
  * Choose n tasks at random but reproducibly, stratified by source: each source gets its share of n
  * (largest remainders break ties), and within a source the tasks with the smallest seeded hashes of

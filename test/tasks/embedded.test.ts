@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildEmbeddedTasks } from '../../scripts/build-embedded-tasks.js';
-import { splitSha256, taskSource } from '../../src/tasks/split.js';
+import { devTestHalves, splitSha256, taskSource } from '../../src/tasks/split.js';
+import { taskSetOf } from '../../src/tasks/registry.js';
 import { embeddedTasksPath, readSplitTasks } from '../../src/tasks/store.js';
 
 /** The shared source data exists on the development machine, not in CI. */
@@ -36,14 +37,36 @@ describe('the embedded default task set', () => {
     }
   });
 
+  it('halves eval into dev and test: disjoint, together eval, both sources in proportion, the same on every load', async () => {
+    const set = taskSetOf('default', tasks, '/nonexistent-index');
+    expect(set.splits).toEqual(['train', 'eval', 'dev', 'test']);
+    const dev = set.tasks('dev'), test = set.tasks('test');
+    const devIds = new Set(dev.map((t) => t.id));
+    expect(test.filter((t) => devIds.has(t.id))).toEqual([]);
+    expect(new Set([...dev, ...test].map((t) => t.id))).toEqual(new Set(of('eval').map((t) => t.id)));
+    for (const [source, n] of [['hotpotqa', 50], ['musique', 10]] as const) {
+      expect(dev.filter((t) => taskSource(t) === source)).toHaveLength(n);
+      expect(test.filter((t) => taskSource(t) === source)).toHaveLength(n);
+    }
+    // Halving depends on the ids and the seed only: shuffled input gives the same halves, in input order.
+    const shuffled = [...of('eval')].reverse();
+    expect(devTestHalves(shuffled).dev.map((t) => t.id)).toEqual(dev.map((t) => t.id).reverse());
+    expect(devTestHalves(of('eval'), 'another seed').dev.map((t) => t.id)).not.toEqual(dev.map((t) => t.id));
+    // A set with its own dev split keeps it and derives nothing.
+    const own = taskSetOf('own', [...tasks.slice(0, 3).map((t) => ({ ...t, split: 'dev' })), ...tasks.slice(3, 6).map((t) => ({ ...t, split: 'eval' }))], '/x');
+    expect(own.splits).toEqual(['eval', 'dev']);
+    expect(own.tasks('dev').map((t) => t.id)).toEqual(tasks.slice(0, 3).map((t) => t.id));
+  });
+
   it('matches the split hashes published in data/embedded/SPLITS.md', () => {
     const md = readFileSync(join('data', 'embedded', 'SPLITS.md'), 'utf8');
-    for (const split of ['train', 'eval']) {
+    const set = taskSetOf('default', tasks, '/nonexistent-index');
+    for (const split of ['train', 'eval', 'dev', 'test']) {
       const row = md.split('\n').find((l) => l.startsWith(`| ${split} |`));
       expect(row, `SPLITS.md has a row for ${split}`).toBeDefined();
       const published = /`([0-9a-f]{64})`/.exec(row!)?.[1];
-      expect(published).toBe(splitSha256(of(split)));
-      expect(row).toContain(`| ${of(split).length} |`);
+      expect(published).toBe(splitSha256(set.tasks(split)));
+      expect(row).toContain(`| ${set.tasks(split).length} |`);
     }
   });
 

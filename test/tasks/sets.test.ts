@@ -65,7 +65,7 @@ describe('task sets on disk', () => {
   });
 
   it('imports HotpotQA with its own paragraphs as the corpus, split, and loads back', async () => {
-    expect(hotpot.splits).toEqual(['train', 'eval']);
+    expect(hotpot.splits).toEqual(['train', 'eval', 'dev', 'test']);
     expect(hotpot.tasks('train')).toHaveLength(2);
     expect(hotpot.tasks('eval')).toHaveLength(1);
     const ids = readFileSync(join(FIX, 'hotpotqa-ircot.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).question_id as string);
