@@ -77,7 +77,7 @@ describe('task sets on disk', () => {
     const manifest = JSON.parse(readFileSync(join(home, 'tasks', 'hp', 'taskset.json'), 'utf8'));
     expect(manifest).toMatchObject({ name: 'hp', counts: { train: 2, eval: 1 }, chunks: 30 });
     expect(manifest.sha256.eval).toBe(splitSha256(hotpot.tasks('eval')));
-    expect(() => hotpot.tasks('test')).toThrow("has no split 'test'");
+    expect(() => hotpot.tasks('holdout')).toThrow("has no split 'holdout'");
   });
 
   it('names the known sets when asked for an unknown one, and refuses to overwrite without force', async () => {
