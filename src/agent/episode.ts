@@ -60,7 +60,7 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
       } else {
         for (const call of turn.calls) {
           const callStart = performance.now();
-          const result = await episode.call({ name: call.name, arguments: call.arguments, ...(call.id ? { id: call.id } : {}) }, call.status, index);
+          const result = await episode.call({ name: call.name, arguments: call.arguments, ...(call.id ? { id: call.id } : {}), ...(call.argumentError !== undefined ? { argumentError: call.argumentError } : {}) }, call.status, index);
           calls.push({ ...callRecord(call, result), ms: performance.now() - callStart });
           results.push({ call, result });
         }

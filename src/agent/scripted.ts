@@ -2,6 +2,7 @@ import type { Chunk } from '../corpus/chunk.js';
 import { InputError } from '../errors.js';
 import type { Task } from '../tasks/task.js';
 import { Analyzer } from '../search/analyzer.js';
+import { literalPattern } from '../protocol/compact/references.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
 
 /**
@@ -90,14 +91,82 @@ export function baselineAgent(k = 10, spec = 'baseline', options: { keywords?: b
   });
 }
 
-/** A Python regex matching text literally: metacharacters escaped, white space as \s+. */
-export function literalPattern(text: string, words = 8): string {
-  return text
-    .split(/\s+/u)
-    .filter(Boolean)
-    .slice(0, words)
-    .map((w) => w.replace(/[\\^$.|?*+()[\]{}]/gu, '\\$&'))
-    .join('\\s+');
+export { literalPattern };
+
+/**
+ * A search plan of the `follow` teacher: search the question's keywords, curate the top `k1`, then
+ * search the titles of the top `follow` hits whose titles bring a word the question lacks (with the
+ * question's keywords when `withQuestion`: a bridge entity plus what is asked of it), and curate
+ * the first `k2` new hits of each, up to the curate cap. `follow` 0 is the baseline with k1 hits.
+ */
+export interface FollowPlan {
+  k1: number;
+  follow: number;
+  withQuestion: boolean;
+  k2: number;
+  /** Hits per search (default 10). */
+  searchK?: number;
+}
+
+export function followSpec(p: FollowPlan): string {
+  return `follow:${p.k1},${p.follow},${p.k2}${p.withQuestion ? ',q' : ''}`;
+}
+
+/** Hits of search and grep results: id and title, in order. */
+function hitsIn(results: ToolExchange[]): { id: string; title: string }[] {
+  const hits: { id: string; title: string }[] = [];
+  for (const r of results) {
+    if (r.result.outcome !== 'ok') continue;
+    const value = JSON.parse(r.result.content) as { hits?: { id: string; title: string }[] };
+    for (const h of value.hits ?? []) hits.push({ id: h.id, title: h.title });
+  }
+  return hits;
+}
+
+export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap = 30): Agent {
+  const searchK = plan.searchK ?? 10;
+  return new ScriptedAgent(spec, function* (ctx): Plan {
+    const keywords = keywordQuery(ctx.task.query);
+    const first = hitsIn(yield turn('Search the question.', call('bm25_search', { query: keywords, k: searchK })));
+    if (first.length === 0) {
+      yield turn('Nothing found.', call('finish', {}));
+      return;
+    }
+    const curated = first.slice(0, plan.k1).map((h) => h.id);
+    // Follow titles that bring a word the question lacks (a bridge entity), best-ranked first.
+    const asked = new Set(ANALYZER.terms(ctx.task.query));
+    const bridges = first.filter((h) => ANALYZER.terms(h.title).some((t) => !asked.has(t)));
+    const titles = [...new Set(bridges.map((h) => h.title))].slice(0, plan.follow);
+    const curate = curated.length ? [call('curate', { ids: curated })] : [];
+    if (titles.length === 0) {
+      yield turn(`Curate the top ${curated.length} hits and finish.`, ...curate, call('finish', {}));
+      return;
+    }
+    const searches = titles.map((t) => call('bm25_search', { query: plan.withQuestion ? `${t} ${keywords}` : t, k: searchK }));
+    const results = yield turn('Curate, and follow the top titles.', ...curate, ...searches);
+    const more: string[] = [];
+    for (const r of results.filter((x) => x.call.name === 'bm25_search')) {
+      more.push(...hitsIn([r]).map((h) => h.id).filter((id) => !curated.includes(id) && !more.includes(id)).slice(0, plan.k2));
+    }
+    const add = more.slice(0, Math.max(0, curateCap - curated.length));
+    yield turn(`Curate ${add.length} more and finish.`, ...(add.length ? [call('curate', { ids: add })] : []), call('finish', {}));
+  });
+}
+
+/**
+ * The follow plans a teacher sweeps: the whole range the environment allows a three-turn searcher
+ * (curating 1 to 10 of the first search, following 0 to 3 titles, with or without the question's
+ * words, and 0 to 10 more from each), in a fixed order so that attempt j of a query is plan j.
+ */
+export function followPlans(): FollowPlan[] {
+  const plans: FollowPlan[] = [];
+  for (const follow of [0, 1, 2, 3]) {
+    for (const k1 of follow === 0 ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] : [2, 5, 10]) {
+      if (follow === 0) plans.push({ k1, follow, withQuestion: false, k2: 0 });
+      else for (const withQuestion of [true, false]) for (const k2 of [2, 5, 10]) plans.push({ k1, follow, withQuestion, k2 });
+    }
+  }
+  return plans;
 }
 
 /** Gold chunk ids: one per fact first (so a cap keeps every fact covered), then the rest. */
@@ -166,6 +235,15 @@ export const AGENT_FACTORIES = new Map<string, AgentFactory>([
       const k = arg === undefined ? 10 : Number(arg);
       if (!Number.isInteger(k) || k < 1 || k > 50) throw new InputError(`agent '${spec}': baseline:K needs K from 1 to 50`);
       return baselineAgent(k, spec);
+    },
+  ],
+  [
+    'follow',
+    (arg, spec) => {
+      const m = /^(\d+),(\d+),(\d+)(,q)?$/u.exec(arg ?? '');
+      const plan = m ? { k1: Number(m[1]), follow: Number(m[2]), k2: Number(m[3]), withQuestion: m[4] !== undefined } : undefined;
+      if (!plan || plan.k1 > 50 || plan.follow > 10 || plan.k2 > 50) throw new InputError(`agent '${spec}': follow:K1,TITLES,K2[,q] needs whole numbers (K1, K2 up to 50, TITLES up to 10), e.g. follow:10,2,5,q`);
+      return followAgent(plan, spec);
     },
   ],
   [

@@ -27,6 +27,8 @@ export interface AgentCall {
   /** [start, end) into this turn's sampledTokens. */
   tokenSpan?: [number, number];
   problem?: string;
+  /** See ParsedCall.argumentError: the call is answered with this error instead of being run. */
+  argumentError?: string;
 }
 
 export interface AgentTurn {

@@ -38,6 +38,7 @@ export abstract class EpisodeBase implements EnvEpisode {
     const started = performance.now();
     let result: ToolResult;
     if (status === 'unparseable') result = errorResult('unparseable', `could not read the tool call '${call.name || '?'}'; write one well-formed call per tool use`);
+    else if (call.argumentError !== undefined) result = errorResult('bad_reference', call.argumentError);
     else if (this.ended) result = errorResult('episode_over', `the episode already ended (${this.ended}); '${call.name}' was not run`);
     else result = await this.handle(call);
     this.noteSeen(result.chunkIds);

@@ -18,6 +18,8 @@ export interface ToolCall {
   arguments: unknown;
   /** Chat APIs give calls ids; token-level renderers may leave it empty. */
   id?: string;
+  /** Why the renderer could not build the arguments (the call is answered with it, not run). */
+  argumentError?: string;
 }
 
 /** Status of a call after parsing model output (see src/protocol). */

@@ -12,6 +12,11 @@ export interface ParsedCall {
   tokenSpan?: [number, number];
   /** Why the strict (or lenient) parser rejected it. */
   problem?: string;
+  /**
+   * The renderer could not turn what the model wrote into the tool's arguments (e.g. a reference to
+   * a question word that does not exist): the call is not run, and the model gets this message.
+   */
+  argumentError?: string;
   /** Chat APIs give calls ids (message-level protocols); token-level renderers leave it empty. */
   id?: string;
 }

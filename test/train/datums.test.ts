@@ -10,6 +10,8 @@ import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import type { Task } from '../../src/tasks/task.js';
 import { renderRollout, rlDatum, sftDatum, tokenStream } from '../../src/train/datums.js';
 import { localRenderer } from '../../src/train/local-agent.js';
+import { Analyzer } from '../../src/search/analyzer.js';
+import { EpisodeReferences } from '../../src/protocol/compact/references.js';
 import { ensureWasm, tinyBackend } from '../backend/helpers.js';
 import { hotpotData, hotpotFixture } from '../env/fixture.js';
 
@@ -106,11 +108,18 @@ describe('datums of a real token-level episode', () => {
     // each span parses back into the teacher's calls with the real ids, and the inserted tokens
     // after it are the renderer's rendering of that turn's results.
     const ep = renderer.forEpisode();
+    ep.prompt({ system: env.systemPrompt(), user: env.userPrompt(tasks[1]!), tools: env.tools });
     let start = prompt.length;
+    // A search is written with references to the question's words: it comes back as those words,
+    // the same BM25 terms as the teacher's query.
+    const asSearched = (args: unknown) => {
+      const a = args as { query?: string };
+      return typeof a.query === 'string' ? { ...a, query: [...new Set(new Analyzer().terms(a.query))].sort() } : a;
+    };
     spans.forEach((span, i) => {
       const parsed = ep.parse(span);
       expect(parsed.calls.map((c) => [c.name, c.status])).toEqual(r.turns[i]!.calls.map((c) => [c.name, 'ok']));
-      expect(parsed.calls.map((c) => c.arguments)).toEqual(r.turns[i]!.calls.map((c) => c.arguments));
+      expect(parsed.calls.map((c) => asSearched(c.arguments))).toEqual(r.turns[i]!.calls.map((c) => asSearched(c.arguments)));
       start += span.length;
       if (i === spans.length - 1) return;
       const results = ep.toolResults(span, r.turns[i]!.calls.map((c) => ({ call: { name: c.name, arguments: c.arguments, status: c.status, raw: '' }, result: c.result })));
@@ -130,12 +139,15 @@ describe('datums of a real token-level episode', () => {
     const r = await runEpisode(agent, env, task, { maxTurns: 3, maxTokensPerTurn: 12, contextTokens: 1000 });
     const first = r.turns[0]!;
     expect(first.sampledTokens).toEqual([]);
-    expect(first.calls.map((c) => [c.name, c.arguments, c.status, c.result.outcome])).toEqual([['bm25_search', { query: task.query, k: 4 }, 'ok', 'ok']]);
+    // The harness's search for the question is written as the model would write it: all its numbered words.
+    const refs = new EpisodeReferences();
+    refs.setQuestion(task.query);
+    expect(first.calls.map((c) => [c.name, c.arguments, c.status, c.result.outcome])).toEqual([['bm25_search', { k: 4, query: refs.words.join(' ') }, 'ok', 'ok']]);
     expect(r.trajectory.length).toBe(4);
     // The opening call's tokens follow the prompt, inserted (mask 0); the model writes from turn 1 on.
     const prompt = renderer.prompt({ system: env.systemPrompt(), user: env.userPrompt(task), tools: env.tools });
     expect(first.insertedTokens.slice(0, prompt.length)).toEqual(prompt);
-    expect(renderer.decode(first.insertedTokens.slice(prompt.length))).toBe(`<|call|>${JSON.stringify({ name: 'bm25_search', arguments: { query: task.query, k: 4 } })}<|end|>`);
+    expect(renderer.decode(first.insertedTokens.slice(prompt.length))).toBe(`<|call|>${JSON.stringify({ name: 'bm25_search', arguments: { k: 4, q: `1-${refs.words.length}` } })}<|end|>`);
     expect(r.turns[1]!.sampledTokens.length).toBeGreaterThan(0);
     const stream = tokenStream(r);
     expect(stream.mask.slice(0, first.insertedTokens.length).every((m) => m === 0)).toBe(true);

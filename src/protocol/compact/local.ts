@@ -7,16 +7,18 @@ import { CompactRenderer, type CompactOptions } from './renderer.js';
  * snippets, so that a search with ten hits costs about 120 tokens and a whole episode fits the
  * model's context.
  */
-export const LOCAL_RESULT_FORMAT: CompactOptions = { maxSnippet: 40, maxText: 240, maxString: 120, aliasIds: true };
+export const LOCAL_RESULT_FORMAT: CompactOptions = { maxSnippet: 40, maxText: 240, maxString: 120, aliasIds: true, references: true };
 
 /**
- * The compact format with the tool list cut to signatures (`- curate(ids)`): the descriptions
- * would be ~150 of every episode's tokens, paid in every forward pass, and a model trained on the
- * tools' use does not read them. The environment's system prompt is kept whole.
+ * The compact format with the tool list cut to signatures (`- curate(ids)`) and the system prompt
+ * to its first paragraph (the role): the descriptions and the instructions would be ~350 of every
+ * episode's tokens, paid in every forward pass, and a model trained on the tools' use does not
+ * read them.
  */
 export class LocalRenderer extends CompactRenderer {
   override prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
-    return super.prompt({ ...input, tools: input.tools.map((t) => ({ ...t, description: '' })) });
+    const role = input.system.split(/\n\s*\n/u)[0]!.trim();
+    return super.prompt({ ...input, system: role, tools: input.tools.map((t) => ({ ...t, description: '' })) });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParsedCall, ParsedTurn, Renderer } from '../types.js';
 import { BpeTokenizer } from './bpe.js';
+import { EpisodeReferences } from './references.js';
 
 /**
  * The compact chat format of sleuth's small local model: few template tokens, JSON tool calls,
@@ -32,6 +33,11 @@ export interface CompactOptions {
    * Renderers with aliases keep episode state: use forEpisode() for each episode.
    */
   aliasIds?: boolean;
+  /**
+   * Number the question's keywords in the user message and let search and grep calls name them
+   * (`q`) and shown hits' titles (`t`) instead of copying text (references.ts). Needs aliasIds for `t`.
+   */
+  references?: boolean;
 }
 
 /**
@@ -89,6 +95,8 @@ export class CompactRenderer implements Renderer {
   private readonly ids: Record<(typeof SPECIALS)[number], number>;
   /** This episode's id aliases (when opts.aliasIds). */
   private readonly aliases: IdAliases | undefined;
+  /** This episode's question words and shown titles (when opts.references). */
+  private readonly refs: EpisodeReferences | undefined;
 
   constructor(
     readonly tokenizer: BpeTokenizer,
@@ -97,20 +105,28 @@ export class CompactRenderer implements Renderer {
     this.ids = Object.fromEntries(SPECIALS.map((s) => [s, tokenizer.special(s)])) as CompactRenderer['ids'];
     this.stopTokens = [this.ids['<|end|>']];
     this.aliases = opts.aliasIds ? new IdAliases() : undefined;
+    this.refs = opts.references ? new EpisodeReferences() : undefined;
   }
 
   /** A renderer of the same format with fresh episode state (its own id aliases). */
   forEpisode(): this {
-    if (!this.aliases) return this;
+    if (!this.aliases && !this.refs) return this;
     return new (this.constructor as new (t: BpeTokenizer, o: CompactOptions) => this)(this.tokenizer, this.opts);
   }
 
   prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
-    return this.encode(promptText(input));
+    const refs = this.refs;
+    // Only an environment with search tools gets numbered question words (an invoice email does not).
+    if (!refs || !input.tools.some((t) => t.name === 'bm25_search' || t.name === 'grep_corpus')) return this.encode(promptText(input));
+    refs.setQuestion(input.user);
+    const line = refs.wordsLine();
+    return this.encode(promptText({ ...input, user: line ? `${input.user}\n${line}` : input.user }));
   }
 
   /** Text of a whole assistant turn as the model should write it (for SFT data and tokenizer text). */
-  renderAssistant(text: string, calls: { name: string; arguments: unknown }[]): string {
+  renderAssistant(text: string, written: { name: string; arguments: unknown }[]): string {
+    const refs = this.refs;
+    const calls = refs ? written.map((c) => ({ name: c.name, arguments: refs.compress(c.name, c.arguments) })) : written;
     const aliases = this.aliases;
     if (!aliases) return assistantText(text, calls);
     const shown = (v: unknown) => (typeof v === 'string' ? (aliases.known(v) ?? v) : v);
@@ -119,12 +135,12 @@ export class CompactRenderer implements Renderer {
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
   renderResults(results: ToolResult[]): string {
-    return resultsText(results.map((r) => r.content), this.opts, this.aliases);
+    return resultsText(results.map((r) => r.content), this.opts, this.aliases, this.refs);
   }
 
   /** One tool result's content as the model sees it (compacted, ids aliased). */
   renderToolContent(content: string): string {
-    return compactContent(content, this.opts, this.aliases);
+    return compactContent(content, this.opts, this.aliases, this.refs);
   }
 
   parse(sampled: number[]): ParsedTurn {
@@ -148,6 +164,15 @@ export class CompactRenderer implements Renderer {
     }
     const aliases = this.aliases;
     if (aliases) for (const c of calls) c.arguments = mapIdArguments(c.arguments, (v) => aliases.resolve(v));
+    const refs = this.refs;
+    if (refs) {
+      for (const c of calls) {
+        if (c.status === 'unparseable') continue;
+        const e = refs.expand(c.name, c.arguments);
+        if (e.ok) c.arguments = e.arguments;
+        else c.argumentError = e.error;
+      }
+    }
     return { text: text.trim(), calls, final: calls.length === 0 };
   }
 
@@ -176,8 +201,8 @@ export function assistantText(text: string, calls: { name: string; arguments: un
 }
 
 /** Text of tool results (compacted) followed by the header of the next assistant turn. */
-export function resultsText(contents: string[], opts: CompactOptions = {}, aliases?: IdAliases): string {
-  return contents.map((c) => `<|tool|>${compactContent(c, opts, aliases)}<|end|>`).join('') + '<|assistant|>';
+export function resultsText(contents: string[], opts: CompactOptions = {}, aliases?: IdAliases, refs?: EpisodeReferences): string {
+  return contents.map((c) => `<|tool|>${compactContent(c, opts, aliases, refs)}<|end|>`).join('') + '<|assistant|>';
 }
 
 /** Text of a prompt: system message with the tool list, user message, open assistant turn. */
@@ -206,12 +231,17 @@ export function renderTools(tools: ToolSpec[]): string {
  * episode number: ids of hits and read documents get one assigned, ids quoted elsewhere (curate
  * results, error messages) are replaced when they have one.
  */
-export function compactContent(content: string, opts: CompactOptions = {}, aliases?: IdAliases): string {
+export function compactContent(content: string, opts: CompactOptions = {}, aliases?: IdAliases, refs?: EpisodeReferences): string {
   const maxString = opts.maxString ?? 160;
   const maxSnippet = opts.maxSnippet ?? 80;
   const maxText = opts.maxText ?? 400;
   const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
-  const idOf = (id: unknown) => (aliases ? aliases.alias(String(id ?? '')) : String(id ?? ''));
+  const idOf = (id: unknown, title: unknown) => {
+    if (!aliases) return String(id ?? '');
+    const n = aliases.alias(String(id ?? ''));
+    refs?.noteTitle(n, String(title ?? ''));
+    return n;
+  };
   let value: unknown;
   try {
     value = JSON.parse(content);
@@ -227,11 +257,17 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
   };
   if (isObject(value) && Array.isArray(value.hits)) {
     const fields = Object.entries(value).filter(([k]) => k !== 'hits').map(([k, x]) => `${k}=${typeof x === 'string' ? x : JSON.stringify(shrink(x))}`);
-    const lines = value.hits.map((h) => (isObject(h) ? `${idOf(h.id)} ${String(h.title ?? '')}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}` : JSON.stringify(shrink(h))));
+    // A hit the episode has shown before is one number and its title: the model has read its snippet.
+    const line = (h: Record<string, unknown>) => {
+      const shown = aliases?.known(String(h.id ?? '')) !== undefined;
+      const head = `${idOf(h.id, h.title)} ${String(h.title ?? '')}`;
+      return shown ? head : `${head}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}`;
+    };
+    const lines = value.hits.map((h) => (isObject(h) ? line(h) : JSON.stringify(shrink(h))));
     return [fields.join(' '), ...(lines.length ? lines : ['no hits'])].join('\n');
   }
   if (isObject(value) && typeof value.id === 'string' && typeof value.text === 'string') {
-    return `${idOf(value.id)} ${String(value.title ?? '')}: ${cut(value.text, maxText)}`;
+    return `${idOf(value.id, value.title)} ${String(value.title ?? '')}: ${cut(value.text, maxText)}`;
   }
   return JSON.stringify(shrink(value));
 }

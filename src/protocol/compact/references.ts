@@ -1,0 +1,172 @@
+import { Analyzer } from '../../search/analyzer.js';
+
+/**
+ * References: short numbers the small local model writes instead of text it would have to copy.
+ * The compact renderer numbers the question's keywords in the user message
+ * (`words: 1 Corliss 2 Archer 3 Kiss 4 Tell`) and, with id aliases, every hit it shows
+ * (`3 Kiss and Tell (1945 film): snippet`). A search or grep call may then name
+ *
+ *   q: question words, as one number, a list of numbers, or a string of numbers and spans: "1-4,7"
+ *   t: a shown hit (or a list of them), standing for its title
+ *
+ *   bm25_search {"q":"1-4"}            → {"query":"Corliss Archer Kiss Tell"}
+ *   bm25_search {"t":3,"q":"2,4"}      → {"query":"Kiss and Tell (1945 film) Archer Tell"}
+ *   grep_corpus {"t":3}                → {"pattern":"Kiss\\s+and\\s+Tell\\s+\\(1945\\s+film\\)"}
+ *   grep_corpus {"q":"1-2"}            → {"pattern":"(?i)Corliss\\s+Archer"}
+ *
+ * The renderer expands references before the environment sees the call, so rollouts, rewards and
+ * the explorer hold the real query. A reference to a word or hit that does not exist is not run:
+ * the model gets an error naming it. Teachers' calls are written the other way round (compress):
+ * a query made of a shown title and question words is written as references.
+ */
+
+const ANALYZER = new Analyzer();
+
+/** Most words of the question that get numbers (the rest can still be written out). */
+export const MAX_QUESTION_WORDS = 40;
+
+type Args = Record<string, unknown>;
+
+export type Expansion = { ok: true; arguments: unknown } | { ok: false; error: string };
+
+/** A Python regex matching text literally: metacharacters escaped, white space as \s+ (first `words` words). */
+export function literalPattern(text: string, words = 8): string {
+  return text
+    .split(/\s+/u)
+    .filter(Boolean)
+    .slice(0, words)
+    .map((w) => w.replace(/[\\^$.|?*+()[\]{}]/gu, '\\$&'))
+    .join('\\s+');
+}
+
+/** Numbers and spans as the shortest string: [1,2,3,4,7] → "1-4,7". */
+export function spanString(numbers: readonly number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < numbers.length; ) {
+    let j = i;
+    while (j + 1 < numbers.length && numbers[j + 1] === numbers[j]! + 1) j++;
+    parts.push(j > i ? `${numbers[i]}-${numbers[j]}` : String(numbers[i]));
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+/** One episode's references: the question's numbered words and the titles of the hits shown. */
+export class EpisodeReferences {
+  /** The question's keywords as written, numbered from 1; their analyzed terms beside them. */
+  readonly words: string[] = [];
+  private readonly terms: string[] = [];
+  private readonly titles = new Map<number, string>();
+
+  /** Number the question's keywords (the words BM25 keeps), each distinct term once, in order. */
+  setQuestion(question: string): void {
+    this.words.length = 0;
+    this.terms.length = 0;
+    ANALYZER.forEachTerm(question, (term, start, end) => {
+      if (this.terms.length < MAX_QUESTION_WORDS && !this.terms.includes(term)) {
+        this.terms.push(term);
+        this.words.push(question.slice(start, end));
+      }
+    });
+  }
+
+  /** The line the user message ends with: `words: 1 Corliss 2 Archer ...` (empty without words). */
+  wordsLine(): string {
+    return this.words.length ? `words: ${this.words.map((w, i) => `${i + 1} ${w}`).join(' ')}` : '';
+  }
+
+  noteTitle(alias: number, title: string): void {
+    if (title) this.titles.set(alias, title);
+  }
+
+  /** The call's arguments with every reference replaced by its text, or why a reference is wrong. */
+  expand(name: string, args: unknown): Expansion {
+    if (!isObject(args) || !('q' in args || 't' in args)) return { ok: true, arguments: args };
+    if (name !== 'bm25_search' && name !== 'grep_corpus') return { ok: false, error: `${name} takes no q or t references (only bm25_search and grep_corpus do)` };
+    const { q, t, ...rest } = args;
+    const titles = t === undefined ? { ok: true as const, texts: [] } : this.titleTexts(t);
+    if (!titles.ok) return titles;
+    const words = q === undefined ? { ok: true as const, texts: [] } : this.wordTexts(q);
+    if (!words.ok) return words;
+    if (name === 'bm25_search') {
+      const query = [typeof rest.query === 'string' ? rest.query : '', ...titles.texts, ...words.texts].filter(Boolean).join(' ');
+      return { ok: true, arguments: { ...rest, query } };
+    }
+    // grep: one literal phrase, a title (as written) or a span of question words (any case).
+    if (titles.texts.length + (words.texts.length ? 1 : 0) !== 1) return { ok: false, error: 'grep_corpus takes one reference: t (one hit) or q (question words)' };
+    const pattern = titles.texts.length ? literalPattern(titles.texts[0]!, 12) : `(?i)${literalPattern(words.texts.join(' '), 12)}`;
+    return { ok: true, arguments: { ...rest, pattern } };
+  }
+
+  /**
+   * A teacher's call as the model should write it: a search for a shown title and/or question
+   * words becomes t and q; a grep for a shown title's literal pattern becomes t. Anything else is
+   * written as is. expand(compress(call)) searches for the same BM25 terms as the call.
+   */
+  compress(name: string, args: unknown): unknown {
+    if (!isObject(args)) return args;
+    if (name === 'grep_corpus' && typeof args.pattern === 'string') {
+      for (const [alias, title] of this.titles) if (literalPattern(title, 12) === args.pattern) return { ...withoutKey(args, 'pattern'), t: alias };
+      return args;
+    }
+    if (name !== 'bm25_search' || typeof args.query !== 'string') return args;
+    let rest = args.query.trim();
+    let t: number | undefined;
+    // The longest shown title the query starts with.
+    for (const [alias, title] of this.titles) {
+      if ((rest === title || rest.startsWith(`${title} `)) && (t === undefined || title.length > this.titles.get(t)!.length)) t = alias;
+    }
+    if (t !== undefined) rest = rest.slice(this.titles.get(t)!.length).trim();
+    const numbers: number[] = [];
+    let representable = true;
+    ANALYZER.forEachTerm(rest, (term) => {
+      const n = this.terms.indexOf(term);
+      if (n < 0) representable = false;
+      else numbers.push(n + 1);
+    });
+    if (!representable || (t === undefined && numbers.length === 0)) return args;
+    // A query that repeats a word is not exactly a set of numbered words: keep it as written.
+    if (new Set(numbers).size !== numbers.length) return args;
+    const out: Args = withoutKey(args, 'query');
+    if (t !== undefined) out.t = t;
+    if (numbers.length) out.q = spanString(numbers);
+    return out;
+  }
+
+  private titleTexts(t: unknown): { ok: true; texts: string[] } | { ok: false; error: string } {
+    const refs = Array.isArray(t) ? t : [t];
+    const texts: string[] = [];
+    for (const r of refs) {
+      const n = typeof r === 'number' ? r : typeof r === 'string' && /^\s*\d+\s*$/u.test(r) ? Number(r) : NaN;
+      const title = Number.isInteger(n) ? this.titles.get(n) : undefined;
+      if (title === undefined) return { ok: false, error: `t: ${JSON.stringify(r)} is not a hit shown in this episode (hits are numbered 1 to ${this.titles.size})` };
+      texts.push(title);
+    }
+    return { ok: true, texts };
+  }
+
+  private wordTexts(q: unknown): { ok: true; texts: string[] } | { ok: false; error: string } {
+    const numbers: number[] = [];
+    const items = Array.isArray(q) ? q : typeof q === 'number' ? [q] : typeof q === 'string' ? q.split(',') : [q];
+    const n = this.words.length;
+    const bad = (item: unknown) => ({ ok: false as const, error: `q: ${JSON.stringify(item)} is not a question word (words are numbered 1 to ${n})` });
+    for (const item of items) {
+      const m = typeof item === 'number' ? [String(item), String(item)] : typeof item === 'string' ? /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/u.exec(item)?.slice(1) : undefined;
+      if (!m) return bad(item);
+      const from = Number(m[0]), to = Number(m[1] ?? m[0]);
+      if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to > n || from > to) return bad(item);
+      for (let i = from; i <= to; i++) numbers.push(i);
+    }
+    if (!numbers.length) return bad(q);
+    return { ok: true, texts: numbers.map((i) => this.words[i - 1]!) };
+  }
+}
+
+function isObject(v: unknown): v is Args {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function withoutKey(args: Args, key: string): Args {
+  const { [key]: _dropped, ...rest } = args;
+  return rest;
+}
