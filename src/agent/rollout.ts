@@ -77,3 +77,19 @@ export interface Rollout {
   group?: number;
   advantage?: number;
 }
+
+/** The search environment's lookup tools. */
+const SEARCH_CALLS = new Set(['bm25_search', 'grep_corpus']);
+
+/**
+ * Searches (bm25_search, grep_corpus) the agent wrote itself: a harness-written opening turn
+ * (inserted tokens, nothing sampled) does not count; scripted agents insert no tokens and count.
+ */
+export function ownSearches(r: Rollout): number {
+  let n = 0;
+  for (const t of r.turns) {
+    const harnessWritten = t.sampledTokens.length === 0 && t.insertedTokens.length > 0 && t.calls.length > 0;
+    if (!harnessWritten) n += t.calls.filter((c) => SEARCH_CALLS.has(c.name)).length;
+  }
+  return n;
+}

@@ -1,6 +1,7 @@
 import type { Chunk } from '../corpus/chunk.js';
 import { InputError } from '../errors.js';
 import type { Task } from '../tasks/task.js';
+import { seededKey } from '../tasks/split.js';
 import { Analyzer } from '../search/analyzer.js';
 import { literalPattern } from '../protocol/compact/references.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
@@ -104,8 +105,10 @@ export interface FollowPlan {
   follow: number;
   withQuestion: boolean;
   k2: number;
-  /** Hits per search (default 10). */
+  /** Hits of the question's search (default 10). */
   searchK?: number;
+  /** Hits of each title search (default 5: a follow-up looks for the bridge entity's own page). */
+  followK?: number;
 }
 
 export function followSpec(p: FollowPlan): string {
@@ -142,7 +145,7 @@ export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap
       yield turn(`Curate the top ${curated.length} hits and finish.`, ...curate, call('finish', {}));
       return;
     }
-    const searches = titles.map((t) => call('bm25_search', { query: plan.withQuestion ? `${t} ${keywords}` : t, k: searchK }));
+    const searches = titles.map((t) => call('bm25_search', { query: plan.withQuestion ? `${t} ${keywords}` : t, k: plan.followK ?? 5 }));
     const results = yield turn('Curate, and follow the top titles.', ...curate, ...searches);
     const more: string[] = [];
     for (const r of results.filter((x) => x.call.name === 'bm25_search')) {
@@ -151,6 +154,17 @@ export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap
     const add = more.slice(0, Math.max(0, curateCap - curated.length));
     yield turn(`Curate ${add.length} more and finish.`, ...(add.length ? [call('curate', { ids: add })] : []), call('finish', {}));
   });
+}
+
+/**
+ * A teacher that tries a different follow plan on each attempt: attempt j of a query runs plan
+ * (h + 17 j) mod n of followPlans(), where h is a hash of the task id, so that a few attempts per
+ * query still cover every plan across the training set (17 is prime to the number of plans).
+ */
+export function followSweepAgent(spec = 'follow-sweep'): Agent {
+  const agents = followPlans().map((p) => followAgent(p, spec));
+  const hash = (id: string) => parseInt(seededKey('follow-sweep', id).slice(0, 8), 16);
+  return { spec, start: (ctx) => agents[(hash(ctx.task.id) + 17 * ctx.sample) % agents.length]!.start(ctx) };
 }
 
 /**
@@ -244,6 +258,13 @@ export const AGENT_FACTORIES = new Map<string, AgentFactory>([
       const plan = m ? { k1: Number(m[1]), follow: Number(m[2]), k2: Number(m[3]), withQuestion: m[4] !== undefined } : undefined;
       if (!plan || plan.k1 > 50 || plan.follow > 10 || plan.k2 > 50) throw new InputError(`agent '${spec}': follow:K1,TITLES,K2[,q] needs whole numbers (K1, K2 up to 50, TITLES up to 10), e.g. follow:10,2,5,q`);
       return followAgent(plan, spec);
+    },
+  ],
+  [
+    'follow-sweep',
+    (arg, spec) => {
+      if (arg !== undefined) throw new InputError(`agent '${spec}': follow-sweep takes no argument`);
+      return followSweepAgent(spec);
     },
   ],
   [

@@ -87,6 +87,42 @@ export function pairedBootstrap(a: readonly number[], b: readonly number[], opti
 }
 
 /**
+ * Paired bootstrap of mean(b - a) over a grid of training seeds x tasks: each resample draws seeds
+ * and tasks with replacement (the same tasks for every seed drawn), so the interval holds both the
+ * spread between training runs and the spread between tasks. a[s][t] and b[s][t] are aligned: seed
+ * s, task t. With one seed it is the paired bootstrap over tasks.
+ */
+export function pairedBootstrapGrid(a: readonly (readonly number[])[], b: readonly (readonly number[])[], options: BootstrapOptions = {}): Interval & { shown: boolean; seeds: number } {
+  const { resamples = 2000, level = 0.95, seed = 0 } = options;
+  const seeds = a.length;
+  if (seeds === 0 || b.length !== seeds) throw new Error(`paired grid bootstrap needs the same seeds on both sides, got ${a.length} and ${b.length}`);
+  const tasks = a[0]!.length;
+  const diffs = a.map((row, s) => {
+    if (row.length !== tasks || b[s]!.length !== tasks) throw new Error(`paired grid bootstrap: seed ${s} has ${row.length} and ${b[s]!.length} tasks, expected ${tasks}`);
+    return row.map((x, t) => b[s]![t]! - x);
+  });
+  const m = mean(diffs.flat());
+  const n = seeds * tasks;
+  if (tasks < 2) return { mean: m, lo: m, hi: m, n, shown: false, seeds };
+  const rand = seededRandom(seed);
+  const means = new Float64Array(resamples);
+  const pickedTasks = new Int32Array(tasks);
+  for (let r = 0; r < resamples; r++) {
+    for (let t = 0; t < tasks; t++) pickedTasks[t] = Math.floor(rand() * tasks);
+    let sum = 0;
+    for (let s = 0; s < seeds; s++) {
+      const row = diffs[seeds === 1 ? 0 : Math.floor(rand() * seeds)]!;
+      for (let t = 0; t < tasks; t++) sum += row[pickedTasks[t]!]!;
+    }
+    means[r] = sum / n;
+  }
+  means.sort();
+  const tail = (1 - level) / 2;
+  const lo = quantile(means, tail), hi = quantile(means, 1 - tail);
+  return { mean: m, lo, hi, n, shown: lo > 0 || hi < 0, seeds };
+}
+
+/**
  * Unbiased pass@k from n samples of which c succeeded: the chance that at least one of k samples
  * drawn without replacement succeeds. The product form avoids huge binomials.
  */

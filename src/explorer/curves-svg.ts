@@ -11,7 +11,7 @@ export interface CurvePanel {
   field: string;
 }
 
-/** The seeds' four, with the eval reward and the curated-set size that explain them. */
+/** The seeds' four, with the eval reward, the curated-set size and the searches per episode that explain them. */
 export const SEED_CURVES: readonly CurvePanel[] = [
   { title: 'train reward', kind: 'train', field: 'reward' },
   { title: 'eval reward', kind: 'eval', field: 'reward' },
@@ -19,6 +19,7 @@ export const SEED_CURVES: readonly CurvePanel[] = [
   { title: 'entropy (nats / token)', kind: 'train', field: 'entropy' },
   { title: 'eval F1', kind: 'eval', field: 'f1' },
   { title: 'curated-set size (train)', kind: 'train', field: 'curated_size' },
+  { title: 'searches per episode (train)', kind: 'train', field: 'searches_per_episode' },
 ];
 
 type MetricsLine = Record<string, unknown>;

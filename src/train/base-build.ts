@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { runEpisode } from '../agent/episode.js';
-import { baselineAgent } from '../agent/scripted.js';
+import { followAgent, followPlans } from '../agent/scripted.js';
 import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, trainLocalTokenizer } from '../backend/local/index.js';
 import type { Datum } from '../backend/types.js';
 import { embeddedChunks } from '../corpus/embedded.js';
@@ -21,11 +21,12 @@ import { localRenderer } from './local-agent.js';
  * (`sleuth demo --build-base`; two training threads, whose gradients the backend adds in a fixed
  * order, and every choice seeded).
  *
- * Transcripts are real episodes of the scripted baseline in the search environment, rendered in
- * the local model's format: the opening search for the question (top `openingSearch` hits, written
- * by the harness, as the demo's agents get it), then curate the top k (k varies) and finish; on the
- * training split's questions and on pseudo-queries made from corpus chunks (a title and the
- * opening words). The eval split is never read. Phase 1's loss is next-token cross-entropy on
+ * Transcripts are real episodes of the scripted `follow` teacher in the search environment,
+ * rendered in the local model's format, every turn written by the teacher (no harness turn): search
+ * the question's words (as references), curate the top k1, follow up to three bridge titles, curate
+ * more, finish, with the plan varied over every followPlans() entry; on the training split's
+ * questions and on pseudo-queries made from corpus chunks (a title and the opening words). The
+ * held-out split (dev and test) is never read. Phase 1's loss is next-token cross-entropy on
  * every token; the tuning rounds' is on the model-written tokens only.
  */
 export interface BaseBuildOptions {
@@ -40,14 +41,14 @@ export interface BaseBuildOptions {
   batch: number;
   /** Corpus-derived pseudo-queries besides the training questions. */
   pseudoQueries: number;
-  /** k of the harness's opening search (TrainConfig.openingSearch of configs/local-demo.json). */
-  openingSearch: number;
+  /** Context of the model (tokens): multi-search transcripts need about 1,000. */
+  context: number;
   learningRate: number;
   seed: number;
   log?: (line: string) => void;
 }
 
-export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 300, tuneSteps: [300], batch: 8, pseudoQueries: 1000, openingSearch: 10, learningRate: 3e-3, seed: 0 };
+export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 400, tuneSteps: [600], batch: 8, pseudoQueries: 1000, context: 1024, learningRate: 3e-3, seed: 0 };
 
 export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
   const log = o.log ?? (() => {});
@@ -56,7 +57,7 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
   log(`tokenizer: ${tokenizer.vocabSize} tokens (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
   const dir = o.out.replace(/\/[^/]*$/, '');
   const name = o.out.slice(dir.length + 1).replace(/\.sampler\.ckpt$/, '');
-  const backend = createLocalBackend({ tokenizer, config: DEFAULT_MODEL, seed: o.seed, dir, threads: 2 });
+  const backend = createLocalBackend({ tokenizer, config: { ...DEFAULT_MODEL, context: o.context }, seed: o.seed, dir, threads: 2 });
   const ctx = backend.config.context;
 
   // One random stream: the pseudo-queries are drawn from it first, then phase 1's batches.
@@ -119,8 +120,8 @@ export async function tuneOnTranscripts(from: string, dir: string, name: string,
   return losses;
 }
 
-/** Rendered baseline episodes (the opening search, then curate the top k = 1..8) on the training questions and on corpus pseudo-queries; deterministic. */
-export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pick<BaseBuildOptions, 'pseudoQueries' | 'seed' | 'openingSearch'>, rng = seededRandom(o.seed + 101)): Promise<{ streams: number[][]; masks: number[][] }> {
+/** Rendered episodes of the follow teacher (every plan of followPlans() in turn) on the training questions and on corpus pseudo-queries; deterministic. */
+export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pick<BaseBuildOptions, 'pseudoQueries' | 'seed'>, rng = seededRandom(o.seed + 101)): Promise<{ streams: number[][]; masks: number[][] }> {
   const renderer = localRenderer(tokenizer);
   const set = await loadTaskSet('default');
   const env = new SearchEnvironment(await openIndex(set.indexDir));
@@ -132,9 +133,11 @@ export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pi
     return { id: `pseudo-${i}`, query: `${c.title}: ${words}`, facts: [{ text: c.title, chunkIds: [c.id] }] };
   });
   const streams: number[][] = [], masks: number[][] = [];
+  const plans = followPlans();
   for (const [i, task] of [...set.tasks('train'), ...pseudo].entries()) {
-    const r = await runEpisode(baselineAgent(1 + ((i * 7 + o.seed) % 8), 'baseline', { searchK: o.openingSearch }), env, task);
-    const s = renderRollout(renderer, env, task, r, { openingTurns: 1 });
+    // 7 is prime to the number of plans, so consecutive tasks get far-apart plans and every plan recurs.
+    const r = await runEpisode(followAgent(plans[(i * 7 + o.seed) % plans.length]!), env, task);
+    const s = renderRollout(renderer, env, task, r);
     if (s.tokens.length <= ctx) {
       streams.push(s.tokens);
       masks.push(s.mask);

@@ -96,6 +96,11 @@ export const TrainConfigSchema = z
      * (0 = none): for a model too small to copy the question into a query (the local demo's).
      */
     openingSearch: z.number().int().min(0).max(50).default(0),
+    /**
+     * SFT by rejection sampling: which passing teacher attempt of a query is kept. shortest: the
+     * seeds' STaR rule; best: the highest-scoring one (shorter first on a tie).
+     */
+    sftKeep: z.enum(['shortest', 'best']).default('shortest'),
     budgets: BudgetsSchema.default(BudgetsSchema.parse({})),
     reward: RewardConfigSchema.default(RewardConfigSchema.parse({})),
     /** dr-grpo: reward - group mean; grpo: also divided by the group's std. */
@@ -240,7 +245,7 @@ const kebab = (s: string) => s.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`);
 for (const [key, kind] of Object.entries({
   tasks: 'string', trainSplit: 'string', evalSplit: 'string', trainLimit: 'int', evalLimit: 'int', env: 'string', backend: 'string', model: 'string',
   renderer: 'string', loraRank: 'int', baseUrl: 'string', apiKeyEnv: 'string', groupsPerStep: 'int', groupSize: 'int', steps: 'int', epochs: 'number',
-  temperature: 'number', openingSearch: 'int', advantage: 'string', loss: 'string', clipLow: 'number', clipHigh: 'number', lossScale: 'string', dynamicSampling: 'string',
+  temperature: 'number', openingSearch: 'int', sftKeep: 'string', advantage: 'string', loss: 'string', clipLow: 'number', clipHigh: 'number', lossScale: 'string', dynamicSampling: 'string',
   refillRounds: 'int', maxStaleness: 'int', evalEvery: 'int', evalSamples: 'int', evalAtStart: 'boolean', checkpointEvery: 'int', concurrency: 'int', searchWorkers: 'int', seed: 'int',
 } as Record<string, FlagKind>)) leaf(kebab(key), [key], kind);
 for (const key of ['learningRate', 'beta1', 'beta2', 'eps', 'weightDecay', 'gradClipNorm']) leaf(`adam.${kebab(key)}`, ['adam', key], 'number');

@@ -2,76 +2,143 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { baselineAgent } from '../agent/scripted.js';
+import { ownSearches } from '../agent/rollout.js';
+import { baselineAgent, followSweepAgent } from '../agent/scripted.js';
 import type { Agent } from '../agent/types.js';
 import { loadSampler } from '../backend/local/index.js';
-import { compareRuns, loadRunRows, type Comparison } from '../eval/compare.js';
-import type { Summary } from '../eval/metrics.js';
+import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval/compare.js';
+import { taskMeans, type Summary } from '../eval/metrics.js';
 import { runEval } from '../eval/runner.js';
-import { readSummary } from '../runs/store.js';
+import { pairedBootstrapGrid } from '../eval/stats.js';
+import { factRecall } from '../reward/search.js';
+import { latestRollouts, readRollouts, readSummary } from '../runs/store.js';
 import { ensureDefaultIndex } from '../search/index.js';
+import { loadTaskSet } from '../tasks/registry.js';
+import { taskSource } from '../tasks/split.js';
+import type { Task } from '../tasks/task.js';
 import { createBackend } from './backend-factory.js';
 import { baseSpecOf, ensureBaseModel, shippedBasePath } from './base-model.js';
 import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from './config.js';
-import { localAgent, baselineSweepAgent } from './local-agent.js';
+import { localAgent } from './local-agent.js';
 import { loadTrainInputs, priceOf, startTraining } from './run.js';
-import { runSft, type SftResult } from './sft.js';
+import { runSft, type SftKeep, type SftResult } from './sft.js';
 
 /**
- * The main job on the embedded default, local backend, no network: build the index, evaluate the
- * scripted baseline and the base model, SFT the small model by rejection sampling, run GRPO from
- * the SFT checkpoint, evaluate, and compare GRPO with SFT by a paired bootstrap over eval tasks.
+ * The main job on the embedded default, local backend, no network: build the index; evaluate the
+ * scripted baseline and the base model; SFT the small model by rejection sampling from the follow
+ * teacher; run GRPO (from the base model or the SFT checkpoint, as the plan says), with its curves
+ * on the `dev` split; evaluate every agent on `test`, which nothing was tuned on; and compare them
+ * by paired bootstrap over test tasks. The model writes every search: no harness-written turn.
  */
 
-/** configs/local-demo.json of this package. */
-export function demoConfigPath(): string {
-  for (const rel of ['../../../configs/local-demo.json', '../../configs/local-demo.json']) {
+/** configs/NAME.json of this package. */
+export function presetPath(name: string): string {
+  for (const rel of [`../../../configs/${name}.json`, `../../configs/${name}.json`]) {
     const p = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(p)) return p;
   }
-  throw new Error('configs/local-demo.json is missing from the sleuth package');
+  throw new Error(`configs/${name}.json is missing from the sleuth package`);
+}
+
+export function demoConfigPath(): string {
+  return presetPath('local-demo');
+}
+
+export interface SftPlan {
+  trainLimit: number;
+  attempts: number;
+  threshold: number;
+  epochs: number;
+  batchSize: number;
+  learningRate: number;
+  keep: SftKeep;
 }
 
 export interface DemoPlan {
-  /** Overrides of configs/local-demo.json for GRPO (and the student's settings for SFT). */
+  /** The GRPO preset, configs/NAME.json. */
+  preset: string;
+  /** Overrides of the preset (and the student's settings for SFT). */
   grpo: Record<string, unknown>;
-  sft: { trainLimit: number; attempts: number; ks: number[]; threshold: number; epochs: number; batchSize: number; learningRate: number };
+  sft: SftPlan;
+  /**
+   * Where GRPO starts: the base model, or the SFT checkpoint. Chosen once per preset from dev
+   * numbers (bench:learn prints both), never from test.
+   */
+  grpoFrom: 'base' | 'sft';
   /** Start from the shipped pretrained base model (else a fresh one of localModel's size). */
   useShippedBase: boolean;
+  /** The split every reported number comes from, and how many of its tasks (0: all). */
+  reportSplit: string;
+  reportLimit: number;
 }
 
-export const FULL_PLAN: DemoPlan = {
-  grpo: {},
-  sft: { trainLimit: 160, attempts: 5, ks: [1, 2, 3, 5, 8], threshold: 0.3, epochs: 1, batchSize: 8, learningRate: 1e-3 },
-  useShippedBase: true,
-};
+const SFT_PLAN: SftPlan = { trainLimit: 160, attempts: 6, threshold: 0.3, epochs: 1, batchSize: 8, learningRate: 1e-3, keep: 'best' };
+
+export const FULL_PLAN: DemoPlan = { preset: 'local-demo', grpo: {}, sft: SFT_PLAN, grpoFrom: 'base', useShippedBase: true, reportSplit: 'test', reportLimit: 0 };
+
+/** bench:learn's plan: configs/local-long.json, the same SFT and the same test split. */
+export const LONG_PLAN: DemoPlan = { ...FULL_PLAN, preset: 'local-long' };
 
 /** Seconds: a tiny model, a handful of tasks, two GRPO steps (checks the pipeline, not the gain). */
 export const QUICK_PLAN: DemoPlan = {
+  preset: 'local-demo',
   grpo: {
     model: 'base', localModel: { vocab: 512, dModel: 16, nLayers: 1, nHeads: 2, context: 1024, pretrainSteps: 0 },
-    budgets: { maxTurns: 3, maxTokensPerTurn: 16, contextTokens: 1024 }, trainLimit: 8, evalLimit: 4, groupsPerStep: 2, groupSize: 2, steps: 2, concurrency: 4,
+    budgets: { maxTurns: 3, maxTokensPerTurn: 16, contextTokens: 1024 }, trainLimit: 8, evalLimit: 4, groupsPerStep: 2, groupSize: 2, steps: 2, concurrency: 4, evalEvery: 1,
   },
-  sft: { trainLimit: 6, attempts: 2, ks: [1, 3], threshold: 0.3, epochs: 1, batchSize: 4, learningRate: 1e-3 },
+  sft: { trainLimit: 6, attempts: 2, threshold: 0.3, epochs: 1, batchSize: 4, learningRate: 1e-3, keep: 'best' },
+  grpoFrom: 'sft',
   useShippedBase: false,
+  reportSplit: 'test',
+  reportLimit: 4,
 };
+
+/** How an agent searched on the report split. */
+export interface SearchBehaviour {
+  /** bm25_search and grep_corpus calls per episode that the agent wrote itself. */
+  searches_per_episode: number;
+  /** Share of episodes with at least one search of its own beyond its first. */
+  own_search_share: number;
+  /** Mean trajectory recall on the MuSiQue tasks (multi-hop), when there are any. */
+  musique_trajectory_recall: number | null;
+}
+
+/** One paired difference on the report split: `delta` = this minus that, mean over seeds x tasks. */
+export interface PairedDelta {
+  metric: 'reward';
+  delta: number;
+  ci_low: number;
+  ci_high: number;
+  shown: boolean;
+  tasks: number;
+  seeds: number;
+}
 
 export interface DemoResult {
   dir: string;
+  seed: number;
   wallSeconds: number;
   phases: Record<string, number>;
+  reportSplit: string;
   baseline: Summary;
   base: Summary;
   sft: Summary;
   grpo: Summary;
   sftRun: SftResult;
+  grpoFrom: 'base' | 'sft';
+  /** Run directories of the report-split evals, by agent. */
+  evalDirs: Record<'baseline' | 'base' | 'sft' | 'grpo', string>;
+  behaviour: Record<'baseline' | 'base' | 'sft' | 'grpo', SearchBehaviour>;
   /** baseline, base, SFT and GRPO against the baseline. */
   table: Comparison;
-  /** GRPO minus SFT on eval reward, paired over tasks. */
-  grpoVsSft: { metric: 'reward'; delta: number; ci_low: number; ci_high: number; shown: boolean; tasks: number };
+  grpoVsBase: PairedDelta;
+  grpoVsBaseline: PairedDelta;
+  grpoVsSft: PairedDelta;
 }
 
-export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: string) => void }): Promise<DemoResult> {
+const AGENTS = ['baseline', 'base', 'sft', 'grpo'] as const;
+
+export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: string) => void; seed?: number }): Promise<DemoResult> {
   const t0 = performance.now();
   const phases: Record<string, number> = {};
   const phase = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
@@ -86,50 +153,57 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
 
   await phase('index', async () => ensureDefaultIndex());
   const shipped = plan.useShippedBase ? shippedBasePath() : undefined;
-  const raw = mergeConfig(readConfigFile(demoConfigPath()), plan.grpo);
-  let config: TrainConfig = parseTrainConfig(raw, 'configs/local-demo.json with the demo plan');
+  const preset = presetPath(plan.preset);
+  const raw = mergeConfig(readConfigFile(preset), { ...plan.grpo, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
+  let config: TrainConfig = parseTrainConfig(raw, `configs/${plan.preset}.json with the plan`);
   const basePath = await phase('base model', async () => shipped ?? ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { log: (l) => log(`  ${l}`) }));
   log(`  base model: ${basePath}${shipped ? ' (shipped, pretrained)' : ''}`);
   const inputs = await loadTrainInputs(config);
+  const set = await loadTaskSet(config.tasks);
+  const reportTasks = limit(set.tasks(plan.reportSplit), plan.reportLimit);
   const rubric = rubricOf(config);
   const price = priceOf(config);
-  const evalRun = (name: string, agent: Agent) =>
+  const evalDirs = { baseline: join(dir, 'baseline'), base: join(dir, 'base'), sft: join(dir, 'sft', plan.reportSplit), grpo: join(dir, 'grpo', plan.reportSplit) };
+  const evalRun = (runDir: string, agent: Agent) =>
     runEval({
-      dir: join(dir, name),
+      dir: runDir,
       agent,
       env: inputs.env,
-      tasks: inputs.evalTasks,
+      tasks: reportTasks,
       samples: config.evalSamples,
       concurrency: config.concurrency,
       rubric,
       budgets: config.budgets,
-      config: { agent: agent.spec, tasks: config.tasks, split: config.evalSplit, samples: config.evalSamples, rubric, budgets: config.budgets, price: price ?? null },
+      config: { agent: agent.spec, tasks: config.tasks, split: plan.reportSplit, samples: config.evalSamples, rubric, budgets: config.budgets, price: price ?? null },
       identity: ['agent', 'samples', 'rubric', 'budgets'],
       price,
       bootstrap: { seed: config.seed },
     }).then((r) => r.summary);
+  const studentOf = (path: string) => localAgent(`local:${path}`, loadSampler(path), config.temperature, config.seed + 1, config.openingSearch);
 
-  const baseline = await phase('eval baseline', () => evalRun('baseline', baselineAgent(10)));
-  const base = await phase('eval base model', () => evalRun('base', localAgent(`local:${basePath}`, loadSampler(basePath), config.temperature, config.seed + 1, config.openingSearch)));
+  const baseline = await phase(`eval baseline (${plan.reportSplit})`, () => evalRun(evalDirs.baseline, baselineAgent(10)));
+  const base = await phase(`eval base model (${plan.reportSplit})`, () => evalRun(evalDirs.base, studentOf(basePath)));
 
   const sftRun = await phase('sft', async () => {
     const sftConfig = parseTrainConfig({ ...raw, model: basePath, epochs: plan.sft.epochs, adam: { ...config.adam, learningRate: plan.sft.learningRate } }, 'demo sft');
     const setup = await createBackend(sftConfig, { checkpointDir: join(dir, 'sft', 'checkpoints') });
-    const teacher = baselineSweepAgent(plan.sft.ks, undefined, config.openingSearch);
+    const teacher = followSweepAgent();
     const r = await runSft({
       dir: join(dir, 'sft'),
-      record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: 1, threshold: plan.sft.threshold },
+      record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: 1, threshold: plan.sft.threshold, keep: plan.sft.keep },
       teacher,
       setup,
       env: inputs.env,
       budgets: sftConfig.budgets,
       trainTasks: inputs.trainTasks.slice(0, plan.sft.trainLimit),
+      // The epoch is chosen on dev (the GRPO curves' split), never on the report split.
       evalTasks: inputs.evalTasks,
       rubric,
       price,
       attempts: plan.sft.attempts,
       cap: 1,
       threshold: plan.sft.threshold,
+      keep: plan.sft.keep,
       epochs: plan.sft.epochs,
       batchSize: plan.sft.batchSize,
       adam: sftConfig.adam,
@@ -140,56 +214,107 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
       maxTokens: sftConfig.budgets.contextTokens,
       openingSearch: sftConfig.openingSearch,
       log: (l) => log(`  ${l}`),
-      onEpoch: (e, loss, s) => log(`  sft epoch ${e}: loss ${loss.toFixed(3)}, eval reward ${num(s?.['reward'])}`),
+      onEpoch: (e, loss, s) => log(`  sft epoch ${e}: loss ${loss.toFixed(3)}, ${config.evalSplit} reward ${num(s?.['reward'])}`),
     });
     await (setup.backend as { close?: () => Promise<void> }).close?.();
     return r;
   });
+  const sft = await phase(`eval SFT (${plan.reportSplit})`, () => evalRun(evalDirs.sft, studentOf(sftRun.best.samplerPath)));
   // GRPO below loads its own inputs.
   await inputs.close();
-  const sftDir = join(dir, 'sft', 'evals', `epoch-${sftRun.best.epoch}`);
-  const sft = loadSummaryOf(sftDir);
 
-  config = parseTrainConfig({ ...raw, model: sftRun.best.samplerPath }, 'demo grpo');
-  const grpoRun = await phase('grpo', () =>
+  const start = plan.grpoFrom === 'sft' ? sftRun.best.samplerPath : basePath;
+  config = parseTrainConfig({ ...raw, model: start }, 'demo grpo');
+  const grpoRun = await phase(`grpo (from the ${plan.grpoFrom === 'sft' ? 'SFT checkpoint' : 'base model'}; curves on ${config.evalSplit})`, () =>
     startTraining({
       dir: join(dir, 'grpo'),
       config,
       resume: false,
       log: (l) => log(`  ${l}`),
-      onStep: (p) => log(`  step ${p.step}/${p.steps}: reward ${num(p.metrics['reward'])} valid ${num(p.metrics['valid_share'])} entropy ${num(p.metrics['entropy'])} mixed ${num(p.metrics['groups_mixed_share'])} (${p.stepSeconds.toFixed(1)}s)`),
+      onStep: (p) => log(`  step ${p.step}/${p.steps}: reward ${num(p.metrics['reward'])} valid ${num(p.metrics['valid_share'])} entropy ${num(p.metrics['entropy'])} searches ${num(p.metrics['searches_per_episode'])} mixed ${num(p.metrics['groups_mixed_share'])} (${p.stepSeconds.toFixed(1)}s)`),
     }),
   );
-  const grpoDir = join(dir, 'grpo', 'evals', `step-${grpoRun.stepsDone}`);
-  const grpo = loadSummaryOf(grpoDir);
+  const finalSampler = grpoRun.lastCheckpoint?.samplerPath;
+  if (!finalSampler) throw new Error(`GRPO run ${join(dir, 'grpo')} left no sampler checkpoint`);
+  const inputs2 = await loadTrainInputs(config);
+  const grpo = await phase(`eval GRPO (${plan.reportSplit})`, () =>
+    runEval({
+      dir: evalDirs.grpo,
+      agent: studentOf(finalSampler),
+      env: inputs2.env,
+      tasks: reportTasks,
+      samples: config.evalSamples,
+      concurrency: config.concurrency,
+      rubric,
+      budgets: config.budgets,
+      config: { agent: `local:${finalSampler}`, tasks: config.tasks, split: plan.reportSplit, samples: config.evalSamples, rubric, budgets: config.budgets, price: price ?? null },
+      identity: ['agent', 'samples', 'rubric', 'budgets'],
+      price,
+      bootstrap: { seed: config.seed },
+    }).then((r) => r.summary),
+  ).finally(() => inputs2.close());
 
-  const runs = [join(dir, 'baseline'), join(dir, 'base'), sftDir, grpoDir].map(loadRunRows);
+  const runs = AGENTS.map((a) => loadRunRows(evalDirs[a]));
   const full = compareRuns(runs, { seed: config.seed });
   // The table shows the retrieval numbers; every metric stays in the run directories.
-  // Columns are named by phase; the run directories are printed below the table.
   const names = ['baseline', 'base model', 'SFT', 'GRPO'];
   const table = {
     ...full,
     runs: full.runs.map((r, i) => ({ ...r, dir: names[i]! })),
     metrics: full.metrics.filter((m) => ['reward', 'recall', 'precision', 'f1', 'fbeta', 'valid', 'curated_size', 'turns'].includes(m)),
   };
-  const pair = compareRuns([runs[2]!, runs[3]!], { seed: config.seed });
-  const d = pair.runs[1]!.diffs['reward']!;
+  const [rowsBaseline, rowsBase, rowsSft, rowsGrpo] = runs as [RunRows, RunRows, RunRows, RunRows];
+  const byTask = new Map(reportTasks.map((t) => [t.id, t]));
+  const behaviour = Object.fromEntries(AGENTS.map((a) => [a, searchBehaviour(evalDirs[a], byTask)])) as DemoResult['behaviour'];
   return {
     dir,
+    seed: config.seed,
     wallSeconds: (performance.now() - t0) / 1000,
     phases,
+    reportSplit: plan.reportSplit,
     baseline,
     base,
     sft,
     grpo,
     sftRun,
+    grpoFrom: plan.grpoFrom,
+    evalDirs,
+    behaviour,
     table,
-    grpoVsSft: { metric: 'reward', delta: d.mean, ci_low: d.lo, ci_high: d.hi, shown: d.shown, tasks: d.n },
+    grpoVsBase: pairedDelta([rowsBase], [rowsGrpo], config.seed),
+    grpoVsBaseline: pairedDelta([rowsBaseline], [rowsGrpo], config.seed),
+    grpoVsSft: pairedDelta([rowsSft], [rowsGrpo], config.seed),
   };
 }
 
-function loadSummaryOf(dir: string): Summary {
+/**
+ * b minus a on reward, paired over the tasks every run shares and over seeds (one run per seed on
+ * each side, seed i of a paired with seed i of b).
+ */
+export function pairedDelta(a: readonly RunRows[], b: readonly RunRows[], seed = 0): PairedDelta {
+  const means = [...a, ...b].map((r) => taskMeans(r.rows, 'reward'));
+  const tasks = [...means[0]!.keys()].filter((t) => means.every((m) => m.has(t))).sort();
+  const grid = (runs: readonly RunRows[], offset: number) => runs.map((_, i) => tasks.map((t) => means[offset + i]!.get(t)!));
+  const ci = pairedBootstrapGrid(grid(a, 0), grid(b, a.length), { seed });
+  return { metric: 'reward', delta: ci.mean, ci_low: ci.lo, ci_high: ci.hi, shown: ci.shown, tasks: tasks.length, seeds: ci.seeds };
+}
+
+export function searchBehaviour(dir: string, tasks: ReadonlyMap<string, Task>): SearchBehaviour {
+  const rollouts = latestRollouts(readRollouts(dir).rollouts);
+  const own = rollouts.map(ownSearches);
+  const musique = rollouts.filter((r) => tasks.get(r.taskId) && taskSource(tasks.get(r.taskId)!) === 'musique');
+  return {
+    searches_per_episode: own.reduce((s, n) => s + n, 0) / Math.max(1, own.length),
+    own_search_share: own.filter((n) => n >= 2).length / Math.max(1, own.length),
+    musique_trajectory_recall: musique.length ? musique.reduce((s, r) => s + factRecall(tasks.get(r.taskId)!, r.trajectory), 0) / musique.length : null,
+  };
+}
+
+function limit<T>(items: T[], n: number): T[] {
+  return n > 0 ? items.slice(0, n) : items;
+}
+
+export function loadSummaryOf(dir: string): Summary {
   return readSummary(dir) as Summary;
 }
 

@@ -1,4 +1,4 @@
-import type { Rollout } from '../agent/rollout.js';
+import { ownSearches, type Rollout } from '../agent/rollout.js';
 import { costUsd, type Price } from '../eval/cost.js';
 import { allEqual } from './advantages.js';
 import type { Group } from './dynamic.js';
@@ -7,7 +7,8 @@ import type { Group } from './dynamic.js';
  * The per-step numbers of the seeds (MISSION.md, Measuring): train reward (mean and per part),
  * valid share (curated at least one chunk), entropy estimate (mean negative sampler logprob per
  * sampled token, nats), groups all-equal / mixed, curated-set size, turns and tokens per episode,
- * off-form calls (share of calls and of episodes), trajectory vs curated recall, end reasons, cost.
+ * off-form calls (share of calls and of episodes), searches the agent wrote per episode (and the
+ * share of episodes with a second one), trajectory vs curated recall, end reasons, cost.
  */
 export function rolloutMetrics(groups: readonly Group<Rollout>[], price: Price | undefined): Record<string, unknown> {
   const rollouts = groups.flatMap((g) => g.rollouts);
@@ -44,6 +45,8 @@ export function rolloutMetrics(groups: readonly Group<Rollout>[], price: Price |
     groups_mixed_share: groups.length ? (groups.length - equal) / groups.length : 0,
     curated_size: mean((r) => new Set(r.curated).size),
     turns: mean((r) => r.turns.length),
+    searches_per_episode: mean(ownSearches),
+    own_search_share: mean((r) => (ownSearches(r) >= 2 ? 1 : 0)),
     tokens_per_episode: mean((r) => r.promptTokens + r.completionTokens),
     sampled_tokens_per_episode: sampled / n,
     offform_call_share: calls ? offCalls / calls : 0,

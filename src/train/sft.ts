@@ -49,13 +49,21 @@ export function judgeAttempt(task: Task, r: Rollout, o: FilterOptions): Verdict 
   return 'kept';
 }
 
-/** The kept attempts of one query: passing ones, shortest first (model-written tokens), at most `cap`. */
-export function selectDemonstrations<T extends { rollout: Rollout; length: number }>(task: Task, attempts: readonly T[], o: FilterOptions & { cap: number }): T[] {
+/**
+ * Which passing attempts become demonstrations: `shortest` (the seeds' STaR rule: fewest
+ * model-written tokens) or `best` (highest reward, the shorter first on a tie). Shortest favours
+ * narrow searches that curate little; best keeps what scored, whatever its length.
+ */
+export type SftKeep = 'shortest' | 'best';
+
+/** The kept attempts of one query: passing ones in `keep` order, at most `cap`. */
+export function selectDemonstrations<T extends { rollout: Rollout; length: number }>(task: Task, attempts: readonly T[], o: FilterOptions & { cap: number; keep?: SftKeep }): T[] {
   const passing = attempts.filter((a) => judgeAttempt(task, a.rollout, o) === 'kept');
+  const reward = (a: T) => a.rollout.reward?.total ?? -Infinity;
   // Ties go to the earlier attempt, so the choice is deterministic.
   return passing
     .map((a, i) => ({ a, i }))
-    .sort((x, y) => x.a.length - y.a.length || x.i - y.i)
+    .sort((x, y) => (o.keep === 'best' ? reward(y.a) - reward(x.a) : 0) || x.a.length - y.a.length || x.i - y.i)
     .slice(0, o.cap)
     .map((x) => x.a);
 }
@@ -75,6 +83,8 @@ export interface SftOptions {
   attempts: number;
   cap: number;
   threshold: number;
+  /** Which passing attempts to keep (default shortest). */
+  keep?: SftKeep;
   epochs: number;
   /** Datums per optimiser step. */
   batchSize: number;
@@ -148,7 +158,7 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
     const attempts = byTask.get(task.id) ?? [];
     for (const a of attempts) verdicts[judgeAttempt(task, a.rollout, o)]++;
     if (attempts.some((a) => (a.rollout.reward?.total ?? -Infinity) > o.threshold)) solved++;
-    const chosen = selectDemonstrations(task, attempts, { threshold: o.threshold, cap: o.cap });
+    const chosen = selectDemonstrations(task, attempts, { threshold: o.threshold, cap: o.cap, keep: o.keep ?? 'shortest' });
     if (chosen.length) keptQueries++;
     for (const a of chosen) {
       if (a.stream.tokens.length > o.maxTokens) {

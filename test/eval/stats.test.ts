@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bestOf, bootstrapMean, mean, pairedBootstrap, passAtK, seededRandom } from '../../src/eval/stats.js';
+import { bestOf, bootstrapMean, mean, pairedBootstrap, pairedBootstrapGrid, passAtK, seededRandom } from '../../src/eval/stats.js';
 import { costUsd, loadPrices, parsePrices, priceModelOf } from '../../src/eval/cost.js';
 import { headroom, rolloutRow, summarize } from '../../src/eval/metrics.js';
 import { scoreRollout, resolveRubric } from '../../src/reward/rubric.js';
@@ -41,6 +41,25 @@ describe('bootstrap intervals', () => {
   });
   it('collapse to the mean with one value', () => {
     expect(bootstrapMean([0.3])).toEqual({ mean: 0.3, lo: 0.3, hi: 0.3, n: 1 });
+  });
+  it('pair runs over seeds x tasks: the spread between training seeds widens the interval', () => {
+    const rand = seededRandom(5);
+    const base = Array.from({ length: 40 }, () => rand());
+    // Three seeds that agree: the same +0.05 everywhere, shown, and an interval of width ~0.
+    const agree = pairedBootstrapGrid([base, base, base], [0, 1, 2].map(() => base.map((x) => x + 0.05)), { seed: 0 });
+    expect(agree).toMatchObject({ shown: true, seeds: 3, n: 120 });
+    expect(agree.mean).toBeCloseTo(0.05, 12);
+    expect(agree.hi - agree.lo).toBeLessThan(1e-9);
+    // Three seeds that disagree (+0.15, +0.0, -0.09): the same mean gain, but the seed spread is in the interval.
+    const gains = [0.15, 0, -0.09];
+    const disagree = pairedBootstrapGrid([base, base, base], gains.map((g) => base.map((x) => x + g)), { seed: 0 });
+    expect(disagree.mean).toBeCloseTo(0.02, 12);
+    expect(disagree.shown).toBe(false);
+    // With one seed it is the paired bootstrap over tasks.
+    const one = pairedBootstrapGrid([base], [base.map((x, i) => x + (i % 2 ? 0.05 : -0.05))], { seed: 0 });
+    expect(one).toMatchObject({ shown: false, seeds: 1, n: 40 });
+    expect(() => pairedBootstrapGrid([base], [base, base])).toThrow(/same seeds/);
+    expect(() => pairedBootstrapGrid([base, base], [base, base.slice(1)])).toThrow(/seed 1/);
   });
   it('pair runs per task: a small consistent gain is shown, noise is not', () => {
     const rand = seededRandom(3);

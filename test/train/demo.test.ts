@@ -29,7 +29,13 @@ describe('sleuth demo --quick', () => {
     const metrics = readFileSync(join(dir, 'grpo', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(metrics.filter((m) => m.kind === 'train').map((m) => m.step)).toEqual([1, 2]);
     expect(metrics.some((m) => m.kind === 'eval')).toBe(true);
-    const cmp = spawnSync(process.execPath, [BIN, 'compare', join(dir, 'baseline'), join(dir, 'grpo', 'evals', 'step-2')], { cwd: ROOT, encoding: 'utf8' });
+    // Every agent is reported on test; GRPO's curves are on dev (its evals/), which test never enters.
+    expect(out.split).toBe('test');
+    for (const k of ['grpo_vs_base', 'grpo_vs_baseline']) expect(out[k]).toMatchObject({ metric: 'reward', tasks: 4, seeds: 1 });
+    const config = (sub: string) => JSON.parse(readFileSync(join(dir, sub, 'config.json'), 'utf8'));
+    for (const sub of ['baseline', 'base', join('sft', 'test'), join('grpo', 'test')]) expect(config(sub).split).toBe('test');
+    expect(config('grpo').evalSplit).toBe('dev');
+    const cmp = spawnSync(process.execPath, [BIN, 'compare', join(dir, 'baseline'), join(dir, 'grpo', 'test')], { cwd: ROOT, encoding: 'utf8' });
     expect(cmp.status).toBe(0);
   }, 300_000);
 });

@@ -11,7 +11,8 @@ const usage = `usage: sleuth demo [--quick] [--out DIR] [--json]
 
 The main job, on the embedded default with the local CPU model and no network: build the index,
 evaluate the scripted baseline and the base model, SFT the small model by rejection sampling from
-a teacher, run GRPO from the SFT checkpoint, evaluate, and compare with paired bootstrap intervals.
+the follow teacher, run GRPO (curves on the dev split), evaluate every agent on the test split,
+and compare them with paired bootstrap intervals. The model writes every search itself.
 
   --quick        a seconds-long version (a tiny model, a few tasks): checks the pipeline, not the gain
   --out DIR      the run directory (default runs/demo-TIMESTAMP)
@@ -42,34 +43,54 @@ export const command: Command = {
   },
 };
 
-/** The numbers of a demo run, as bench/results/demo.json keeps them. */
+/** The numbers of a demo run, as bench/results/demo.json keeps them (every number from the report split). */
 export function demoJson(r: DemoResult): Record<string, unknown> {
   const pick = (s: Record<string, unknown>) => Object.fromEntries(['reward', 'recall', 'precision', 'f1', 'fbeta', 'valid', 'curated_size', 'turns', 'tokens', 'offform_episode_share', 'tasks', 'rollouts'].filter((k) => s[k] !== undefined).map((k) => [k, s[k]]));
+  const agent = (name: 'baseline' | 'base' | 'sft' | 'grpo') => ({ ...pick(r[name]), ...r.behaviour[name] });
   return {
+    seed: r.seed,
+    split: r.reportSplit,
     wall_s: r.wallSeconds,
     phases_s: r.phases,
-    baseline: pick(r.baseline),
-    base: pick(r.base),
-    sft: pick(r.sft),
-    grpo: pick(r.grpo),
+    grpo_from: r.grpoFrom,
+    baseline: agent('baseline'),
+    base: agent('base'),
+    sft: agent('sft'),
+    grpo: agent('grpo'),
+    grpo_vs_base: r.grpoVsBase,
+    grpo_vs_baseline: r.grpoVsBaseline,
     grpo_vs_sft: r.grpoVsSft,
     sft_data: { solved: r.sftRun.solved, kept: r.sftRun.kept, attempts: r.sftRun.attempts, best_epoch: r.sftRun.best.epoch },
     dir: r.dir,
   };
 }
 
+function verdictOf(name: string, other: string, d: DemoResult['grpoVsBase']): string {
+  const sign = `${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} [${d.ci_low.toFixed(3)}, ${d.ci_high.toFixed(3)}]`;
+  const verdict = d.shown && d.delta > 0 ? `${name} beats ${other}` : d.shown ? `${name} is worse than ${other}` : 'the interval contains 0: no difference shown';
+  return `${name} - ${other}: ${sign}  ${verdict}`;
+}
+
 function report(r: DemoResult): string {
-  const g = r.grpoVsSft;
-  const verdict = g.shown && g.delta > 0 ? 'GRPO beats SFT: the interval excludes 0' : g.shown ? 'GRPO is worse than SFT: the interval excludes 0' : 'GRPO vs SFT: the interval contains 0 (no difference shown)';
+  const b = (name: 'baseline' | 'base' | 'sft' | 'grpo') => {
+    const x = r.behaviour[name];
+    return `${x.searches_per_episode.toFixed(2)} searches/episode, ${(100 * x.own_search_share).toFixed(0)}% with a second search${x.musique_trajectory_recall === null ? '' : `, MuSiQue trajectory recall ${x.musique_trajectory_recall.toFixed(3)}`}`;
+  };
   return [
     '',
-    `sleuth demo — ${clock(r.wallSeconds)} (${Object.entries(r.phases).map(([k, v]) => `${k} ${v.toFixed(0)}s`).join(', ')})`,
-    `SFT data: ${r.sftRun.solved} training queries solved by the teacher, ${r.sftRun.kept} demonstrations kept; best epoch ${r.sftRun.best.epoch}`,
+    `sleuth demo — ${clock(r.wallSeconds)} (${Object.entries(r.phases).map(([k, v]) => `${k.split(' (')[0]} ${v.toFixed(0)}s`).join(', ')})`,
+    `SFT data: ${r.sftRun.solved} training queries solved by the teacher, ${r.sftRun.kept} demonstrations kept; best epoch ${r.sftRun.best.epoch}. GRPO started from the ${r.grpoFrom === 'sft' ? 'SFT checkpoint' : 'base model'}.`,
     '',
-    'runs: baseline (scripted) | base model | SFT | GRPO',
+    `every number below is on the ${r.reportSplit} split (${r.table.sharedTasks.length} tasks), which nothing was tuned on`,
+    'runs: baseline (scripted, top 10) | base model | SFT | GRPO',
     formatComparison(r.table),
     '',
-    `GRPO - SFT, eval reward, paired over ${g.tasks} tasks: ${g.delta >= 0 ? '+' : ''}${g.delta.toFixed(3)} [${g.ci_low.toFixed(3)}, ${g.ci_high.toFixed(3)}] — ${verdict}`,
+    `reward, paired over ${r.grpoVsBase.tasks} tasks:`,
+    `  ${verdictOf('GRPO', 'base model', r.grpoVsBase)}`,
+    `  ${verdictOf('GRPO', 'baseline', r.grpoVsBaseline)}`,
+    `  ${verdictOf('GRPO', 'SFT', r.grpoVsSft)}`,
+    'how they searched:',
+    ...(['baseline', 'base', 'sft', 'grpo'] as const).map((n) => `  ${n.padEnd(8)} ${b(n)}`),
     '',
     `run directory: ${r.dir}`,
     `explore it:    sleuth explore ${r.dir}`,

@@ -16,12 +16,13 @@ import { isRunDir } from '../../runs/store.js';
 const usage = `usage: sleuth sft --teacher SPEC [--config FILE] [--FIELD VALUE]... --out DIR
 
 Rejection-sampled SFT (STaR): the teacher attempts every training query several times; per query
-the shortest attempt that scored above the threshold, searched at least once and saw gold support
-in its tool results is kept (up to --cap). The kept episodes are rendered in the student's format
+the attempt that scored above the threshold, searched at least once and saw gold support in its
+tool results is kept (up to --cap): the shortest one, or with --sft-keep best the highest-scoring. The kept episodes are rendered in the student's format
 and trained with cross-entropy on the model-written tokens only, for --epochs epochs; the epoch
 with the best eval reward is the result (DIR/summary.json: best.samplerPath).
 
-  --teacher SPEC     baseline[:K], baseline-sweep:K1,K2,.. (attempt j uses K_j), oracle,
+  --teacher SPEC     baseline[:K], baseline-sweep:K1,K2,.. (attempt j uses K_j), follow-sweep
+                     (attempt j uses follow plan j), follow:K1,TITLES,K2[,q], oracle,
                      local:PATH, openai:MODEL[@URL] (required)
   --attempts N       attempts per query (default 5)
   --cap N            demonstrations kept per query at most (default 1)
@@ -67,7 +68,7 @@ export const command: Command = {
       const maxTokens = setup.backend instanceof LocalBackend ? setup.backend.config.context : config.budgets.contextTokens;
       const result = await runSft({
         dir,
-        record: { ...config, teacher: values.teacher, attempts, cap, threshold, batchSize, rubric, createdAt: new Date().toISOString() },
+        record: { ...config, teacher: values.teacher, attempts, cap, threshold, keep: config.sftKeep, batchSize, rubric, createdAt: new Date().toISOString() },
         teacher,
         setup,
         env: inputs.env,
@@ -79,6 +80,7 @@ export const command: Command = {
         attempts,
         cap,
         threshold,
+        keep: config.sftKeep,
         epochs,
         batchSize,
         adam: config.adam,
