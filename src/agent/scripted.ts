@@ -105,6 +105,11 @@ export interface FollowPlan {
   follow: number;
   withQuestion: boolean;
   k2: number;
+  /**
+   * Which hits of the first search to curate: `top`, the first k1; `titles`, the first k1 and any
+   * other whose title is at least half made of the question's words (the entities it names).
+   */
+  select?: 'top' | 'titles';
   /** Hits of the question's search (default 10). */
   searchK?: number;
   /** Hits of each title search (default 5: a follow-up looks for the bridge entity's own page). */
@@ -112,7 +117,7 @@ export interface FollowPlan {
 }
 
 export function followSpec(p: FollowPlan): string {
-  return `follow:${p.k1},${p.follow},${p.k2}${p.withQuestion ? ',q' : ''}`;
+  return `follow:${p.k1},${p.follow},${p.k2}${p.withQuestion ? ',q' : ''}${p.select === 'titles' ? ',titles' : ''}`;
 }
 
 /** Hits of search and grep results: id and title, in order. */
@@ -135,9 +140,13 @@ export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap
       yield turn('Nothing found.', call('finish', {}));
       return;
     }
-    const curated = first.slice(0, plan.k1).map((h) => h.id);
-    // Follow titles that bring a word the question lacks (a bridge entity), best-ranked first.
     const asked = new Set(ANALYZER.terms(ctx.task.query));
+    const named = (title: string) => {
+      const terms = ANALYZER.terms(title);
+      return terms.length > 0 && 2 * terms.filter((t) => asked.has(t)).length >= terms.length;
+    };
+    const curated = first.filter((h, i) => i < plan.k1 || (plan.select === 'titles' && named(h.title))).map((h) => h.id);
+    // Follow titles that bring a word the question lacks (a bridge entity), best-ranked first.
     const bridges = first.filter((h) => ANALYZER.terms(h.title).some((t) => !asked.has(t)));
     const titles = [...new Set(bridges.map((h) => h.title))].slice(0, plan.follow);
     const curate = curated.length ? [call('curate', { ids: curated })] : [];
@@ -156,15 +165,18 @@ export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap
   });
 }
 
+/** A step through followPlans() that visits every plan before repeating one: prime to their number. */
+export const PLAN_STRIDE = 17;
+
 /**
  * A teacher that tries a different follow plan on each attempt: attempt j of a query runs plan
- * (h + 17 j) mod n of followPlans(), where h is a hash of the task id, so that a few attempts per
- * query still cover every plan across the training set (17 is prime to the number of plans).
+ * (h + PLAN_STRIDE j) mod n of followPlans(), where h is a hash of the task id, so that a few
+ * attempts per query still cover every plan across the training set.
  */
 export function followSweepAgent(spec = 'follow-sweep'): Agent {
   const agents = followPlans().map((p) => followAgent(p, spec));
   const hash = (id: string) => parseInt(seededKey('follow-sweep', id).slice(0, 8), 16);
-  return { spec, start: (ctx) => agents[(hash(ctx.task.id) + 17 * ctx.sample) % agents.length]!.start(ctx) };
+  return { spec, start: (ctx) => agents[(hash(ctx.task.id) + PLAN_STRIDE * ctx.sample) % agents.length]!.start(ctx) };
 }
 
 /**
@@ -179,6 +191,11 @@ export function followPlans(): FollowPlan[] {
       if (follow === 0) plans.push({ k1, follow, withQuestion: false, k2: 0 });
       else for (const withQuestion of [true, false]) for (const k2 of [2, 5, 10]) plans.push({ k1, follow, withQuestion, k2 });
     }
+  }
+  // Selective curation: a few top hits and the hits the question names, with or without a follow-up.
+  for (const k1 of [1, 2, 3]) {
+    plans.push({ k1, follow: 0, withQuestion: false, k2: 0, select: 'titles' });
+    plans.push({ k1, follow: 1, withQuestion: true, k2: 5, select: 'titles' });
   }
   return plans;
 }
@@ -254,9 +271,9 @@ export const AGENT_FACTORIES = new Map<string, AgentFactory>([
   [
     'follow',
     (arg, spec) => {
-      const m = /^(\d+),(\d+),(\d+)(,q)?$/u.exec(arg ?? '');
-      const plan = m ? { k1: Number(m[1]), follow: Number(m[2]), k2: Number(m[3]), withQuestion: m[4] !== undefined } : undefined;
-      if (!plan || plan.k1 > 50 || plan.follow > 10 || plan.k2 > 50) throw new InputError(`agent '${spec}': follow:K1,TITLES,K2[,q] needs whole numbers (K1, K2 up to 50, TITLES up to 10), e.g. follow:10,2,5,q`);
+      const m = /^(\d+),(\d+),(\d+)(,q)?(,titles)?$/u.exec(arg ?? '');
+      const plan: FollowPlan | undefined = m ? { k1: Number(m[1]), follow: Number(m[2]), k2: Number(m[3]), withQuestion: m[4] !== undefined, select: m[5] ? 'titles' : 'top' } : undefined;
+      if (!plan || plan.k1 > 50 || plan.follow > 10 || plan.k2 > 50) throw new InputError(`agent '${spec}': follow:K1,TITLES,K2[,q][,titles] needs whole numbers (K1, K2 up to 50, TITLES up to 10), e.g. follow:10,2,5,q`);
       return followAgent(plan, spec);
     },
   ],

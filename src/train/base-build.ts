@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { runEpisode } from '../agent/episode.js';
-import { followAgent, followPlans } from '../agent/scripted.js';
+import { followAgent, followPlans, PLAN_STRIDE } from '../agent/scripted.js';
 import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, trainLocalTokenizer } from '../backend/local/index.js';
 import type { Datum } from '../backend/types.js';
 import { embeddedChunks } from '../corpus/embedded.js';
@@ -135,8 +135,8 @@ export async function transcriptsFor(tokenizer: BpeTokenizer, ctx: number, o: Pi
   const streams: number[][] = [], masks: number[][] = [];
   const plans = followPlans();
   for (const [i, task] of [...set.tasks('train'), ...pseudo].entries()) {
-    // 7 is prime to the number of plans, so consecutive tasks get far-apart plans and every plan recurs.
-    const r = await runEpisode(followAgent(plans[(i * 7 + o.seed) % plans.length]!), env, task);
+    // The stride is prime to the number of plans (a test checks it): far-apart plans for consecutive tasks, and every plan recurs.
+    const r = await runEpisode(followAgent(plans[(i * PLAN_STRIDE + o.seed) % plans.length]!), env, task);
     const s = renderRollout(renderer, env, task, r);
     if (s.tokens.length <= ctx) {
       streams.push(s.tokens);

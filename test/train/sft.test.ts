@@ -59,6 +59,18 @@ describe('the SFT rejection filter', () => {
     expect(selectDemonstrations(task, attempts, { threshold: 0.9, cap: 3 })).toEqual([]);
   });
 
+  it('with keep best, keeps the highest-scoring passing attempts, the shorter first on a tie', () => {
+    const better = attempt({ reward: 0.95, calls: good.turns[0]!.calls, trajectory: ['A', 'B'], curated: ['A', 'B'] });
+    const attempts = [
+      { rollout: good, length: 20, tag: 'short, 0.8' },
+      { rollout: better, length: 90, tag: 'long, 0.95' },
+      { rollout: better, length: 60, tag: 'medium, 0.95' },
+      { rollout: attempt({ reward: 0.99, calls: good.turns[0]!.calls, trajectory: [] }), length: 10, tag: 'no support' },
+    ];
+    expect(selectDemonstrations(task, attempts, { threshold: 0.3, cap: 2, keep: 'best' }).map((a) => a.tag)).toEqual(['medium, 0.95', 'long, 0.95']);
+    expect(selectDemonstrations(task, attempts, { threshold: 0.3, cap: 1, keep: 'shortest' }).map((a) => a.tag)).toEqual(['short, 0.8']);
+  });
+
   it('with an opening search, accepts only a teacher whose first turn is exactly that search', () => {
     const opening = (args: unknown, name = 'bm25_search') => attempt({ reward: 1, calls: [{ ...call(name), arguments: args }], trajectory: [] });
     expect(() => checkOpening('baseline-sweep', task, opening({ query: 'q', k: 10 }), 10)).not.toThrow();
