@@ -269,6 +269,14 @@ export const AGENT_FACTORIES = new Map<string, AgentFactory>([
     },
   ],
   [
+    'oracle',
+    (arg, spec, ctx) => {
+      if (arg !== undefined) throw new InputError(`agent '${spec}': oracle takes no argument`);
+      if (!ctx.corpus) throw new InputError(`agent '${spec}': the oracle needs the corpus of the task set`);
+      return oracleAgent(ctx.corpus, spec);
+    },
+  ],
+  [
     'follow',
     (arg, spec) => {
       const m = /^(\d+),(\d+),(\d+)(,q)?(,titles)?$/u.exec(arg ?? '');
@@ -282,14 +290,6 @@ export const AGENT_FACTORIES = new Map<string, AgentFactory>([
     (arg, spec) => {
       if (arg !== undefined) throw new InputError(`agent '${spec}': follow-sweep takes no argument`);
       return followSweepAgent(spec);
-    },
-  ],
-  [
-    'oracle',
-    (arg, spec, ctx) => {
-      if (arg !== undefined) throw new InputError(`agent '${spec}': oracle takes no argument`);
-      if (!ctx.corpus) throw new InputError(`agent '${spec}': the oracle needs the corpus of the task set`);
-      return oracleAgent(ctx.corpus, spec);
     },
   ],
 ]);

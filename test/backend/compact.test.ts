@@ -88,7 +88,8 @@ describe('compact renderer', () => {
       expect(first).toBe('<|tool|>seen=2 curated=0\n1 T-a1b2c3d4e5: s\n2 T-ffeeddccbb: s<|end|><|assistant|>');
       // A later result keeps earlier numbers and gives new ids the next ones.
       const second = ep.decode(ep.toolResults(enc('<|end|>'), [{ call: searchCall(), result: hitsOf('0099887766', 'a1b2c3d4e5') }]));
-      expect(second).toContain('3 T-0099887766: s\n1 T-a1b2c3d4e5: s');
+      // A hit shown before comes back as its number and title only.
+      expect(second).toContain('3 T-0099887766: s\n1 T-a1b2c3d4e5<|end|>');
       const turn = ep.parse(enc('<|call|>{"name":"curate","arguments":{"ids":[1,"3",7]}}<|call|>{"name":"read_document","arguments":{"id":2}}<|end|>'));
       expect(turn.calls.map((c) => c.arguments)).toEqual([{ ids: ['a1b2c3d4e5', '0099887766', '7'] }, { id: 'ffeeddccbb' }]);
       expect(turn.calls[0]!.raw).toBe('{"name":"curate","arguments":{"ids":[1,"3",7]}}');

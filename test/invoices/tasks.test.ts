@@ -21,7 +21,12 @@ describe('invoice tasks', () => {
     expect(suite.tasks('train')).toHaveLength(1800);
     expect(suite.tasks('validation')).toHaveLength(200);
     expect(suite.tasks('eval').map((t) => t.id)).toEqual(suite.tasks('validation').map((t) => t.id));
-    expect(() => suite.tasks('test')).toThrow(/--split test/);
+    // dev and test halve validation: disjoint, together all of it.
+    const dev = suite.tasks('dev').map((t) => t.id), test = suite.tasks('test').map((t) => t.id);
+    expect(dev).toHaveLength(100);
+    expect(test.filter((id) => dev.includes(id))).toEqual([]);
+    expect(new Set([...dev, ...test])).toEqual(new Set(suite.tasks('validation').map((t) => t.id)));
+    expect(() => suite.tasks('holdout')).toThrow(/--split holdout/);
   });
 
   it('mix five question types: 58% need one call, the rest SearchSupplier first', () => {

@@ -8,6 +8,7 @@
  *   runEpisode(agent, suite.env, tasks[0]);           // one episode
  *   invoiceParts(task, rollout)                       // { gold_share, pass, answered }
  */
+import { devTestHalves } from '../../tasks/split.js';
 import { InputError } from '../../errors.js';
 import type { Task } from '../../tasks/task.js';
 import { InvoiceEnvironment } from './env.js';
@@ -28,7 +29,7 @@ export interface InvoiceSuite {
   env: InvoiceEnvironment;
   /** All 2,000 tasks in index order (0–1799 train, 1800–1999 validation). */
   invoiceTasks: InvoiceTask[];
-  /** Tasks of a split in the shared Task shape. `eval` is accepted for `validation`. */
+  /** Tasks of a split in the shared Task shape. `eval` is accepted for `validation`; `dev` and `test` are its halves. */
   tasks(split: string): Task[];
 }
 
@@ -50,14 +51,20 @@ export function loadInvoiceSuite(options: { seed?: string; dbPath?: string } = {
   const tools = new InvoiceTools(built.db);
   const invoiceTasks = generateInvoiceTasks(built, tools);
   const shared = invoiceTasks.map(toTask);
+  let halves: { dev: Task[]; test: Task[] } | undefined;
   const suite: InvoiceSuite = {
     built,
     tools,
     env: new InvoiceEnvironment(tools),
     invoiceTasks,
     tasks(split) {
+      // dev and test are the halves of validation, as every task set's are of its eval split.
+      if (split === 'dev' || split === 'test') {
+        halves ??= devTestHalves(shared.filter((_, i) => invoiceTasks[i]!.split === 'validation'));
+        return [...halves[split]];
+      }
       const which = SPLITS[split];
-      if (!which) throw new InputError(`--split ${split}: the invoice tasks have splits train, validation (or eval), all`);
+      if (!which) throw new InputError(`--split ${split}: the invoice tasks have splits train, validation (or eval; its halves dev and test), all`);
       return which === 'all' ? shared : shared.filter((_, i) => invoiceTasks[i]!.split === which);
     },
   };
