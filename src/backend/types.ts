@@ -53,6 +53,8 @@ export interface SamplingParams {
   topK?: number;
   /** Stop on any of these token ids (the stop token is included in the output). */
   stop?: number[];
+  /** Stop once the written text contains any of these strings (the completing token is included). */
+  stopStrings?: string[];
   seed?: number;
 }
 
