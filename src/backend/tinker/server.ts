@@ -22,6 +22,11 @@ import { API, inputTokens, ModelInputSchema, WireDatumSchema, type Flavor } from
  * are 400 {detail}, pending polls answer 408, lora_config and max_tokens required, stop only as a
  * list, each sequence's loss divided by its Σ weights and gradients averaged over sequences).
  *
+ * --flavor skyrl emulates SkyRL tx 0.3.0 as it really behaves: it ignores idempotency keys,
+ * loss_fn_config and grad_clip_norm; answers 422 for loss_fn cispo and 409 "already exists" for a
+ * save under a name already used (a retried save included); returns prompt_logprobs for every
+ * prompt token but the first, with no leading null.
+ *
  * Futures are real: a request is checked when it arrives (a bad one is answered 4xx at once), then
  * queued, and runs after its reply is sent; a model's requests run in seq_id order (a later seq_id
  * waits for the earlier ones); a repeated (model_id, seq_id) returns the original future (409 if
@@ -314,7 +319,8 @@ export class TinkerServer {
     if (endpoint === 'session_heartbeat') return this.heartbeat(body);
     const target = forwardOnly ? 'forward' : endpoint;
     const idem = req.headers['x-idempotency-key'];
-    if (typeof idem !== 'string' || !idem) return this.post(target, body);
+    // SkyRL has no idempotency keys: a repeated request runs again.
+    if (typeof idem !== 'string' || !idem || this.flavor === 'skyrl') return this.post(target, body);
     const key = `${target} ${idem}`;
     const seen = this.idempotent.get(key);
     if (seen) return seen;
@@ -555,6 +561,19 @@ export class TinkerServer {
     this.runs.touch(m.id);
     const seq = body['seq_id'];
     if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 1) throw new HttpError(422, `${kind}: seq_id must be a whole number >= 1`);
+    if (this.flavor === 'skyrl') {
+      try {
+        this.skyrlChecks(kind, m, body);
+      } catch (err) {
+        // Refused at the HTTP level: this emulation orders by seq_id (SkyRL does not), so the
+        // seq_id must not hold up later requests; a retry of a queued request keeps its job.
+        if (!m.bySeq.has(seq) && seq >= m.nextSeq) {
+          m.bySeq.set(seq, { kind, record: { state: 'failed', waiters: [] }, hash: '', rejected: asHttpError(err) });
+          void this.pump(m);
+        }
+        throw err;
+      }
+    }
     const { type: _type, ...rest } = body;
     const hash = createHash('sha256').update(kind + JSON.stringify(rest)).digest('hex');
     const existing = m.bySeq.get(seq);
@@ -623,7 +642,8 @@ export class TinkerServer {
         const r = parse(ForwardBackwardSchema, body, kind);
         const lossFn = r.forward_backward_input.loss_fn;
         if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`${kind}: loss_fn '${lossFn}' is not supported here (cross_entropy, importance_sampling, ppo, cispo)`);
-        const cfg = r.forward_backward_input.loss_fn_config ?? {};
+        // SkyRL's request model has no loss_fn_config: dropped, as it does.
+        const cfg = this.flavor === 'skyrl' ? {} : (r.forward_backward_input.loss_fn_config ?? {});
         for (const [k, v] of Object.entries(cfg)) {
           if (!['clip_low_threshold', 'clip_high_threshold'].includes(k) || lossFn === 'importance_sampling' || lossFn === 'cross_entropy') throw new InputError(`${kind}: loss_fn_config key '${k}' is not accepted for ${lossFn}`);
           if (!(Number.isFinite(v) && v >= 0 && v <= 1e6)) throw new InputError(`${kind}: loss_fn_config.${k} must be a finite number in [0, 1e6], got ${v}`);
@@ -659,7 +679,8 @@ export class TinkerServer {
             for (let i = 0; i < g.length; i++) g[i] = g[i]! / m.accumulated;
           }
           m.accumulated = 0;
-          const metrics = b.optimStepSync({ learningRate: a.learning_rate, beta1: a.beta1, beta2: a.beta2, eps: a.eps, weightDecay: a.weight_decay, gradClipNorm: a.grad_clip_norm });
+          // SkyRL ignores grad_clip_norm.
+          const metrics = b.optimStepSync({ learningRate: a.learning_rate, beta1: a.beta1, beta2: a.beta2, eps: a.eps, weightDecay: a.weight_decay, gradClipNorm: this.flavor === 'skyrl' ? 0 : a.grad_clip_norm });
           return { metrics };
         };
       }
@@ -706,6 +727,22 @@ export class TinkerServer {
       }
       default:
         throw new Error(`unknown model request ${kind}`);
+    }
+  }
+
+  /** Names SkyRL has been asked to save, per model and kind: its checkpoint rows exist from submission on. */
+  private readonly skyrlSaved = new Set<string>();
+
+  /** What SkyRL tx 0.3.0 refuses at submission: cispo (not in its loss_fn literal), and a save name used before. */
+  private skyrlChecks(kind: string, m: ModelState, body: Record<string, unknown>): void {
+    const input = body['forward_backward_input'];
+    if ((kind === 'forward_backward' || kind === 'forward') && typeof input === 'object' && input !== null && (input as Record<string, unknown>)['loss_fn'] === 'cispo') {
+      throw new HttpError(422, "forward_backward_input.loss_fn: Input should be 'cross_entropy', 'importance_sampling' or 'ppo'");
+    }
+    if ((kind === 'save_weights' || kind === 'save_weights_for_sampler') && typeof body['path'] === 'string') {
+      const key = `${m.id} ${kind} ${body['path']}`;
+      if (this.skyrlSaved.has(key)) throw new HttpError(409, `checkpoint '${body['path']}' already exists for model ${m.id}`);
+      this.skyrlSaved.add(key);
     }
   }
 
@@ -774,7 +811,11 @@ export class TinkerServer {
       // The sampler yields to the event loop as it goes: other requests are served meanwhile.
       const sequences = await sampler.sample(prompt, params, r.num_samples);
       const out: Record<string, unknown> = { type: 'sample', sequences: sequences.map((s) => ({ tokens: s.tokens, logprobs: s.logprobs, stop_reason: s.stopReason })) };
-      if (r.prompt_logprobs) out['prompt_logprobs'] = await sampler.computeLogprobs(prompt);
+      if (r.prompt_logprobs) {
+        const lps = await sampler.computeLogprobs(prompt);
+        // SkyRL: no entry for the first prompt token.
+        out['prompt_logprobs'] = this.flavor === 'skyrl' ? lps.slice(1) : lps;
+      }
       return out;
     }, 'sample');
   }
