@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pythonSdks, type PythonSdks } from '../clients/python-sdks.js';
+import { pythonSdks, runPythonJson, type PythonSdks } from '../clients/python-sdks.js';
 import { SEARCH_TOOL, SYSTEM, toolCallingCheckpoint, USER } from './helpers.js';
 
 /**
@@ -37,18 +37,7 @@ afterAll(() => {
 
 function drive(): Promise<Record<string, any>> {
   const spec = { system: SYSTEM, user: USER, tool: SEARCH_TOOL, prompt: 'Paris is the capital', prompt2: 'A search agent' };
-  return new Promise((ok, fail) => {
-    const p = spawn(sdks.python, [DRIVER, base, checkpoint, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
-    p.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    p.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    const guard = setTimeout(() => p.kill(), 240_000);
-    p.once('exit', (code) => {
-      clearTimeout(guard);
-      if (code !== 0) fail(new Error(`openai_sdk.py exited with ${code}:\n${err.split('\n').slice(-25).join('\n')}`));
-      else ok(JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, any>);
-    });
-  });
+  return runPythonJson(sdks, DRIVER, [base, checkpoint, JSON.stringify(spec)]);
 }
 
 describe('the official OpenAI Python SDK against sleuth serve', () => {

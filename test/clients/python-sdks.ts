@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -72,4 +72,23 @@ function run(cmd: string, args: string[], what: string): string {
     throw new Error(`Python SDK tests: ${what} failed: ${said}`);
   }
   return r.stdout;
+}
+
+/**
+ * Run a driver script with the venv's Python; resolves with the JSON object it prints last. A
+ * non-zero exit rejects with the end of its stderr. The guard kills a hung run (not a timing check).
+ */
+export function runPythonJson(sdks: PythonSdks, script: string, args: string[], guardMs = 240_000): Promise<Record<string, any>> {
+  return new Promise((ok, fail) => {
+    const p = spawn(sdks.python, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    p.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    p.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    const guard = setTimeout(() => p.kill(), guardMs);
+    p.once('exit', (code) => {
+      clearTimeout(guard);
+      if (code !== 0) fail(new Error(`${basename(script)} exited with ${code}:\n${err.split('\n').slice(-25).join('\n')}`));
+      else ok(JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, any>);
+    });
+  });
 }

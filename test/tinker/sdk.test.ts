@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSampler } from '../../src/backend/local/backend.js';
 import type { Datum } from '../../src/backend/types.js';
-import { pythonSdks, type PythonSdks } from '../clients/python-sdks.js';
+import { pythonSdks, runPythonJson, type PythonSdks } from '../clients/python-sdks.js';
 import { directBackend, listeningUrl, tempDir, tinyCheckpoint } from './helpers.js';
 
 /**
@@ -64,19 +64,7 @@ afterAll(() => {
 
 function runLoop(mode: 'proto' | 'json'): Promise<Record<string, any>> {
   const spec = { sequences: SEQUENCES, prompt: PROMPT, stop: stopCase };
-  return new Promise((ok, fail) => {
-    const p = spawn(sdks.python, [LOOP, url, mode, 'base', JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
-    p.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    p.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    // A hang guard, not a timing check: the loop takes seconds.
-    const guard = setTimeout(() => p.kill(), 240_000);
-    p.once('exit', (code) => {
-      clearTimeout(guard);
-      if (code !== 0) fail(new Error(`sdk_loop.py ${mode} exited with ${code}:\n${err.split('\n').slice(-25).join('\n')}`));
-      else ok(JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, any>);
-    });
-  });
+  return runPythonJson(sdks, LOOP, [url, mode, 'base', JSON.stringify(spec)]);
 }
 
 function expectClose(a: (number | null)[][], b: (number | null)[][], tol = 1e-5): void {
