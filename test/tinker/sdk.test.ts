@@ -72,7 +72,8 @@ function expectClose(a: (number | null)[][], b: (number | null)[][], tol = 1e-5)
   a.forEach((row, i) => row.forEach((v, t) => expect(Math.abs(v! - b[i]![t]!)).toBeLessThan(tol)));
 }
 
-describe.each(['proto', 'json'] as const)('the official Tinker SDK against serve-tinker (%s wire)', (mode) => {
+// The two wires run at once: one server, separate sessions and models.
+describe.concurrent.each(['proto', 'json'] as const)('the official Tinker SDK against serve-tinker (%s wire)', (mode) => {
   it('runs the whole loop: forward, each loss, optim_step, a rejected step, sampling, string stops, compute_logprobs, state, runs and checkpoints', async () => {
     const r = await runLoop(mode);
     expect(r['sdk_version']).toBe('0.25.0');
