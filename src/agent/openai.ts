@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { InputError } from '../errors.js';
+import { findLooseCall } from '../protocol/compact/renderer.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
 import { registerAgent, type AgentFactoryContext } from './scripted.js';
 
@@ -112,6 +113,16 @@ class OpenAISession implements AgentSession {
       }
       const parsed = parseToolArguments(tc.function.arguments ?? '');
       calls.push({ name: tc.function.name, id, raw: tc.function.arguments, ...parsed });
+    }
+    // A call written as text instead of a tool call (a drift of small served models): off-form, as
+    // the token-level parsers count it, and carried out, so the episode does not end as a finish.
+    if (!calls.length && message.content) {
+      const loose = findLooseCall(message.content);
+      if (loose && this.ctx.tools.some((t) => t.name === loose.name)) {
+        const id = `call_${this.messages.length}_text`;
+        if (typeof loose.arguments === 'object' && loose.arguments !== null && !Array.isArray(loose.arguments)) calls.push({ name: loose.name, arguments: loose.arguments, status: 'off_form', id, raw: loose.raw, problem: 'call written as text, not as a tool call' });
+        else calls.push({ name: loose.name, arguments: loose.arguments, status: 'unparseable', id, raw: loose.raw, problem: 'call written as text, with arguments that are not an object' });
+      }
     }
     // Echo the assistant turn back as the API expects, with the ids the tool messages will use.
     this.messages.push({

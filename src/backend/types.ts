@@ -53,13 +53,19 @@ export interface SamplingParams {
   topK?: number;
   /** Stop on any of these token ids (the stop token is included in the output). */
   stop?: number[];
+  /** Stop once the written text contains any of these strings (the completing token is included). */
+  stopStrings?: string[];
   seed?: number;
+  /** Also return this many most likely tokens (0-20) and their logprobs at each position. */
+  topLogprobs?: number;
 }
 
 export interface SampledSequence {
   tokens: number[];
   logprobs: number[];
   stopReason: 'stop' | 'length';
+  /** With SamplingParams.topLogprobs: per position, the most likely tokens, most likely first. */
+  topLogprobs?: { token: number; logprob: number }[][];
 }
 
 export interface Sampler {

@@ -9,33 +9,14 @@ import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import { localRenderer } from '../../src/protocol/compact/local.js';
 import { renderChat } from '../../src/backend/local/openai-server.js';
-import { ADAM, ensureWasm, TEXTS, tinyBackend } from './helpers.js';
-
-const SEARCH_TOOL = { type: 'function' as const, function: { name: 'bm25_search', description: 'Keyword search over the corpus.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } };
-const SYSTEM = 'Find the evidence.';
-const USER = 'capital of France';
+import { SEARCH_TOOL, SYSTEM, TEXTS, toolCallingCheckpoint, USER } from './helpers.js';
 
 let checkpoint = '';
 let server: Server;
 let client: OpenAI;
 
-// A tiny model trained (cross-entropy on its own turn only) to answer this prompt with a search call.
 beforeAll(async () => {
-  ensureWasm();
-  const call = { name: 'bm25_search', arguments: { query: USER } };
-  const tok = trainBpe([...TEXTS, `${SYSTEM} ${USER} ${JSON.stringify(call)} ${SEARCH_TOOL.function.description}`], 400, [...SPECIALS]);
-  // The server renders as the trainer does (the local model's format).
-  const r = localRenderer(tok);
-  const prompt = r.prompt({ system: SYSTEM, user: USER, tools: [{ name: 'bm25_search', description: SEARCH_TOOL.function.description, parameters: SEARCH_TOOL.function.parameters }] });
-  const turn = r.encode(r.renderAssistant('', [call]));
-  const seq = [...prompt, ...turn];
-  const b = tinyBackend(tok, { context: 128, dModel: 32, nLayers: 2, nHeads: 2 });
-  const datum = { inputTokens: seq.slice(0, -1), targetTokens: seq.slice(1), weights: seq.slice(1).map((_, t) => (t + 1 >= prompt.length ? 1 : 0)) };
-  for (let i = 0; i < 120; i++) {
-    b.forwardBackwardSync([datum], 'cross_entropy');
-    b.optimStepSync({ ...ADAM, learningRate: 1e-2 });
-  }
-  checkpoint = (await b.saveWeightsForSampler('served')).modelPath;
+  checkpoint = await toolCallingCheckpoint();
   server = createOpenAIServer({ sampler: loadSampler(checkpoint) });
   const port = await listen(server, 0);
   client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'unused', maxRetries: 0 });

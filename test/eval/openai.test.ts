@@ -75,6 +75,25 @@ describe('the openai: agent against a real chat server', () => {
     expect(r.endReason).toBe('finish');
   });
 
+  it('counts a call written as text instead of a tool call as off-form, and carries it out', async () => {
+    server.push(
+      completion([], 'Searching now: {"name": "bm25_search", "arguments": {"query": "Apollo 11"}}'),
+      completion([{ id: 'f', name: 'finish', arguments: '{}' }]),
+    );
+    const r = await runEpisode(agent(), env, task);
+    expect(r.turns).toHaveLength(2);
+    const [call] = r.turns[0]!.calls;
+    expect(call).toMatchObject({ name: 'bm25_search', status: 'off_form', arguments: { query: 'Apollo 11' } });
+    expect(call!.result.chunkIds).toContain('c-apollo');
+    // The result went back under the id the echoed assistant turn names.
+    const sent = server.requests[1]!.body.messages;
+    expect(sent[2].tool_calls[0].id).toBe(sent[3].tool_call_id);
+    // Prose that holds no call is still a plain final answer.
+    server.push(completion([], 'The answer is {unclear}.'));
+    const plain = await runEpisode(agent(), env, task);
+    expect(plain.turns[0]!.calls).toEqual([]);
+  });
+
   it('retries 429 and 500 with backoff and then succeeds', async () => {
     const wait = { 'retry-after-ms': '5' };
     server.push(

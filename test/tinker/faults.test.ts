@@ -64,13 +64,18 @@ describe('injected faults', () => {
     }
   });
 
-  it('SkyRL dialect: 408 polls, dropped polls and 5xx are survived', async () => {
-    const { server, url } = await startServer(checkpoint, { flavor: 'skyrl', faults: parseFaults('retrieve_future:2=try_again,retrieve_future:3=drop,retrieve_future:4=502,optim_step:1=lose') });
+  it('SkyRL dialect: 408 polls, dropped polls and 5xx are survived; a lost training request is not sent twice', async () => {
+    const { server, url } = await startServer(checkpoint, { flavor: 'skyrl', faults: parseFaults('retrieve_future:2=try_again,retrieve_future:3=drop,retrieve_future:4=502,optim_step:2=lose') });
     try {
       const remote = await connect(url);
       await remote.forwardBackward(rlDatums(), 'importance_sampling');
       expect((await remote.optimStep(ADAM)).metrics['step']).toBe(1);
-      expect(server.models.get(remote.modelId)!.backend.step).toBe(1);
+      // SkyRL ignores idempotency keys: a retry of the lost optim_step would step twice, so it is an error.
+      const lost = await remote.optimStep(ADAM).catch((e: unknown) => e);
+      expect(lost).toBeInstanceOf(TinkerServerError);
+      expect((lost as Error).message).toMatch(/optim_step: .*not retried: the request may have run, and this server does not honour idempotency keys/);
+      expect(server.requestCounts.get('optim_step')).toBe(2);
+      expect(server.models.get(remote.modelId)!.backend.step).toBe(2);
       remote.close();
     } finally {
       await server.close();

@@ -115,7 +115,14 @@ export class LocalBackend implements TrainingBackend {
     return summarize([part], lossFn);
   }
 
-  private validate(datums: Datum[], lossFn: LossFn): void {
+  /** Tinker's forward: the loss and logprobs of forwardBackward, with no gradient accumulated. */
+  forwardSync(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): ForwardBackwardResult {
+    this.validate(datums, lossFn);
+    return summarize([accumulateGradients(this.model, datums, lossFn, config, false)], lossFn);
+  }
+
+  /** Check datums against this model (token ids, lengths, finite values); throws InputError. */
+  validate(datums: Datum[], lossFn: LossFn): void {
     if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`loss function '${lossFn}' is not one of cross_entropy, importance_sampling, ppo, cispo`);
     datums.forEach((d, i) => this.checkDatum(d, i, lossFn));
   }

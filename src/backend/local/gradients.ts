@@ -18,9 +18,10 @@ export interface GradientPart {
 
 /**
  * Forward and backward over each datum in turn, adding the gradient of the summed per-token loss
- * into the model's gradients. Datums must have been validated.
+ * into the model's gradients (with backward false: the forward pass and the loss only, gradients
+ * untouched). Datums must have been validated.
  */
-export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, config: LossConfig): GradientPart {
+export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, config: LossConfig, backward = true): GradientPart {
   const [lo, hi] = clipRange(lossFn, config);
   const part: GradientPart = { loss: 0, logprobs: [], tokens: 0, entropy: 0, clipped: 0, ratio: 0, kl: 0 };
   for (const d of datums) {
@@ -44,7 +45,7 @@ export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, c
       }
     }
     part.logprobs.push(Array.from(lp.subarray(0, n)));
-    m.backward(n);
+    if (backward) m.backward(n);
   }
   return part;
 }

@@ -5,16 +5,24 @@ import { isInputError } from '../../errors.js';
 import type { ToolSpec } from '../../env/types.js';
 import { localRenderer } from '../../protocol/compact/local.js';
 import type { CompactRenderer } from '../../protocol/compact/renderer.js';
-import type { LocalSampler } from './sampler.js';
+import type { SampledSequence } from '../types.js';
+import type { LocalSampler, SampledToken } from './sampler.js';
 
 /**
  * An OpenAI-compatible HTTP endpoint over a local checkpoint (node:http, 127.0.0.1 by default):
- *   GET  /v1/models
+ *   GET  /v1/models, /v1/models/{id}
  *   POST /v1/chat/completions  messages + tools, rendered with the compact format; tool calls come
- *                              back in OpenAI's shape (choices[].message.tool_calls)
- *   POST /v1/completions       prompt as token ids (or text); logprobs of the sampled tokens, and
- *                              the ids themselves in choices[].token_ids (as vLLM does)
- * Requests are served one at a time: sampling runs on this thread.
+ *                              back in OpenAI's shape (choices[].message.tool_calls); tool_choice
+ *                              none / auto / required / a named function (required and named are
+ *                              enforced by writing the call's opening for the model)
+ *   POST /v1/completions       a prompt as text or token ids, or a batch of them; logprobs with the
+ *                              top alternatives, and the ids themselves in choices[].token_ids (as
+ *                              vLLM does)
+ * Both take `stop` (strings; cut from the returned text, as OpenAI does), `stream` (server-sent
+ * events: completions token by token as they are sampled; chat once the turn is parsed, as role,
+ * content and tool-call deltas) and `stream_options.include_usage`. A parameter this server does not
+ * implement (response_format, frequency_penalty, echo, ...) is a 400 naming it, never ignored.
+ * Sampling yields to the event loop; requests on the one model run one at a time.
  */
 
 const ToolSchema = z.object({
@@ -30,29 +38,53 @@ const MessageSchema = z.object({
 });
 
 const Sampling = {
-  max_tokens: z.number().int().min(1).optional(),
-  max_completion_tokens: z.number().int().min(1).optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().gt(0).max(1).optional(),
-  top_k: z.number().int().optional(),
-  seed: z.number().int().optional(),
-  n: z.number().int().min(1).max(64).optional(),
+  model: z.string().optional(),
+  max_tokens: z.number().int().min(1).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  top_k: z.number().int().nullish(),
+  seed: z.number().int().nullish(),
+  n: z.number().int().min(1).max(64).nullish(),
+  stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).strict().nullish(),
+  /** An end-user id: OpenAI uses it for abuse monitoring; nothing to do here. */
+  user: z.string().optional(),
 };
 
-const ChatSchema = z.object({ model: z.string().optional(), messages: z.array(MessageSchema).min(1), tools: z.array(ToolSchema).optional(), logprobs: z.boolean().nullable().optional(), ...Sampling });
+const ToolChoiceSchema = z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) })]);
 
-const CompletionSchema = z.object({
-  model: z.string().optional(),
-  prompt: z.union([z.string(), z.array(z.number().int().min(0)).min(1)]),
-  logprobs: z.number().int().min(0).max(5).nullable().optional(),
-  stop: z.union([z.array(z.number().int()), z.array(z.string()), z.string()]).optional(),
-  ...Sampling,
-});
+const ChatSchema = z
+  .object({
+    messages: z.array(MessageSchema).min(1),
+    tools: z.array(ToolSchema).nullish(),
+    tool_choice: ToolChoiceSchema.nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    logprobs: z.boolean().nullish(),
+    top_logprobs: z.number().int().min(0).max(20).nullish(),
+    max_completion_tokens: z.number().int().min(1).nullish(),
+    ...Sampling,
+  })
+  .strict();
+
+const TokenIds = z.array(z.number().int().min(0)).min(1);
+const CompletionSchema = z
+  .object({
+    prompt: z.union([z.string(), z.array(z.string()).min(1), TokenIds, z.array(TokenIds).min(1)]),
+    logprobs: z.number().int().min(0).max(5).nullish(),
+    ...Sampling,
+  })
+  .strict();
+
+/** Parameters of OpenAI's API this server does not implement: refused by name unless null / false. */
+const UNSUPPORTED_FALSY = new Set(['echo']);
 
 class RequestError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly headers: Record<string, string> = {},
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -106,97 +138,225 @@ export interface ServeOptions {
   modelName?: string;
 }
 
+type Chunk = Record<string, unknown>;
+/** Where a response goes: one JSON body, or server-sent events. */
+interface Sink {
+  streaming: boolean;
+  event(chunk: Chunk): void;
+}
+
 export function createOpenAIServer(opts: ServeOptions): Server {
   const { sampler } = opts;
   const format = localRenderer(sampler.tokenizer);
   const model = opts.modelName ?? sampler.modelPath;
   const context = sampler.config.context;
+  const modelObject = () => ({ id: model, object: 'model', created: now(), owned_by: 'sleuth' });
 
-  const room = (promptLen: number, asked?: number) => {
+  const room = (promptLen: number, asked?: number | null) => {
     const left = context - promptLen;
     if (left < 1) throw new RequestError(400, `prompt of ${promptLen} tokens fills the model context of ${context}`);
     return Math.min(asked ?? 256, left);
   };
+  const sampling = (req: z.infer<typeof ChatSchema> | z.infer<typeof CompletionSchema>) => ({
+    temperature: req.temperature ?? 1,
+    ...(req.top_p != null ? { topP: req.top_p } : {}),
+    ...(req.top_k != null ? { topK: req.top_k } : {}),
+    ...(req.seed != null ? { seed: req.seed } : {}),
+  });
+  const stopsOf = (stop: string | string[] | null | undefined) => (stop == null ? [] : typeof stop === 'string' ? [stop] : stop);
 
-  const chat = (body: unknown) => {
+  const chat = async (body: unknown, sink: Sink) => {
     const req = parse(ChatSchema, body);
-    const tools: ToolSpec[] = (req.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
+    const declared: ToolSpec[] = (req.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
+    const choice = req.tool_choice ?? 'auto';
+    if (typeof choice === 'object' && !declared.some((t) => t.name === choice.function.name)) throw new RequestError(400, `tool_choice: function '${choice.function.name}' is not among the tools`);
+    if (choice === 'required' && !declared.length) throw new RequestError(400, 'tool_choice: required needs at least one tool');
+    if (req.top_logprobs && !req.logprobs) throw new RequestError(400, 'top_logprobs: needs logprobs: true');
+    // tool_choice none: the model is not shown the tools, and nothing it writes is a call.
+    const tools = choice === 'none' ? [] : declared;
     const { tokens: prompt, renderer } = renderChat(format, req.messages, tools);
-    const seqs = sampler.sampleSync(
-      prompt,
-      { maxTokens: room(prompt.length, req.max_completion_tokens ?? req.max_tokens), temperature: req.temperature ?? 1, topP: req.top_p, topK: req.top_k, seed: req.seed, stop: renderer.stopTokens },
-      req.n ?? 1,
-    );
+    // required / named: the turn starts with the call's opening, written for the model.
+    const opening = choice === 'required' ? '<|call|>' : typeof choice === 'object' ? `<|call|>{"name":${JSON.stringify(choice.function.name)},"arguments":` : '';
+    const forced = opening ? renderer.encode(opening) : [];
+    const full = [...prompt, ...forced];
+    const stops = stopsOf(req.stop);
+    const seqs = await sampler.sample(full, { maxTokens: room(full.length, req.max_completion_tokens ?? req.max_tokens), stop: renderer.stopTokens, stopStrings: stops, ...(req.top_logprobs ? { topLogprobs: req.top_logprobs } : {}), ...sampling(req) }, req.n ?? 1);
+    const id = `chatcmpl-${randomUUID()}`, created = now();
     const choices = seqs.map((s, index) => {
-      const turn = renderer.parse(s.tokens);
-      const calls = turn.calls.filter((c) => c.status !== 'unparseable');
-      const unparsed = turn.calls.filter((c) => c.status === 'unparseable').map((c) => c.raw);
-      const content = [turn.text, ...unparsed].filter(Boolean).join('\n');
-      return {
-        index,
-        message: {
-          role: 'assistant',
-          content: content || null,
-          ...(calls.length ? { tool_calls: calls.map((c) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } })) } : {}),
-        },
-        finish_reason: calls.length ? 'tool_calls' : s.stopReason === 'stop' ? 'stop' : 'length',
-        // Per sampled token (template tokens included), in OpenAI's chat shape.
-        logprobs: req.logprobs ? { content: s.tokens.map((t, i) => tokenLogprob(renderer.decode([t]), s.logprobs[i]!)) } : null,
-      };
+      const turn = renderer.parse([...forced, ...s.tokens]);
+      let calls = choice === 'none' ? [] : turn.calls.filter((c) => c.status !== 'unparseable');
+      if (req.parallel_tool_calls === false) calls = calls.slice(0, 1);
+      const unparsed = turn.calls.filter((c) => choice === 'none' || c.status === 'unparseable').map((c) => c.raw);
+      const content = cutAtStop([turn.text, ...unparsed].filter(Boolean).join('\n'), stops);
+      const toolCalls = calls.map((c) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } }));
+      const finish = calls.length ? 'tool_calls' : s.stopReason === 'stop' ? 'stop' : 'length';
+      // Per sampled token (template tokens included), in OpenAI's chat shape.
+      const logprobs = req.logprobs ? { content: s.tokens.map((t, i) => tokenLogprob(renderer.decode([t]), s.logprobs[i]!, (s.topLogprobs?.[i] ?? []).map((x) => tokenLogprob(renderer.decode([x.token]), x.logprob)))) } : null;
+      return { index, content: content || null, toolCalls, finish, logprobs };
     });
     const completion = seqs.reduce((n, s) => n + s.tokens.length, 0);
-    return { id: `chatcmpl-${randomUUID()}`, object: 'chat.completion', created: now(), model, choices, usage: { prompt_tokens: prompt.length, completion_tokens: completion, total_tokens: prompt.length + completion } };
+    const usage = { prompt_tokens: prompt.length, completion_tokens: completion, total_tokens: prompt.length + completion };
+    if (!sink.streaming) {
+      return sink.event({
+        id, object: 'chat.completion', created, model, usage,
+        choices: choices.map((c) => ({ index: c.index, message: { role: 'assistant', content: c.content, ...(c.toolCalls.length ? { tool_calls: c.toolCalls } : {}) }, finish_reason: c.finish, logprobs: c.logprobs })),
+      });
+    }
+    const chunk = (index: number, delta: Chunk, finish: string | null = null, logprobs: unknown = null) => sink.event({ id, object: 'chat.completion.chunk', created, model, choices: [{ index, delta, logprobs, finish_reason: finish }] });
+    for (const c of choices) {
+      chunk(c.index, { role: 'assistant', content: '' });
+      if (c.content) for (const piece of pieces(c.content)) chunk(c.index, { content: piece });
+      c.toolCalls.forEach((t, k) => {
+        chunk(c.index, { tool_calls: [{ index: k, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }] });
+        for (const piece of pieces(t.function.arguments)) chunk(c.index, { tool_calls: [{ index: k, function: { arguments: piece } }] });
+      });
+      chunk(c.index, {}, c.finish, c.logprobs);
+    }
+    if (req.stream_options?.include_usage) sink.event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
   };
 
-  const complete = (body: unknown) => {
+  const complete = async (body: unknown, sink: Sink) => {
     const req = parse(CompletionSchema, body);
-    const prompt = typeof req.prompt === 'string' ? format.encode(req.prompt) : req.prompt;
-    for (const [i, t] of prompt.entries()) if (t >= sampler.config.vocabSize) throw new RequestError(400, `prompt[${i}] = ${t} is not a token id of this model (vocabulary ${sampler.config.vocabSize})`);
-    const stop = req.stop === undefined ? [] : typeof req.stop === 'string' ? [req.stop] : req.stop;
-    const stopIds = stop.map((s) => {
-      if (typeof s === 'number') return s;
-      const ids = format.encode(s);
-      if (ids.length !== 1) throw new RequestError(400, `stop string ${JSON.stringify(s)} is not a single token; give token ids`);
-      return ids[0]!;
+    const raw = req.prompt;
+    const prompts: number[][] = typeof raw === 'string' ? [format.encode(raw)] : typeof raw[0] === 'number' ? [raw as number[]] : (raw as (string | number[])[]).map((p) => (typeof p === 'string' ? format.encode(p) : p));
+    prompts.forEach((p, k) => {
+      if (p.length === 0) throw new RequestError(400, `prompt${prompts.length > 1 ? `[${k}]` : ''} is empty`);
+      for (const [i, t] of p.entries()) if (t >= sampler.config.vocabSize) throw new RequestError(400, `prompt${prompts.length > 1 ? `[${k}]` : ''}[${i}] = ${t} is not a token id of this model (vocabulary ${sampler.config.vocabSize})`);
+      room(p.length);
     });
-    const seqs = sampler.sampleSync(prompt, { maxTokens: room(prompt.length, req.max_tokens ?? 16), temperature: req.temperature ?? 1, topP: req.top_p, topK: req.top_k, seed: req.seed, stop: stopIds }, req.n ?? 1);
-    const choices = seqs.map((s, index) => {
-      const pieces = s.tokens.map((t) => format.decode([t]));
-      let off = 0;
-      const offsets = pieces.map((p) => ((off += p.length), off - p.length));
-      return {
-        index,
-        text: format.decode(s.tokens),
-        token_ids: s.tokens,
-        finish_reason: s.stopReason,
-        logprobs: req.logprobs === undefined || req.logprobs === null ? null : { tokens: pieces, token_logprobs: s.logprobs, top_logprobs: null, text_offset: offsets },
-      };
-    });
-    const completion = seqs.reduce((n, s) => n + s.tokens.length, 0);
-    return { id: `cmpl-${randomUUID()}`, object: 'text_completion', created: now(), model, choices, usage: { prompt_tokens: prompt.length, completion_tokens: completion, total_tokens: prompt.length + completion } };
+    const stops = stopsOf(req.stop);
+    const n = req.n ?? 1;
+    const id = `cmpl-${randomUUID()}`, created = now();
+    const top = req.logprobs ?? 0;
+    const logprobsOf = (tokens: number[], lps: number[], tops: SampledSequence['topLogprobs'], startOffset: number) => {
+      if (req.logprobs == null) return null;
+      const texts = tokens.map((t) => format.decode([t]));
+      let off = startOffset;
+      const offsets = texts.map((p) => ((off += p.length), off - p.length));
+      return { tokens: texts, token_logprobs: lps, top_logprobs: top ? (tops ?? []).map((row) => Object.fromEntries(row.map((x) => [format.decode([x.token]), x.logprob]))) : null, text_offset: offsets };
+    };
+    const choices: Chunk[] = [];
+    let completion = 0;
+    for (const [k, prompt] of prompts.entries()) {
+      // Streaming: each token goes out as it is sampled (its text once it decodes to whole characters).
+      const written = new Map<number, { tokens: number[]; sent: string }>();
+      const onToken = sink.streaming
+        ? (t: SampledToken) => {
+            const w = written.get(t.sample) ?? { tokens: [], sent: '' };
+            written.set(t.sample, w);
+            w.tokens.push(t.token);
+            const text = format.decode(w.tokens);
+            if (text.endsWith('\uFFFD')) return;
+            const cut = cutAtStop(text, stops);
+            if (cut.length <= w.sent.length) return;
+            const delta = cut.slice(w.sent.length);
+            sink.event({ id, object: 'text_completion', created, model, choices: [{ index: k * n + t.sample, text: delta, token_ids: [t.token], finish_reason: null, logprobs: logprobsOf([t.token], [t.logprob], t.top ? [t.top] : undefined, w.sent.length) }] });
+            w.sent = cut;
+          }
+        : undefined;
+      const seqs = await sampler.sample(prompt, { maxTokens: room(prompt.length, req.max_tokens ?? 16), stopStrings: stops, ...(top ? { topLogprobs: top } : {}), ...sampling(req) }, n, onToken);
+      seqs.forEach((s, j) => {
+        completion += s.tokens.length;
+        const index = k * n + j;
+        if (sink.streaming) {
+          const w = written.get(j);
+          const rest = cutAtStop(format.decode(s.tokens), stops).slice(w?.sent.length ?? 0);
+          sink.event({ id, object: 'text_completion', created, model, choices: [{ index, text: rest, finish_reason: s.stopReason, logprobs: null }] });
+          return;
+        }
+        choices.push({ index, text: cutAtStop(format.decode(s.tokens), stops), token_ids: s.tokens, finish_reason: s.stopReason, logprobs: logprobsOf(s.tokens, s.logprobs, s.topLogprobs, 0) });
+      });
+    }
+    const promptTokens = prompts.reduce((a, p) => a + p.length, 0);
+    const usage = { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
+    if (!sink.streaming) return sink.event({ id, object: 'text_completion', created, model, choices, usage });
+    if (req.stream_options?.include_usage) sink.event({ id, object: 'text_completion', created, model, choices: [], usage });
   };
+
+  const ROUTES: Record<string, { method: 'GET' | 'POST' }> = { '/v1/models': { method: 'GET' }, '/v1/chat/completions': { method: 'POST' }, '/v1/completions': { method: 'POST' } };
 
   return createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => send(res, 500, { error: { message: (err as Error).message, type: 'server_error' } }));
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) res.end();
+      else send(res, 500, { error: { message: (err as Error).message, type: 'server_error' } });
+    });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+    const method = req.method ?? 'GET';
     try {
-      if (req.method === 'GET' && path === '/v1/models') {
-        return send(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: now(), owned_by: 'sleuth' }] });
+      const route = ROUTES[path] ?? (path.startsWith('/v1/models/') ? { method: 'GET' as const } : undefined);
+      if (!route) throw new RequestError(404, `no route ${method} ${path}`);
+      if (method !== route.method) throw new RequestError(405, `${method} ${path}: use ${route.method}`, { allow: route.method });
+      if (path === '/v1/models') return send(res, 200, { object: 'list', data: [modelObject()] });
+      if (path.startsWith('/v1/models/')) {
+        const id = decodeURIComponent(path.slice('/v1/models/'.length));
+        if (id !== model) throw new RequestError(404, `model '${id}' not found (this server serves '${model}')`, {}, 'model_not_found');
+        return send(res, 200, modelObject());
       }
-      if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/v1/completions')) {
-        const body = await readJson(req);
-        return send(res, 200, path === '/v1/completions' ? complete(body) : chat(body));
-      }
-      throw new RequestError(404, `no route ${req.method} ${path}`);
+      const type = String(req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/json') throw new RequestError(415, `Content-Type '${type}' is not accepted: send application/json`);
+      const body = refuseUnsupported(await readJson(req));
+      const streaming = body['stream'] === true;
+      let single: Chunk | undefined;
+      const sink: Sink = {
+        streaming,
+        event(chunk) {
+          if (!streaming) {
+            single = chunk;
+            return;
+          }
+          if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+          res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        },
+      };
+      await (path === '/v1/completions' ? complete(body, sink) : chat(body, sink));
+      if (!streaming) return send(res, 200, single);
+      if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      res.end('data: [DONE]\n\n');
     } catch (err) {
-      if (err instanceof RequestError) return send(res, err.status, { error: { message: err.message, type: err.status === 404 ? 'not_found' : 'invalid_request_error' } });
-      if (isInputError(err)) return send(res, 400, { error: { message: err.message, type: 'invalid_request_error' } });
+      if (res.headersSent) {
+        // Mid-stream: an error event, then the end (the status line is already sent).
+        res.end(`data: ${JSON.stringify({ error: { message: (err as Error).message, type: 'server_error' } })}\n\n`);
+        return;
+      }
+      if (err instanceof RequestError) return send(res, err.status, { error: { message: err.message, type: err.status === 404 ? 'not_found' : 'invalid_request_error', param: null, code: err.code ?? null } }, err.headers);
+      if (isInputError(err)) return send(res, 400, { error: { message: err.message, type: 'invalid_request_error', param: null, code: null } });
       throw err;
     }
   }
+}
+
+/**
+ * A 400 naming every parameter of OpenAI's API that this server does not implement; returns the
+ * body without the ones that ask for nothing (null, or echo: false).
+ */
+function refuseUnsupported(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new RequestError(400, 'request body must be a JSON object');
+  const known = new Set([...Object.keys(ChatSchema.shape), ...Object.keys(CompletionSchema.shape)]);
+  const entries = Object.entries(body as Record<string, unknown>);
+  const asksNothing = ([k, v]: [string, unknown]) => v === null || (UNSUPPORTED_FALSY.has(k) && v === false);
+  const bad = entries.filter((e) => !known.has(e[0]) && !asksNothing(e)).map(([k]) => k);
+  if (bad.length) throw new RequestError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, {}, 'unsupported_parameter');
+  return Object.fromEntries(entries.filter((e) => known.has(e[0]) || !asksNothing(e)));
+}
+
+/** The text before the first stop string (OpenAI returns text without the stop sequence). */
+function cutAtStop(text: string, stops: string[]): string {
+  let end = text.length;
+  for (const s of stops) {
+    const i = text.indexOf(s);
+    if (i >= 0 && i < end) end = i;
+  }
+  return text.slice(0, end);
+}
+
+/** A streamed string in a few pieces (about 16 characters each). */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += 16) out.push(text.slice(i, i + 16));
+  return out;
 }
 
 function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
@@ -214,22 +374,22 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     chunks.push(c);
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
   } catch {
     throw new RequestError(400, 'request body is not valid JSON');
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers });
   res.end(data);
 }
 
 const now = () => Math.floor(Date.now() / 1000);
 
-function tokenLogprob(token: string, logprob: number) {
-  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
+function tokenLogprob(token: string, logprob: number, top?: { token: string; logprob: number; bytes: number[] }[]) {
+  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], ...(top ? { top_logprobs: top.map(({ token: t, logprob: l, bytes }) => ({ token: t, logprob: l, bytes })) } : {}) };
 }
 
 /** Listen and resolve with the bound port (port 0 picks a free one). */

@@ -13,6 +13,9 @@ import { Model, seededRandom, type ModelConfig } from './model.js';
  * same weights (same kernels, and every row is computed the same way whether alone or in a batch),
  * so importance ratios start at exactly 1. At temperature 0 (greedy) it is the temperature-1 logprob.
  */
+/** How long sample() computes before it lets other work on the event loop run. */
+const YIELD_EVERY_MS = 10;
+
 export class LocalSampler implements Sampler {
   private readonly model: Model;
   /**
@@ -41,11 +44,41 @@ export class LocalSampler implements Sampler {
     return this.model.rowsRun;
   }
 
-  async sample(prompt: number[], params: SamplingParams, numSamples = 1): Promise<SampledSequence[]> {
-    return this.sampleSync(prompt, params, numSamples);
+  /** Sampling calls run one at a time (they share the model's rows); the queue's tail. */
+  private busy: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Like sampleSync, but gives the event loop a turn every few milliseconds, so a server that
+   * samples many tokens still answers other requests meanwhile. Calls are queued: the KV rows are
+   * shared, so two samplings never interleave.
+   */
+  sample(prompt: number[], params: SamplingParams, numSamples = 1, onToken?: (t: SampledToken) => void): Promise<SampledSequence[]> {
+    const run = this.busy.then(async () => {
+      const steps = this.steps(prompt, params, numSamples);
+      let slice = performance.now();
+      for (let r = steps.next(); ; r = steps.next()) {
+        if (r.done) return r.value;
+        onToken?.(r.value);
+        if (performance.now() - slice > YIELD_EVERY_MS) {
+          await new Promise((wake) => setImmediate(wake));
+          slice = performance.now();
+        }
+      }
+    });
+    this.busy = run.catch(() => undefined);
+    return run;
   }
 
   sampleSync(prompt: number[], params: SamplingParams, numSamples = 1): SampledSequence[] {
+    const steps = this.steps(prompt, params, numSamples);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /** The sampling loop, pausing (yield) after each token with that token; returns the sequences. */
+  private *steps(prompt: number[], params: SamplingParams, numSamples: number): Generator<SampledToken, SampledSequence[]> {
     const c = this.config, m = this.model, V = c.vocabSize;
     this.checkTokens(prompt, 'prompt');
     if (prompt.length === 0) throw new InputError('sampling: the prompt is empty');
@@ -56,6 +89,9 @@ export class LocalSampler implements Sampler {
     if (params.topK !== undefined && !(Number.isInteger(params.topK) && (params.topK === -1 || params.topK >= 1))) throw new InputError(`sampling: topK must be -1 or a whole number >= 1, got ${params.topK}`);
     if (!Number.isInteger(numSamples) || numSamples < 1) throw new InputError(`sampling: numSamples must be a whole number >= 1, got ${numSamples}`);
     const stop = new Set(params.stop ?? []);
+    const stopStrings = (params.stopStrings ?? []).filter((x) => x.length > 0);
+    const topN = params.topLogprobs ?? 0;
+    if (!(Number.isInteger(topN) && topN >= 0 && topN <= 20)) throw new InputError(`sampling: topLogprobs must be a whole number in [0, 20], got ${params.topLogprobs}`);
     const rng = seededRandom(params.seed ?? randomInt(2 ** 31));
     const temp = params.temperature;
     const P = prompt.length;
@@ -65,7 +101,7 @@ export class LocalSampler implements Sampler {
     const out: SampledSequence[] = [];
     for (let s = 0; s < numSamples; s++) {
       const seq = prompt.slice();
-      const tokens: number[] = [], logprobs: number[] = [];
+      const tokens: number[] = [], logprobs: number[] = [], tops: { token: number; logprob: number }[][] = [];
       let stopReason: SampledSequence['stopReason'] = 'length';
       // Rows < P hold the prompt (the cache); each sample overwrites only rows from P on.
       for (;;) {
@@ -75,21 +111,36 @@ export class LocalSampler implements Sampler {
         const lse = this.distribution(row, t);
         const tok = temp > 0 ? pick(m.rowScratch.a, params.topK ?? -1, params.topP ?? 1, rng) : argmax(row);
         // The kernel's own arithmetic for the learner's logprob: f32(logit - lse).
-        logprobs.push(Math.fround((t === 1 ? row[tok]! : Math.fround(row[tok]! / t)) - lse));
+        const lpOf = (i: number) => Math.fround((t === 1 ? row[i]! : Math.fround(row[i]! / t)) - lse);
+        const logprob = lpOf(tok);
+        logprobs.push(logprob);
+        const top = topN ? topIds(m.rowScratch.a, topN).map((i) => ({ token: i, logprob: lpOf(i) })) : undefined;
+        if (top) tops.push(top);
         tokens.push(tok);
         seq.push(tok);
-        if (stop.has(tok)) {
+        yield { sample: s, token: tok, logprob, ...(top ? { top } : {}) };
+        if (stop.has(tok) || (stopStrings.length && this.endsWithStop(tokens, stopStrings))) {
           stopReason = 'stop';
           break;
         }
         if (tokens.length >= params.maxTokens || seq.length >= c.context) break;
         m.forward(seq, seq.length - 1);
       }
-      out.push({ tokens, logprobs, stopReason });
+      out.push({ tokens, logprobs, stopReason, ...(topN ? { topLogprobs: tops } : {}) });
       // Rows run: every token but the last sampled one.
       this.remember(seq.slice(0, -1));
     }
     return out;
+  }
+
+  /**
+   * Whether the text written so far contains a stop string that the last token completed (the
+   * text before that token did not contain it). The stop token is kept, as with stop token ids.
+   */
+  private endsWithStop(tokens: number[], stopStrings: string[]): boolean {
+    const text = this.tokenizer.decode(tokens);
+    const before = this.tokenizer.decode(tokens.slice(0, -1));
+    return stopStrings.some((x) => text.includes(x) && !before.includes(x));
   }
 
   /** Load the cached KV rows sharing the longest prefix with `tokens`; returns that prefix length. */
@@ -131,7 +182,14 @@ export class LocalSampler implements Sampler {
     while (this.cacheBytes > LocalSampler.cacheLimitBytes && this.cache.length > 1) this.cacheBytes -= this.cache.shift()!.kv.byteLength;
   }
 
-  async computeLogprobs(tokens: number[]): Promise<(number | null)[]> {
+  /** Queued behind any sampling in progress: both use the model's rows. */
+  computeLogprobs(tokens: number[]): Promise<(number | null)[]> {
+    const run = this.busy.then(() => this.computeLogprobsSync(tokens));
+    this.busy = run.catch(() => undefined);
+    return run;
+  }
+
+  computeLogprobsSync(tokens: number[]): (number | null)[] {
     this.checkTokens(tokens, 'tokens');
     if (tokens.length > this.config.context) throw new InputError(`computeLogprobs: ${tokens.length} tokens exceed the model context of ${this.config.context}`);
     if (tokens.length === 0) return [];
@@ -163,6 +221,29 @@ export class LocalSampler implements Sampler {
     if (temp === 1) s.set(row);
     else for (let i = 0; i < row.length; i++) s[i] = row[i]! / temp;
   }
+}
+
+/** One token as it is sampled (for streaming). */
+export interface SampledToken {
+  sample: number;
+  token: number;
+  logprob: number;
+  top?: { token: number; logprob: number }[];
+}
+
+/** The n most probable ids, most probable first (ties: lower id first). */
+function topIds(probs: Float32Array, n: number): number[] {
+  const best: number[] = [];
+  for (let i = 0; i < probs.length; i++) {
+    if (best.length === n && probs[i]! <= probs[best[n - 1]!]!) continue;
+    let k = best.length === n ? n - 1 : best.length;
+    best[k] = i;
+    while (k > 0 && probs[best[k - 1]!]! < probs[i]!) {
+      best[k] = best[k - 1]!;
+      best[--k] = i;
+    }
+  }
+  return best;
 }
 
 function argmax(row: Float32Array): number {

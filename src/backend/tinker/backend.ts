@@ -3,7 +3,7 @@ import { BpeDataSchema, BpeTokenizer } from '../../protocol/compact/bpe.js';
 import { clipRange, tokenLoss } from '../local/losses.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, SampledSequence, Sampler, SamplingParams, TrainingBackend } from '../types.js';
 import { checkBaseUrl, TinkerClient, type ClientOptions, type Submitted } from './client.js';
-import { TinkerHttp, TinkerRequestError, TinkerServerError, type HttpOptions } from './http.js';
+import { TinkerConflictError, TinkerHttp, TinkerRequestError, TinkerServerError, type CallOptions, type HttpOptions } from './http.js';
 import {
   API,
   adamParams,
@@ -141,9 +141,28 @@ export class TinkerBackend implements TrainingBackend {
       if (!('sampling_session_id' in r)) throw new InputError(`save_weights_for_sampler: the server returned a path, not a sampling session`);
       return new TinkerSampler(this.client, { sampling_session_id: r.sampling_session_id }, `${this.modelId}@${name}`, this.counter);
     }
-    const r = await this.client.result(await this.submitModel('save_weights_for_sampler', { path: name }), SamplerResult);
-    if (!('path' in r)) throw new InputError('save_weights_for_sampler: the server returned a sampling session, not a path');
-    return new TinkerSampler(this.client, { model_path: r.path }, r.path, this.counter);
+    const path = await this.save('save_weights_for_sampler', name, this.flavor === 'skyrl' ? `tinker://${this.modelId}/${name}` : `tinker://${this.modelId}/sampler_weights/${name}`);
+    return new TinkerSampler(this.client, { model_path: path }, path, this.counter);
+  }
+
+  /**
+   * save_weights(_for_sampler) under a name. A 409 "already exists" answering a retry (the first
+   * attempt's reply was lost) means the first attempt saved it: that is success, at the path the
+   * server names checkpoints by. A 409 on the first attempt is a name already used: an error.
+   */
+  private async save(kind: 'save_weights' | 'save_weights_for_sampler', name: string, pathIfSaved: string): Promise<string> {
+    try {
+      const r = await this.client.result(await this.submitModel(kind, { path: name }, { conflictIsFinal: true }), SamplerResult);
+      if (!('path' in r)) throw new InputError(`${kind}: the server returned a sampling session, not a path`);
+      return r.path;
+    } catch (err) {
+      if (err instanceof TinkerConflictError && err.afterRetry) {
+        this.opts.log?.(`tinker: ${kind} '${name}': HTTP 409 on a retry: the first attempt saved it (${pathIfSaved})`);
+        return pathIfSaved;
+      }
+      if (err instanceof TinkerConflictError) throw new TinkerRequestError(`${kind}: a checkpoint named '${name}' already exists on the server (${err.message}); save under a new name`, 409);
+      throw err;
+    }
   }
 
   /** A sampler on a saved path (tinker://…, either form of §11) or on a base model name. */
@@ -153,8 +172,7 @@ export class TinkerBackend implements TrainingBackend {
 
   async saveState(name: string): Promise<string> {
     checkName(name, 'saveState');
-    const r = await this.client.result(await this.submitModel('save_weights', { path: name }), PathResult);
-    return r.path;
+    return this.save('save_weights', name, `tinker://${this.modelId}/weights/${name}`);
   }
 
   /**
@@ -181,15 +199,21 @@ export class TinkerBackend implements TrainingBackend {
   /**
    * Submit a request of the training model with the next seq_id. The server runs a model's requests
    * in seq_id order, so one that never got through leaves a gap every later request would wait on:
-   * after that the model refuses further requests (loadState starts a fresh model).
+   * after that the model refuses further requests (loadState starts a fresh model). A request the
+   * server refused (4xx) leaves no gap: hosted Tinker skips a rejected seq_id (the official SDK
+   * relies on it) and SkyRL does not order by seq_id.
+   *
+   * SkyRL ignores idempotency keys, so there a training request whose first attempt may have run is
+   * not sent again (it could step twice); saves are, since a repeat answers 409 (see save).
    */
-  private async submitModel(path: string, fields: Record<string, unknown>): Promise<Submitted> {
+  private async submitModel(path: string, fields: Record<string, unknown>, opts: CallOptions = {}): Promise<Submitted> {
     if (this.lostSubmission) throw new TinkerServerError(`${path}: an earlier request of model ${this.modelId} could not be submitted (${this.lostSubmission}); later requests would wait for it forever. Start a new backend, or loadState a checkpoint into a fresh model`);
     const seq = this.client.nextSeq(this.modelId);
+    const retry: CallOptions = this.flavor === 'skyrl' && !opts.conflictIsFinal ? { retryMaybeRan: false } : {};
     try {
-      return await this.client.submit(path, { model_id: this.modelId, seq_id: seq, ...fields, type: path });
+      return await this.client.submit(path, { model_id: this.modelId, seq_id: seq, ...fields, type: path }, { ...retry, ...opts });
     } catch (err) {
-      this.lostSubmission = `${path} seq_id ${seq}: ${(err as Error).message}`;
+      if (!(err instanceof TinkerRequestError)) this.lostSubmission = `${path} seq_id ${seq}: ${(err as Error).message}`;
       throw err;
     }
   }
@@ -203,6 +227,11 @@ export class TinkerBackend implements TrainingBackend {
 
   private async submitForwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig): Promise<{ subs: Submitted[]; sizes: number[] }> {
     datums.forEach((d, i) => checkDatum(d, i, lossFn));
+    // SkyRL's request model has no loss_fn_config: thresholds would be dropped, and the metrics
+    // computed here would describe a loss the server did not use.
+    if (this.flavor === 'skyrl' && (config.clipLowThreshold !== undefined || config.clipHighThreshold !== undefined)) {
+      throw new InputError(`forwardBackward: SkyRL ignores loss_fn_config, so clip thresholds ${JSON.stringify(config)} cannot be applied there; leave them at the server's defaults`);
+    }
     const skyrlSum = this.flavor === 'skyrl' && this.reduction === 'sum';
     if (skyrlSum && lossFn === 'cross_entropy') {
       throw new InputError("forwardBackward: SkyRL averages cross_entropy over each sequence's weights, which no rescaling of the inputs undoes; use reduction 'server' for cross_entropy on SkyRL");
@@ -233,7 +262,15 @@ export class TinkerBackend implements TrainingBackend {
     const subs: Submitted[] = [];
     // Submitted one after another so seq_ids reach the server in order; results are awaited together.
     for (const data of chunks) {
-      subs.push(await this.submitModel('forward_backward', { forward_backward_input: { data, loss_fn: lossFn, ...(cfg ? { loss_fn_config: cfg } : {}) } }));
+      try {
+        subs.push(await this.submitModel('forward_backward', { forward_backward_input: { data, loss_fn: lossFn, ...(cfg ? { loss_fn_config: cfg } : {}) } }));
+      } catch (err) {
+        // SkyRL 0.3.0's request model lists no cispo: a 422 at submission.
+        if (err instanceof TinkerRequestError && err.status === 422 && lossFn !== 'cross_entropy' && err.message.includes('loss_fn')) {
+          throw new TinkerRequestError(`forwardBackward: this server does not accept loss_fn '${lossFn}' (${err.message}); SkyRL tx 0.3.0 has no cispo: use ppo or importance_sampling, or a server that lists it`, 422);
+        }
+        throw err;
+      }
     }
     this.used.trainTokens += datums.reduce((s, d) => s + d.inputTokens.length, 0);
     return { subs, sizes: chunks.map((c) => c.length) };
@@ -256,6 +293,7 @@ export class TinkerBackend implements TrainingBackend {
 
   private async submitOptimStep(adam: AdamParams): Promise<Submitted> {
     for (const [k, v] of Object.entries(adam)) if (!Number.isFinite(v)) throw new InputError(`optimStep: ${k} must be a finite number, got ${v}`);
+    if (this.flavor === 'skyrl' && adam.gradClipNorm > 0) throw new InputError(`optimStep: SkyRL ignores adam_params.grad_clip_norm, so clipping at ${adam.gradClipNorm} would silently not happen; set gradClipNorm 0 for SkyRL`);
     return this.submitModel('optim_step', { adam_params: adamParams(adam) });
   }
 
@@ -276,7 +314,7 @@ export class TinkerSampler implements Sampler {
   constructor(
     private readonly client: TinkerClient,
     /** How asample addresses the weights: model_path, sampling_session_id (+ seq_id) or base_model. */
-    private readonly target: { model_path: string } | { sampling_session_id: string } | { base_model: string },
+    private target: { model_path: string } | { sampling_session_id: string } | { base_model: string },
     readonly modelPath: string,
     /** Told the tokens of each request (prompt, sampled), for the spend. */
     private readonly onUsage: (prefill: number, sampled: number) => void = () => {},
@@ -286,7 +324,7 @@ export class TinkerSampler implements Sampler {
     if (prompt.length === 0) throw new InputError('sampling: the prompt is empty');
     if (!Number.isInteger(params.maxTokens) || params.maxTokens < 1) throw new InputError(`sampling: maxTokens must be a whole number >= 1, got ${params.maxTokens}`);
     if (!Number.isInteger(numSamples) || numSamples < 1) throw new InputError(`sampling: numSamples must be a whole number >= 1, got ${numSamples}`);
-    const r = await this.client.request('asample', { ...this.address(), prompt: modelInput(prompt), num_samples: numSamples, sampling_params: samplingParams(params), type: 'sample' }, SampleResultSchema);
+    const r = await this.client.request('asample', { ...(await this.address()), prompt: modelInput(prompt), num_samples: numSamples, sampling_params: samplingParams(params), type: 'sample' }, SampleResultSchema);
     const out = fromWireSequences(r);
     this.onUsage(prompt.length, out.reduce((s, q) => s + q.tokens.length, 0));
     return out;
@@ -295,16 +333,26 @@ export class TinkerSampler implements Sampler {
   /** asample with max_tokens 1 and prompt_logprobs (as the SDK's compute_logprobs). */
   async computeLogprobs(tokens: number[]): Promise<(number | null)[]> {
     if (tokens.length === 0) return [];
-    const r = await this.client.request('asample', { ...this.address(), prompt: modelInput(tokens), num_samples: 1, sampling_params: samplingParams({ maxTokens: 1, temperature: 1 }), prompt_logprobs: true, type: 'sample' }, SampleResultSchema);
+    const r = await this.client.request('asample', { ...(await this.address()), prompt: modelInput(tokens), num_samples: 1, sampling_params: samplingParams({ maxTokens: 1, temperature: 1 }), prompt_logprobs: true, type: 'sample' }, SampleResultSchema);
     this.onUsage(tokens.length, 1);
-    if (!r.prompt_logprobs || r.prompt_logprobs.length !== tokens.length) throw new Error(`computeLogprobs: the server returned ${r.prompt_logprobs?.length ?? 'no'} prompt logprobs for ${tokens.length} tokens`);
-    return r.prompt_logprobs.map((v, i) => (i === 0 ? null : v));
+    const lps = r.prompt_logprobs;
+    // Hosted Tinker: one per token, the first null. SkyRL: one per token after the first.
+    if (lps && lps.length === tokens.length) return lps.map((v, i) => (i === 0 ? null : v));
+    if (lps && lps.length === tokens.length - 1) return [null, ...lps];
+    throw new Error(`computeLogprobs: the server returned ${lps?.length ?? 'no'} prompt logprobs for ${tokens.length} tokens`);
   }
 
-  private address(): Record<string, unknown> {
+  /**
+   * How asample names the weights. On hosted Tinker, as the official SDK does: a sampling session
+   * (create_sampling_session once), then its seq_id per request. SkyRL takes model_path directly.
+   */
+  private async address(): Promise<Record<string, unknown>> {
+    if (!('sampling_session_id' in this.target) && this.client.flavor === 'tinker') this.target = { sampling_session_id: await (this.session ??= this.client.createSamplingSession(this.target)) };
     if ('sampling_session_id' in this.target) return { sampling_session_id: this.target.sampling_session_id, seq_id: this.seq++ };
     return { ...this.target };
   }
+
+  private session: Promise<string> | undefined;
 }
 
 function checkName(name: string, what: string): void {
@@ -411,6 +459,10 @@ export async function createTinkerBackend(options: TinkerBackendOptions): Promis
   if (!Number.isInteger(options.loraRank) || options.loraRank < 1) throw new InputError(`tinker: --lora-rank must be a whole number >= 1, got ${options.loraRank}`);
   const client = await connectTinker(options);
   try {
+    // The server's limits for chunked forward_backward, as the SDK reads them (unless given).
+    const config = await client.clientConfig();
+    const limit = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+    options = { ...options, maxChunkDatums: options.maxChunkDatums ?? limit(config['fwdbwd_max_chunk_len']), maxChunkBytes: options.maxChunkBytes ?? limit(config['fwdbwd_max_chunk_bytes_count']) };
     const modelId = await client.createModel(options.baseModel, { rank: options.loraRank, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
     const info = await client.getInfo(modelId).catch(() => ({}) as Record<string, unknown>);
     const data = (info['model_data'] ?? {}) as Record<string, unknown>;

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { InputError } from '../../errors.js';
-import { detailOf, statusError, TinkerHttp, TinkerRequestError, TinkerServerError, TransportError, type HttpOptions } from './http.js';
-import { API, CreateModelResult, CreateSessionReply, FutureReply, type Flavor } from './wire.js';
+import { detailOf, statusError, TinkerHttp, TinkerRequestError, TinkerServerError, TransportError, type CallOptions, type HttpOptions } from './http.js';
+import { API, CreateModelResult, CreateSessionReply, FutureReply, SamplingSessionReply, type Flavor } from './wire.js';
 
 /**
  * The Tinker REST client: one session per client with a heartbeat every 10 s (§8), requests that
@@ -113,8 +113,8 @@ export class TinkerClient {
   }
 
   /** Submit a request that answers with a future. */
-  async submit(path: string, body: Record<string, unknown>): Promise<Submitted> {
-    const raw = await this.http.call('POST', `${API}/${path}`, body);
+  async submit(path: string, body: Record<string, unknown>, opts: CallOptions = {}): Promise<Submitted> {
+    const raw = await this.http.call('POST', `${API}/${path}`, body, opts);
     const reply = parseReply(FutureReply, raw, path);
     return { path, body, requestId: reply.request_id };
   }
@@ -136,7 +136,7 @@ export class TinkerClient {
     for (;;) {
       let reply;
       try {
-        reply = await this.http.send('POST', `${API}/retrieve_future`, { request_id: sub.requestId, allow_metadata_only: false }, { timeoutMs: this.pollTimeoutMs });
+        reply = await this.http.send('POST', `${API}/retrieve_future`, { request_id: sub.requestId }, { timeoutMs: this.pollTimeoutMs });
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;
         if (err.timeout) continue;
@@ -184,6 +184,26 @@ export class TinkerClient {
       if (reply.status === 400) throw new TinkerRequestError(`${sub.path} failed: ${detailOf(body) || 'HTTP 400'}`, 400);
       throw statusError('POST', `${API}/retrieve_future (${sub.path})`, reply);
     }
+  }
+
+  /**
+   * The server's feature flags for this client (POST client/config, as the official SDK reads them
+   * before anything else); {} from a server without the endpoint (SkyRL).
+   */
+  async clientConfig(): Promise<Record<string, unknown>> {
+    try {
+      const r = await this.http.call('POST', `${API}/client/config`, { sdk_version: SDK_VERSION });
+      return (r && typeof r === 'object' ? r : {}) as Record<string, unknown>;
+    } catch (err) {
+      if (err instanceof TinkerRequestError) return {};
+      throw err;
+    }
+  }
+
+  /** A sampling session on saved weights or a base model (create_sampling_session, as the SDK samples). */
+  async createSamplingSession(target: { model_path: string } | { base_model: string }): Promise<string> {
+    const r = await this.http.call('POST', `${API}/create_sampling_session`, { session_id: this.sessionId, sampling_session_seq_id: this.nextSamplingSessionSeq(), ...target, type: 'create_sampling_session' });
+    return parseReply(SamplingSessionReply, r, 'create_sampling_session').sampling_session_id;
   }
 
   async capabilities(): Promise<Record<string, unknown>> {

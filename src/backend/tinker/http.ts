@@ -19,6 +19,15 @@ export class TinkerRequestError extends InputError {
     super(message);
   }
 }
+/** 409 on a call made with conflictIsFinal; afterRetry: an earlier attempt of the same call may have done it. */
+export class TinkerConflictError extends TinkerRequestError {
+  constructor(
+    message: string,
+    readonly afterRetry: boolean,
+  ) {
+    super(message, 409);
+  }
+}
 /** Billing is paused (402) for longer than the client waits. */
 export class TinkerBillingError extends Error {}
 /** The server kept failing (5xx, timeouts, dropped connections) past the retry budget. */
@@ -50,9 +59,26 @@ export class TransportError extends Error {
   constructor(
     message: string,
     readonly timeout: boolean,
+    /** The request may have reached the server (anything but a refused connection or an unknown host). */
+    readonly maybeSent = true,
   ) {
     super(message);
   }
+}
+
+/** Connection errors that mean the request never left this machine. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export interface CallOptions {
+  idempotencyKey?: string;
+  /**
+   * false: after a failure that may have reached the server (a dropped connection, a timeout, 500,
+   * 502, 504), do not retry: the server does not honour idempotency keys (SkyRL), so a retry could
+   * run the request twice. Default true.
+   */
+  retryMaybeRan?: boolean;
+  /** 409 is an answer, not a reason to retry: thrown as TinkerConflictError. */
+  conflictIsFinal?: boolean;
 }
 
 export class TinkerHttp {
@@ -92,7 +118,7 @@ export class TinkerHttp {
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       const timeout = e.name === 'TimeoutError' || e.name === 'AbortError';
-      throw new TransportError(`${method} ${path}: ${timeout ? 'timed out' : `connection failed (${e.cause?.code ?? e.cause?.message ?? e.message})`}`, timeout);
+      throw new TransportError(`${method} ${path}: ${timeout ? 'timed out' : `connection failed (${e.cause?.code ?? e.cause?.message ?? e.message})`}`, timeout, timeout || !NOT_SENT.has(e.cause?.code ?? ''));
     }
     let text: string;
     try {
@@ -116,18 +142,20 @@ export class TinkerHttp {
    * 408, 409, 429, 5xx, timeouts and dropped connections, honouring x-should-retry and
    * retry-after(-ms); 402 pauses for billing; other statuses are final.
    */
-  async call(method: 'GET' | 'POST', path: string, body?: unknown, opts: { idempotencyKey?: string } = {}): Promise<unknown> {
+  async call(method: 'GET' | 'POST', path: string, body?: unknown, opts: CallOptions = {}): Promise<unknown> {
     const key = method === 'POST' ? (opts.idempotencyKey ?? `sleuth-${randomUUID()}`) : undefined;
     let attempt = 0;
     const billingStart = Date.now();
     for (;;) {
       let reply: Reply | undefined;
       let failure: string;
+      let maybeRan = false;
       try {
         reply = await this.send(method, path, body, key ? { idempotencyKey: key } : {});
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;
         failure = err.message;
+        maybeRan = err.maybeSent;
       }
       if (reply) {
         if (reply.status >= 200 && reply.status < 300) return reply.body;
@@ -135,11 +163,14 @@ export class TinkerHttp {
           await this.billingPause(path, billingStart);
           continue;
         }
+        if (reply.status === 409 && opts.conflictIsFinal) throw new TinkerConflictError(`${method} ${path}: HTTP 409${detailOf(reply.body) ? `: ${detailOf(reply.body)}` : ''}`, attempt > 0);
         const should = reply.headers.get('x-should-retry');
         const retryable = should === 'true' || (should !== 'false' && (reply.status === 408 || reply.status === 409 || reply.status === 429 || reply.status >= 500));
         if (!retryable) throw statusError(method, path, reply);
         failure = `${method} ${path}: HTTP ${reply.status}${detailOf(reply.body) ? `: ${detailOf(reply.body)}` : ''}`;
+        maybeRan = reply.status === 500 || reply.status === 502 || reply.status === 504;
       }
+      if (maybeRan && opts.retryMaybeRan === false) throw new TinkerServerError(`${failure!}; not retried: the request may have run, and this server does not honour idempotency keys, so a retry could run it twice`);
       if (attempt >= this.maxRetries) throw new TinkerServerError(`${failure!} (gave up after ${attempt + 1} attempts)`);
       const wait = retryAfterMs(reply?.headers) ?? this.backoffScale * Math.min(500 * 2 ** attempt, 10_000) * (1 - 0.25 * Math.random());
       attempt += 1;

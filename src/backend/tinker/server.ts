@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { decompress as zstdDecompress } from 'fzstd';
 import { z } from 'zod';
 import { InputError, isInputError } from '../../errors.js';
 import { BpeTokenizer } from '../../protocol/compact/bpe.js';
@@ -9,6 +11,8 @@ import { LocalBackend } from '../local/backend.js';
 import { readCheckpoint } from '../local/checkpoint.js';
 import type { LocalSampler } from '../local/sampler.js';
 import type { Datum, LossFn } from '../types.js';
+import { decodeForwardBackwardRequest, encodeForwardBackwardOutput, encodeSampleResponse, PROTO_CONTENT_TYPE } from './proto.js';
+import { checkpointJson, RunRegistry, runJson, type CheckpointType } from './registry.js';
 import { API, inputTokens, ModelInputSchema, WireDatumSchema, type Flavor } from './wire.js';
 
 /**
@@ -18,10 +22,25 @@ import { API, inputTokens, ModelInputSchema, WireDatumSchema, type Flavor } from
  * are 400 {detail}, pending polls answer 408, lora_config and max_tokens required, stop only as a
  * list, each sequence's loss divided by its Σ weights and gradients averaged over sequences).
  *
- * Futures are real: a request is queued and runs after its reply is sent; a model's requests run
- * in seq_id order (a later seq_id waits for the earlier ones); a repeated (model_id, seq_id)
- * returns the original future (409 if its body differs); a repeated X-Idempotency-Key returns the
- * first reply. The "LoRA" is the whole local model: the rank is recorded, not used.
+ * --flavor skyrl emulates SkyRL tx 0.3.0 as it really behaves: it ignores idempotency keys,
+ * loss_fn_config and grad_clip_norm; answers 422 for loss_fn cispo and 409 "already exists" for a
+ * save under a name already used (a retried save included); returns prompt_logprobs for every
+ * prompt token but the first, with no leading null.
+ *
+ * Futures are real: a request is checked when it arrives (a bad one is answered 4xx at once), then
+ * queued, and runs after its reply is sent; a model's requests run in seq_id order (a later seq_id
+ * waits for the earlier ones); a repeated (model_id, seq_id) returns the original future (409 if
+ * its body differs); a repeated X-Idempotency-Key returns the first reply. A seq_id whose request
+ * was rejected at the HTTP level counts as spent: the official SDK numbers its requests before
+ * sending them and never reuses a number, so waiting for it would stall the model for ever.
+ * The "LoRA" is the whole local model: the rank is recorded, not used.
+ *
+ * Wire formats (the official SDK 0.25.0's): JSON everywhere, plus protobuf (tinker_public.proto,
+ * optionally zstd- or gzip-compressed) for forward_backward bodies, and protobuf results of
+ * forward_backward, forward and sampling for a retrieve_future that sends
+ * `Accept: application/x-protobuf`. Also served: forward (SDK <= 0.24), weights_info, the training
+ * runs and checkpoints listing (with delete and TTL), client/config (what this server really
+ * supports), client/dynamic_config and telemetry (accepted, not kept).
  *
  * Faults for tests: rules `ENDPOINT:NTH=FAULT[@AFTER]` act on the NTH request to an endpoint:
  * 429 (with retry-after AFTER seconds, or retry-after-ms with `@200ms`), 402, 408, 410, 500, 502,
@@ -70,6 +89,8 @@ export interface TinkerServerOptions {
   /** When set, requests must carry exactly this X-API-Key (otherwise any non-empty key is accepted). */
   apiKey?: string;
   kernels?: 'auto' | 'wasm-simd' | 'js';
+  /** The largest request body accepted, before and after decompression (default 256 MiB); larger gets 413. */
+  maxBodyBytes?: number;
   log?: (line: string) => void;
 }
 
@@ -80,13 +101,18 @@ interface FutureRecord {
   result?: unknown;
   error?: { message: string; category: 'user' | 'server' };
   waiters: (() => void)[];
+  /** The result's protobuf message, where the SDK may ask for one. */
+  proto?: 'forward_backward' | 'sample';
 }
 
 interface Job {
   kind: string;
-  body: Record<string, unknown>;
+  /** The checked request, ready to run (absent once run, or when it was rejected). */
+  work?: () => Promise<unknown>;
   record: FutureRecord;
   hash: string;
+  /** The HTTP-level rejection of this seq_id (re-sent for a repeat of the same request). */
+  rejected?: HttpError;
 }
 
 interface ModelState {
@@ -120,6 +146,17 @@ interface Reply {
 }
 
 const MAX_BODY = 256 * 1024 * 1024;
+/** POST endpoints (a GET, PUT or DELETE on one is 405). */
+const POST_ENDPOINTS = new Set(['client/config', 'client/dynamic_config', 'telemetry', 'create_session', 'session_heartbeat', 'create_model', 'get_info', 'weights_info', 'forward', 'forward_backward', 'optim_step', 'save_weights', 'load_weights', 'save_weights_for_sampler', 'create_sampling_session', 'asample', 'unload_model', 'retrieve_future']);
+/** What hyperparameters may be: finite, and inside these ranges (larger is a bug, not a setting). */
+const ADAM_RANGES: Record<string, [number, number, string]> = {
+  learning_rate: [0, 1, '0 <= learning_rate <= 1'],
+  beta1: [0, 1 - Number.EPSILON, '0 <= beta1 < 1'],
+  beta2: [0, 1 - Number.EPSILON, '0 <= beta2 < 1'],
+  eps: [Number.MIN_VALUE, 1, '0 < eps <= 1'],
+  weight_decay: [0, 1, '0 <= weight_decay <= 1'],
+  grad_clip_norm: [0, 1e6, '0 <= grad_clip_norm <= 1e6 (0 = off)'],
+};
 const NAME = /^[A-Za-z0-9_-]{1,200}$/;
 const IDEMPOTENCY_LIMIT = 20_000;
 /** How long a settled future can still be retrieved (hosted promises expire too: 410). */
@@ -141,7 +178,7 @@ const AdamSchema = z.object({
   grad_clip_norm: z.number().default(0),
 });
 const OptimSchema = z.object({ ...ModelReq, adam_params: AdamSchema }).passthrough();
-const SaveSchema = z.object({ ...ModelReq, path: z.string().nullish(), sampling_session_seq_id: z.number().int().min(0).nullish() }).passthrough();
+const SaveSchema = z.object({ ...ModelReq, path: z.string().nullish(), sampling_session_seq_id: z.number().int().min(0).nullish(), ttl_seconds: z.number().int().min(1).nullish(), overwrite: z.boolean().nullish() }).passthrough();
 const LoadSchema = z.object({ ...ModelReq, path: z.string(), optimizer: z.boolean().default(true) }).passthrough();
 const SamplingParamsSchema = z.object({
   max_tokens: z.number().int().nullish(),
@@ -151,6 +188,9 @@ const SamplingParamsSchema = z.object({
   top_k: z.number().int().default(-1),
   top_p: z.number().default(1),
 });
+const WeightsInfoSchema = z.object({ tinker_path: z.string() }).passthrough();
+const TtlSchema = z.object({ ttl_seconds: z.number().int().min(1).nullable() });
+const TelemetrySchema = z.object({ events: z.array(z.unknown()) }).passthrough();
 const SampleSchema = z.object({
   prompt: ModelInputSchema,
   num_samples: z.number().int().min(1).max(256).default(1),
@@ -160,6 +200,7 @@ const SampleSchema = z.object({
   base_model: z.string().nullish(),
   model_path: z.string().nullish(),
   prompt_logprobs: z.boolean().nullish(),
+  topk_prompt_logprobs: z.number().int().min(0).nullish(),
 }).passthrough();
 
 export class TinkerServer {
@@ -175,11 +216,14 @@ export class TinkerServer {
   readonly models = new Map<string, ModelState>();
   private readonly futures = new Map<string, FutureRecord>();
   private readonly samplers = new Map<string, LocalSampler>();
-  private readonly samplingSessions = new Map<string, LocalSampler>();
+  private readonly samplingSessions = new Map<string, { sampler: LocalSampler; path?: string }>();
   private baseSampler: LocalSampler | undefined;
   private readonly idempotent = new Map<string, Promise<Reply>>();
   /** Requests received per endpoint (the fault rules count with it). */
   readonly requestCounts = new Map<string, number>();
+  /** Training runs and their checkpoints, for the listing endpoints. */
+  readonly runs = new RunRegistry();
+  private readonly maxBody: number;
   private readonly log: (line: string) => void;
 
   constructor(o: TinkerServerOptions) {
@@ -192,6 +236,7 @@ export class TinkerServer {
     this.baseParams = tensors.params!;
     this.tokenizer = new BpeTokenizer(header.tokenizer);
     this.log = o.log ?? (() => {});
+    this.maxBody = o.maxBodyBytes ?? MAX_BODY;
     this.server = createServer((req, res) => void this.handle(req, res));
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
@@ -202,6 +247,7 @@ export class TinkerServer {
   /** Forget futures settled long ago, so a long run does not grow the server without bound. */
   private sweep(now = Date.now()): void {
     for (const [id, r] of this.futures) if (r.settledAt !== undefined && now - r.settledAt > FUTURE_TTL_MS) this.futures.delete(id);
+    this.runs.expire(now);
   }
 
   listen(port: number, host = '127.0.0.1'): Promise<number> {
@@ -240,7 +286,7 @@ export class TinkerServer {
           else headers['retry-after'] = String(rule.retryAfter.seconds);
         }
         // Drain the body so the connection can be reused.
-        await readBody(req);
+        await readBody(req, this.maxBody);
         reply = { status: Number(fault), body: fault === '400' ? '' : { detail: `injected fault ${fault}` }, headers };
       } else {
         reply = await this.route(req, url, endpoint, fault);
@@ -259,37 +305,26 @@ export class TinkerServer {
   private async route(req: IncomingMessage, url: URL, endpoint: string, fault: FaultKind | undefined): Promise<Reply> {
     const apiKey = req.headers['x-api-key'];
     if (typeof apiKey !== 'string' || !apiKey || (this.o.apiKey !== undefined && apiKey !== this.o.apiKey)) {
-      await readBody(req);
+      await readBody(req, this.maxBody);
       throw new HttpError(401, 'invalid or missing X-API-Key');
     }
-    if (req.method === 'GET') {
-      if (endpoint === 'healthz') return ok({ status: 'ok' });
-      if (endpoint === 'get_server_capabilities') return ok({ supported_models: [{ model_name: this.modelName, max_context_length: this.header.config.context }], sleuth_flavor: this.flavor });
-      const m = /^samplers\/(.+)$/.exec(endpoint);
-      if (m) {
-        if (!this.samplingSessions.has(m[1]!)) throw new HttpError(404, `sampler '${m[1]}' not found`);
-        return ok({ sampler_id: m[1], base_model: this.modelName });
-      }
-      throw new HttpError(404, `no such endpoint: GET ${url.pathname}`);
+    const method = req.method ?? 'GET';
+    if (method !== 'POST') {
+      if (POST_ENDPOINTS.has(endpoint)) throw new HttpError(405, `${method} ${url.pathname}: use POST`, { allow: 'POST' });
+      const raw = await readBody(req, this.maxBody);
+      return this.rest(method, endpoint, url, raw);
     }
-    if (req.method !== 'POST') throw new HttpError(405, `${req.method} is not supported`);
-    const raw = await readBody(req);
-    let body: Record<string, unknown>;
-    try {
-      const v = raw.length ? JSON.parse(raw.toString('utf8')) : {};
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
-      body = v as Record<string, unknown>;
-    } catch (err) {
-      throw new HttpError(400, `request body is not a JSON object (${(err as Error).message})`);
-    }
-    if (endpoint === 'retrieve_future') return this.retrieve(body, fault);
+    const { body, forwardOnly } = await this.readRequest(req, endpoint);
+    if (endpoint === 'retrieve_future') return this.retrieve(body, fault, String(req.headers['accept'] ?? ''));
     if (endpoint === 'session_heartbeat') return this.heartbeat(body);
+    const target = forwardOnly ? 'forward' : endpoint;
     const idem = req.headers['x-idempotency-key'];
-    if (typeof idem !== 'string' || !idem) return this.post(endpoint, body);
-    const key = `${endpoint} ${idem}`;
+    // SkyRL has no idempotency keys: a repeated request runs again.
+    if (typeof idem !== 'string' || !idem || this.flavor === 'skyrl') return this.post(target, body);
+    const key = `${target} ${idem}`;
     const seen = this.idempotent.get(key);
     if (seen) return seen;
-    const p = this.post(endpoint, body).catch((err) => errorReply(err, this.log));
+    const p = this.post(target, body).catch((err) => errorReply(err, this.log));
     this.idempotent.set(key, p);
     if (this.idempotent.size > IDEMPOTENCY_LIMIT) this.idempotent.delete(this.idempotent.keys().next().value!);
     // A server error is not the request's answer: a retry with the same key may run it again.
@@ -299,10 +334,127 @@ export class TinkerServer {
     return p;
   }
 
+  /**
+   * A POST body as a JSON object: JSON (the default), or for forward_backward the SDK's protobuf
+   * ForwardBackwardRequest; either may be zstd- or gzip-compressed (Content-Encoding).
+   */
+  private async readRequest(req: IncomingMessage, endpoint: string): Promise<{ body: Record<string, unknown>; forwardOnly?: boolean }> {
+    const raw = await readBody(req, this.maxBody);
+    const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    let bytes: Uint8Array = raw;
+    try {
+      if (encoding === 'zstd') bytes = zstdDecompress(raw);
+      else if (encoding === 'gzip') bytes = gunzipSync(raw, { maxOutputLength: this.maxBody + 1 });
+      else if (encoding !== 'identity') throw new HttpError(415, `Content-Encoding '${encoding}' is not accepted (identity, zstd or gzip)`);
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new HttpError(413, `request body over ${this.maxBody} bytes once decompressed`);
+      throw new HttpError(400, `request body is not valid ${encoding} (${(err as Error).message})`);
+    }
+    if (bytes.length > this.maxBody) throw new HttpError(413, `request body over ${this.maxBody} bytes once decompressed`);
+    const type = String(req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+    if (type === PROTO_CONTENT_TYPE) {
+      if (endpoint !== 'forward_backward') throw new HttpError(415, `${API}/${endpoint} takes application/json; protobuf bodies are accepted by forward_backward only`);
+      const decoded = decodeForwardBackwardRequest(bytes);
+      return { body: decoded.body, forwardOnly: decoded.forwardOnly };
+    }
+    if (type !== 'application/json') throw new HttpError(415, `Content-Type '${type}' is not accepted: send application/json (or application/x-protobuf to forward_backward)`);
+    try {
+      const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+      const v = text.length ? JSON.parse(text) : {};
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
+      return { body: v as Record<string, unknown> };
+    } catch (err) {
+      throw new HttpError(400, `request body is not a JSON object (${(err as Error).message})`);
+    }
+  }
+
+  /** GET, PUT and DELETE: health, capabilities, samplers, and the training runs and checkpoints listing. */
+  private rest(method: string, endpoint: string, url: URL, raw: Buffer): Reply {
+    const parts = endpoint.split('/').map((x) => decodeURIComponent(x));
+    const page = <T>(items: T[]) => {
+      const limit = intParam(url, 'limit', 20, 1, 1000), offset = intParam(url, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+      return { items: items.slice(offset, offset + limit), cursor: { offset, limit, total_count: items.length } };
+    };
+    if (method === 'GET') {
+      if (endpoint === 'healthz') return ok({ status: 'ok' });
+      if (endpoint === 'get_server_capabilities') return ok({ supported_models: [{ model_name: this.modelName, max_context_length: this.header.config.context }], sleuth_flavor: this.flavor });
+      if (parts[0] === 'samplers' && parts.length === 2) {
+        const s = this.samplingSessions.get(parts[1]!);
+        if (!s) throw new HttpError(404, `sampler '${parts[1]}' not found`);
+        return ok({ sampler_id: parts[1], base_model: this.modelName, model_path: s.path ?? null });
+      }
+      if (endpoint === 'training_runs') {
+        const { items, cursor } = page(this.runs.list());
+        return ok({ training_runs: items.map(runJson), cursor });
+      }
+      if (endpoint === 'checkpoints') {
+        const all = this.runs.list().flatMap((r) => [...r.checkpoints.values()]).sort((a, b) => b.time.getTime() - a.time.getTime());
+        const { items, cursor } = page(all);
+        return ok({ checkpoints: items.map(checkpointJson), cursor });
+      }
+      if (parts[0] === 'training_runs' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'checkpoints'))) {
+        const run = this.runs.get(parts[1]!);
+        if (!run) throw new HttpError(404, `training run '${parts[1]}' not found`);
+        if (parts.length === 2) return ok(runJson(run));
+        return ok({ checkpoints: [...run.checkpoints.values()].sort((a, b) => b.time.getTime() - a.time.getTime()).map(checkpointJson), cursor: null });
+      }
+    }
+    // training_runs/RUN/checkpoints/(weights|sampler_weights)/NAME[/ttl]
+    if (parts[0] === 'training_runs' && parts[2] === 'checkpoints' && (parts.length === 5 || (parts.length === 6 && parts[5] === 'ttl'))) {
+      const [runId, checkpointId] = [parts[1]!, `${parts[3]}/${parts[4]}`];
+      if (method === 'DELETE' && parts.length === 5) {
+        if (!this.runs.deleteCheckpoint(runId, checkpointId)) throw new HttpError(404, `checkpoint '${checkpointId}' of training run '${runId}' not found`);
+        return { status: 204, body: '' };
+      }
+      if (method === 'PUT' && parts.length === 6) {
+        const c = this.runs.checkpoint(runId, checkpointId);
+        if (!c) throw new HttpError(404, `checkpoint '${checkpointId}' of training run '${runId}' not found`);
+        let v: unknown;
+        try {
+          v = JSON.parse(raw.toString('utf8') || '{}');
+        } catch (err) {
+          throw new HttpError(400, `request body is not a JSON object (${(err as Error).message})`);
+        }
+        const r = TtlSchema.safeParse(v);
+        if (!r.success) throw new HttpError(400, `ttl: ttl_seconds must be a whole number >= 1, or null to remove the expiry`);
+        this.runs.setTtl(c, r.data.ttl_seconds);
+        return { status: 204, body: '' };
+      }
+      throw new HttpError(405, `${method} ${url.pathname} is not supported`, { allow: parts.length === 5 ? 'DELETE' : 'PUT' });
+    }
+    throw new HttpError(404, `no such endpoint: ${method} ${url.pathname}`);
+  }
+
+  /** The SDK's feature flags, set to what this server really does (ClientConfigResponse). */
+  private clientConfig(): Record<string, unknown> {
+    return {
+      pjwt_auth_enabled: false,
+      credential_default_source: 'api_key',
+      // HTTP/1.1 over node:http: the SDK's default httpx transport is the right one.
+      use_pyqwest_transport: false,
+      // A model's requests run in seq_id order however they arrive.
+      parallel_fwdbwd_chunks: true,
+      proto_compress_fwdbwd: true,
+      fwdbwd_max_chunk_len: 1024,
+      fwdbwd_max_chunk_bytes_count: Math.min(5_000_000, Math.floor(this.maxBody / 2)),
+      sample_no_retries: false,
+      create_model_via_load_weights: false,
+    };
+  }
+
   private async post(endpoint: string, body: Record<string, unknown>): Promise<Reply> {
     switch (endpoint) {
       case 'client/config':
-        return ok({});
+        return ok(this.clientConfig());
+      case 'client/dynamic_config':
+        return ok({ refresh_interval_sec: 300 });
+      case 'telemetry':
+        // Accepted so the SDK does not log a failure per call; this server keeps no telemetry.
+        parse(TelemetrySchema, body, 'telemetry');
+        return ok({ status: 'accepted' });
+      case 'weights_info':
+        return this.weightsInfo(body);
       case 'create_session': {
         const id = `sess_${randomUUID().slice(0, 8)}`;
         this.sessions.set(id, { lastHeartbeat: Date.now(), models: new Map() });
@@ -312,6 +464,11 @@ export class TinkerServer {
         return this.createModel(body);
       case 'get_info':
         return this.info(body);
+      case 'forward': {
+        // SDK <= 0.24 sends forward_input; the protobuf forward_backward sets forward_only instead.
+        const { forward_input: input, ...rest } = body;
+        return this.enqueue('forward', input === undefined ? body : { ...rest, forward_backward_input: input });
+      }
       case 'forward_backward':
       case 'optim_step':
       case 'save_weights':
@@ -354,8 +511,11 @@ export class TinkerServer {
       id = this.flavor === 'tinker' ? `${body.session_id}:train:${body.model_seq_id}` : `model_${randomUUID().slice(0, 8)}`;
       const backend = new LocalBackend(this.header.config, this.tokenizer, { dir: join(this.dir, safeDir(id)), ...(this.o.kernels ? { kernels: this.o.kernels } : {}), baseModel: this.modelName });
       backend.model.params.a.set(this.baseParams);
-      this.models.set(id, { id, rank: body.lora_config?.rank ?? 32, backend, nextSeq: 1, bySeq: new Map(), running: false, accumulated: 0, unloaded: false });
+      const rank = body.lora_config?.rank ?? 32;
+      this.models.set(id, { id, rank, backend, nextSeq: 1, bySeq: new Map(), running: false, accumulated: 0, unloaded: false });
       session.models.set(body.model_seq_id, id);
+      const meta = body['user_metadata'];
+      this.runs.add({ id, baseModel: this.modelName, rank, owner: 'local', ...(isStringRecord(meta) ? { userMetadata: meta } : {}) });
     }
     const modelId = id;
     const r = this.future(async () => ({ model_id: modelId }));
@@ -373,6 +533,17 @@ export class TinkerServer {
     });
   }
 
+  /** What create_training_client_from_state reads before it creates the model to load into. */
+  private weightsInfo(raw: Record<string, unknown>): Reply {
+    const { tinker_path: path } = parse(WeightsInfoSchema, raw, 'weights_info');
+    const p = parsePath(path);
+    if (!p) throw new HttpError(400, `weights_info: '${path}' is not a tinker://RUN/weights/NAME or tinker://RUN/sampler_weights/NAME path`);
+    const run = this.runs.get(p.modelId);
+    const kind = p.kind === 'weights' ? 'weights' : 'sampler_weights';
+    if (!run || !run.checkpoints.has(`${kind}/${p.name}`)) throw new HttpError(404, `weights_info: no checkpoint '${path}' on this server`);
+    return ok({ base_model: run.baseModel, is_lora: true, lora_rank: run.rank, train_unembed: true, train_mlp: true, train_attn: true });
+  }
+
   private model(body: Record<string, unknown>): ModelState {
     const id = body['model_id'];
     if (typeof id !== 'string') throw new HttpError(422, 'model_id is required');
@@ -381,22 +552,55 @@ export class TinkerServer {
     return m;
   }
 
-  /** A model request: deduplicated on (model_id, seq_id) and run in seq_id order. */
+  /**
+   * A model request: checked now (4xx at once if bad), deduplicated on (model_id, seq_id) and run
+   * in seq_id order. A rejected request still spends its seq_id.
+   */
   private enqueue(kind: string, body: Record<string, unknown>): Reply {
     const m = this.model(body);
+    this.runs.touch(m.id);
     const seq = body['seq_id'];
     if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 1) throw new HttpError(422, `${kind}: seq_id must be a whole number >= 1`);
+    if (this.flavor === 'skyrl') {
+      try {
+        this.skyrlChecks(kind, m, body);
+      } catch (err) {
+        // Refused at the HTTP level: this emulation orders by seq_id (SkyRL does not), so the
+        // seq_id must not hold up later requests; a retry of a queued request keeps its job.
+        if (!m.bySeq.has(seq) && seq >= m.nextSeq) {
+          m.bySeq.set(seq, { kind, record: { state: 'failed', waiters: [] }, hash: '', rejected: asHttpError(err) });
+          void this.pump(m);
+        }
+        throw err;
+      }
+    }
     const { type: _type, ...rest } = body;
     const hash = createHash('sha256').update(kind + JSON.stringify(rest)).digest('hex');
     const existing = m.bySeq.get(seq);
     if (existing) {
       if (existing.hash !== hash) throw new HttpError(409, `${kind}: seq_id ${seq} of model ${m.id} was already used by a different request`, { 'x-should-retry': 'false' });
+      if (existing.rejected) throw existing.rejected;
       // The original future, under a fresh id (the old one may have expired).
       return this.register(existing.record);
     }
     if (seq < m.nextSeq) throw new HttpError(409, `${kind}: seq_id ${seq} of model ${m.id} has already run`, { 'x-should-retry': 'false' });
-    const record: FutureRecord = { state: 'pending', waiters: [] };
-    m.bySeq.set(seq, { kind, body, record, hash });
+    const record: FutureRecord = { state: 'pending', waiters: [], ...(kind === 'forward_backward' || kind === 'forward' ? { proto: 'forward_backward' as const } : {}) };
+    let work: () => Promise<unknown>;
+    try {
+      work = this.prepare(kind, m, body, seq);
+    } catch (err) {
+      const rejected = asHttpError(err);
+      if (rejected.status >= 500) throw rejected;
+      if (this.flavor === 'skyrl') {
+        // SkyRL queues first and checks when it runs: the future fails, in seq_id order.
+        work = () => Promise.reject(err);
+      } else {
+        m.bySeq.set(seq, { kind, record, hash, rejected });
+        void this.pump(m);
+        throw rejected;
+      }
+    }
+    m.bySeq.set(seq, { kind, work, record, hash });
     void this.pump(m);
     return this.register(record);
   }
@@ -407,16 +611,21 @@ export class TinkerServer {
     try {
       for (;;) {
         const job = m.bySeq.get(m.nextSeq);
-        if (!job || job.record.state !== 'pending') break;
+        if (!job) break;
+        if (job.rejected) {
+          m.nextSeq += 1;
+          continue;
+        }
+        if (job.record.state !== 'pending' || !job.work) break;
         // Reply first, work later: the request's future is pending when its submission returns.
         await new Promise((r) => setImmediate(r));
         try {
-          settle(job.record, 'done', await this.run(m, job, m.nextSeq));
+          settle(job.record, 'done', await job.work());
         } catch (err) {
           settle(job.record, 'failed', undefined, errorOf(err, this.log));
         }
         // Only the hash is needed from now on (to recognise a resubmission).
-        job.body = {};
+        delete job.work;
         m.nextSeq += 1;
       }
     } finally {
@@ -424,78 +633,129 @@ export class TinkerServer {
     }
   }
 
-  private async run(m: ModelState, job: Job, seq: number): Promise<unknown> {
+  /** Check a model request against the model (throws 4xx) and return the work that carries it out. */
+  private prepare(kind: string, m: ModelState, body: Record<string, unknown>, seq: number): () => Promise<unknown> {
     const b = m.backend;
-    switch (job.kind) {
+    switch (kind) {
+      case 'forward':
       case 'forward_backward': {
-        const r = parse(ForwardBackwardSchema, job.body, 'forward_backward');
+        const r = parse(ForwardBackwardSchema, body, kind);
         const lossFn = r.forward_backward_input.loss_fn;
-        if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`forward_backward: loss_fn '${lossFn}' is not supported here (cross_entropy, importance_sampling, ppo, cispo)`);
-        const cfg = r.forward_backward_input.loss_fn_config ?? {};
-        for (const k of Object.keys(cfg)) if (!['clip_low_threshold', 'clip_high_threshold'].includes(k) || lossFn === 'importance_sampling' || lossFn === 'cross_entropy') throw new InputError(`forward_backward: loss_fn_config key '${k}' is not accepted for ${lossFn}`);
-        const datums = r.forward_backward_input.data.map((d, i) => this.toDatum(d, i, lossFn as LossFn));
-        const res = b.forwardBackwardSync(datums, lossFn as LossFn, {
+        if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`${kind}: loss_fn '${lossFn}' is not supported here (cross_entropy, importance_sampling, ppo, cispo)`);
+        // SkyRL's request model has no loss_fn_config: dropped, as it does.
+        const cfg = this.flavor === 'skyrl' ? {} : (r.forward_backward_input.loss_fn_config ?? {});
+        for (const [k, v] of Object.entries(cfg)) {
+          if (!['clip_low_threshold', 'clip_high_threshold'].includes(k) || lossFn === 'importance_sampling' || lossFn === 'cross_entropy') throw new InputError(`${kind}: loss_fn_config key '${k}' is not accepted for ${lossFn}`);
+          if (!(Number.isFinite(v) && v >= 0 && v <= 1e6)) throw new InputError(`${kind}: loss_fn_config.${k} must be a finite number in [0, 1e6], got ${v}`);
+        }
+        if (cfg['clip_low_threshold'] !== undefined && cfg['clip_high_threshold'] !== undefined && !(cfg['clip_low_threshold'] <= cfg['clip_high_threshold'])) throw new InputError(`${kind}: loss_fn_config.clip_low_threshold must not exceed clip_high_threshold`);
+        if (r.forward_backward_input.data.length === 0) throw new InputError(`${kind}: forward_backward_input.data is empty`);
+        const datums = r.forward_backward_input.data.map((d, i) => this.toDatum(d, i, lossFn as LossFn, kind));
+        b.validate(datums, lossFn as LossFn);
+        const loss = {
           ...(cfg['clip_low_threshold'] !== undefined ? { clipLowThreshold: cfg['clip_low_threshold'] } : {}),
           ...(cfg['clip_high_threshold'] !== undefined ? { clipHighThreshold: cfg['clip_high_threshold'] } : {}),
-        });
-        m.accumulated += datums.length;
-        return {
-          loss_fn_output_type: 'TensorData',
-          loss_fn_outputs: res.logprobs.map((lp) => ({ logprobs: { data: lp, dtype: 'float32', shape: [lp.length] } })),
-          metrics: res.metrics,
+        };
+        return async () => {
+          const res = kind === 'forward' ? b.forwardSync(datums, lossFn as LossFn, loss) : b.forwardBackwardSync(datums, lossFn as LossFn, loss);
+          if (kind === 'forward_backward') m.accumulated += datums.length;
+          return {
+            loss_fn_output_type: 'TensorData',
+            loss_fn_outputs: res.logprobs.map((lp) => ({ logprobs: { data: lp, dtype: 'float32', shape: [lp.length] } })),
+            metrics: res.metrics,
+          };
         };
       }
       case 'optim_step': {
-        const a = parse(OptimSchema, job.body, 'optim_step').adam_params;
-        // SkyRL averages the accumulated gradients over the step's sequences before Adam.
-        if (this.flavor === 'skyrl' && m.accumulated > 1) {
-          const g = b.model.grads!.a;
-          for (let i = 0; i < g.length; i++) g[i] = g[i]! / m.accumulated;
+        const a = parse(OptimSchema, body, 'optim_step').adam_params;
+        for (const [k, v] of Object.entries(a)) {
+          const [lo, hi, rule] = ADAM_RANGES[k]!;
+          if (!(Number.isFinite(v) && v >= lo && v <= hi)) throw new InputError(`optim_step: adam_params.${k} = ${v} is out of range (${rule})`);
         }
-        m.accumulated = 0;
-        const metrics = b.optimStepSync({ learningRate: a.learning_rate, beta1: a.beta1, beta2: a.beta2, eps: a.eps, weightDecay: a.weight_decay, gradClipNorm: a.grad_clip_norm });
-        return { metrics };
+        return async () => {
+          // SkyRL averages the accumulated gradients over the step's sequences before Adam.
+          if (this.flavor === 'skyrl' && m.accumulated > 1) {
+            const g = b.model.grads!.a;
+            for (let i = 0; i < g.length; i++) g[i] = g[i]! / m.accumulated;
+          }
+          m.accumulated = 0;
+          // SkyRL ignores grad_clip_norm.
+          const metrics = b.optimStepSync({ learningRate: a.learning_rate, beta1: a.beta1, beta2: a.beta2, eps: a.eps, weightDecay: a.weight_decay, gradClipNorm: this.flavor === 'skyrl' ? 0 : a.grad_clip_norm });
+          return { metrics };
+        };
       }
       case 'save_weights': {
-        const r = parse(SaveSchema, job.body, 'save_weights');
+        const r = parse(SaveSchema, body, 'save_weights');
         const name = checkName(r.path, 'save_weights');
-        await b.saveState(name);
-        return { path: `tinker://${m.id}/weights/${name}` };
+        this.checkOverwrite(m, 'training', name, r.overwrite);
+        return async () => {
+          const file = await b.saveState(name);
+          return { path: this.runs.addCheckpoint(m.id, { type: 'training', name, file, ttlSeconds: r.ttl_seconds }).tinkerPath };
+        };
       }
       case 'load_weights': {
-        const r = parse(LoadSchema, job.body, 'load_weights');
+        const r = parse(LoadSchema, body, 'load_weights');
         if (seq !== 1) throw new InputError('load_weights must be the first request of a model (create a new model to load into)');
         const file = this.fileOf(r.path, 'state');
-        const { header, tensors } = readCheckpoint(file);
-        if (r.optimizer) b.loadStateSync(file);
-        else {
-          b.model.params.a.set(tensors.params!);
-          b.step = header.step;
-        }
-        return { path: r.path, model_id: m.id };
+        return async () => {
+          const { header, tensors } = readCheckpoint(file);
+          if (r.optimizer) b.loadStateSync(file);
+          else {
+            b.model.params.a.set(tensors.params!);
+            b.step = header.step;
+          }
+          return { path: r.path, model_id: m.id };
+        };
       }
       case 'save_weights_for_sampler': {
-        const r = parse(SaveSchema, job.body, 'save_weights_for_sampler');
+        const r = parse(SaveSchema, body, 'save_weights_for_sampler');
         if (r.sampling_session_seq_id !== null && r.sampling_session_seq_id !== undefined && !r.path) {
-          const id = `samp_${randomUUID().slice(0, 8)}`;
-          this.samplingSessions.set(id, b.samplerInMemory(id));
-          return { sampling_session_id: id };
+          return async () => {
+            const id = `samp_${randomUUID().slice(0, 8)}`;
+            this.samplingSessions.set(id, { sampler: b.samplerInMemory(id) });
+            return { sampling_session_id: id };
+          };
         }
         const name = checkName(r.path, 'save_weights_for_sampler');
-        const sampler = await b.saveWeightsForSampler(name);
-        const path = this.flavor === 'tinker' ? `tinker://${m.id}/sampler_weights/${name}` : `tinker://${m.id}/${name}`;
-        this.samplers.set(path, sampler);
-        return { path };
+        return async () => {
+          const sampler = await b.saveWeightsForSampler(name);
+          const entry = this.runs.addCheckpoint(m.id, { type: 'sampler', name, file: sampler.modelPath, ttlSeconds: r.ttl_seconds });
+          const path = this.flavor === 'tinker' ? entry.tinkerPath : `tinker://${m.id}/${name}`;
+          this.samplers.set(path, sampler);
+          return { path };
+        };
       }
       default:
-        throw new Error(`unknown model request ${job.kind}`);
+        throw new Error(`unknown model request ${kind}`);
     }
   }
 
-  private toDatum(d: z.infer<typeof WireDatumSchema>, i: number, lossFn: LossFn): Datum {
+  /** Names SkyRL has been asked to save, per model and kind: its checkpoint rows exist from submission on. */
+  private readonly skyrlSaved = new Set<string>();
+
+  /** What SkyRL tx 0.3.0 refuses at submission: cispo (not in its loss_fn literal), and a save name used before. */
+  private skyrlChecks(kind: string, m: ModelState, body: Record<string, unknown>): void {
+    const input = body['forward_backward_input'];
+    if ((kind === 'forward_backward' || kind === 'forward') && typeof input === 'object' && input !== null && (input as Record<string, unknown>)['loss_fn'] === 'cispo') {
+      throw new HttpError(422, "forward_backward_input.loss_fn: Input should be 'cross_entropy', 'importance_sampling' or 'ppo'");
+    }
+    if ((kind === 'save_weights' || kind === 'save_weights_for_sampler') && typeof body['path'] === 'string') {
+      const key = `${m.id} ${kind} ${body['path']}`;
+      if (this.skyrlSaved.has(key)) throw new HttpError(409, `checkpoint '${body['path']}' already exists for model ${m.id}`);
+      this.skyrlSaved.add(key);
+    }
+  }
+
+  /** The SDK sends overwrite: false by default; a name already saved is then refused (400). */
+  private checkOverwrite(m: ModelState, type: CheckpointType, name: string, overwrite: boolean | null | undefined): void {
+    const id = `${type === 'training' ? 'weights' : 'sampler_weights'}/${name}`;
+    if (overwrite === false && this.runs.checkpoint(m.id, id)) throw new InputError(`save_weights: checkpoint '${name}' of model ${m.id} exists; pass overwrite=true to replace it`);
+  }
+
+  private toDatum(d: z.infer<typeof WireDatumSchema>, i: number, lossFn: LossFn, kind: string): Datum {
     const input = inputTokens(d.model_input);
     const f = d.loss_fn_inputs;
-    const bad = (msg: string) => new InputError(`forward_backward: datum ${i}: ${msg}`);
+    const bad = (msg: string) => new InputError(`${kind}: datum ${i}: ${msg}`);
     if (!f['target_tokens']) throw bad('loss_fn_inputs.target_tokens is required');
     let weights = f['weights']?.data ?? new Array<number>(input.length).fill(1);
     if (this.flavor === 'skyrl') {
@@ -517,7 +777,7 @@ export class TinkerServer {
     const base = body['base_model'];
     const sampler = typeof path === 'string' ? this.samplerAt(path) : this.base(typeof base === 'string' ? base : this.modelName);
     const id = `samp_${randomUUID().slice(0, 8)}`;
-    this.samplingSessions.set(id, sampler);
+    this.samplingSessions.set(id, { sampler, ...(typeof path === 'string' ? { path } : {}) });
     return ok({ sampling_session_id: id });
   }
 
@@ -526,23 +786,38 @@ export class TinkerServer {
     const p = r.sampling_params;
     if (this.flavor === 'skyrl' && !(typeof p.max_tokens === 'number' && p.max_tokens > 0)) throw new HttpError(422, 'asample: sampling_params.max_tokens is required and must be > 0');
     if (typeof p.stop === 'string' && this.flavor === 'skyrl') throw new HttpError(422, 'asample: sampling_params.stop must be a list');
-    const stop = p.stop ?? [];
-    if (typeof stop === 'string' || stop.some((s) => typeof s === 'string')) throw new HttpError(422, 'asample: this server stops on token ids only (stop as a list of integers)');
+    const stop = typeof p.stop === 'string' ? [p.stop] : p.stop ?? [];
+    const stopIds = stop.filter((x): x is number => typeof x === 'number');
+    const stopStrings = stop.filter((x): x is string => typeof x === 'string');
+    const maxTokens = p.max_tokens ?? 128;
+    const bad = (msg: string) => new InputError(`asample: sampling_params.${msg}`);
+    if (!(maxTokens >= 1)) throw bad(`max_tokens must be >= 1, got ${maxTokens}`);
+    if (!(Number.isFinite(p.temperature) && p.temperature >= 0 && p.temperature <= 100)) throw bad(`temperature must be a finite number in [0, 100], got ${p.temperature}`);
+    if (!(Number.isFinite(p.top_p) && p.top_p > 0 && p.top_p <= 1)) throw bad(`top_p must be in (0, 1], got ${p.top_p}`);
+    if (!(p.top_k === -1 || p.top_k >= 1)) throw bad(`top_k must be -1 (off) or >= 1, got ${p.top_k}`);
+    if (stopStrings.some((x) => x.length === 0)) throw bad('stop strings must not be empty');
+    if (r.topk_prompt_logprobs) throw new InputError('asample: topk_prompt_logprobs is not supported by this server (send 0)');
     let sampler: LocalSampler;
     if (r.sampling_session_id) {
       const s = this.samplingSessions.get(r.sampling_session_id);
       if (!s) throw new HttpError(404, `sampling session '${r.sampling_session_id}' not found`);
-      sampler = s;
+      sampler = s.sampler;
     } else if (r.model_path) sampler = this.samplerAt(r.model_path);
     else if (r.base_model) sampler = this.base(r.base_model);
     else throw new HttpError(422, 'asample: give sampling_session_id, model_path or base_model');
     const prompt = inputTokens(r.prompt);
+    const params = { maxTokens, temperature: p.temperature, topP: p.top_p, topK: p.top_k, stop: stopIds, stopStrings, ...(p.seed !== null && p.seed !== undefined ? { seed: p.seed } : {}) };
     return this.future(async () => {
-      const sequences = sampler.sampleSync(prompt, { maxTokens: p.max_tokens ?? 128, temperature: p.temperature, topP: p.top_p, topK: p.top_k, stop: stop as number[], ...(p.seed !== null && p.seed !== undefined ? { seed: p.seed } : {}) }, r.num_samples);
+      // The sampler yields to the event loop as it goes: other requests are served meanwhile.
+      const sequences = await sampler.sample(prompt, params, r.num_samples);
       const out: Record<string, unknown> = { type: 'sample', sequences: sequences.map((s) => ({ tokens: s.tokens, logprobs: s.logprobs, stop_reason: s.stopReason })) };
-      if (r.prompt_logprobs) out['prompt_logprobs'] = await sampler.computeLogprobs(prompt);
+      if (r.prompt_logprobs) {
+        const lps = await sampler.computeLogprobs(prompt);
+        // SkyRL: no entry for the first prompt token.
+        out['prompt_logprobs'] = this.flavor === 'skyrl' ? lps.slice(1) : lps;
+      }
       return out;
-    });
+    }, 'sample');
   }
 
   private base(name: string): LocalSampler {
@@ -581,8 +856,8 @@ export class TinkerServer {
   }
 
   /** A future for work not tied to a model's order. */
-  private future(work: () => Promise<unknown>): Reply {
-    const record: FutureRecord = { state: 'pending', waiters: [] };
+  private future(work: () => Promise<unknown>, proto?: FutureRecord['proto']): Reply {
+    const record: FutureRecord = { state: 'pending', waiters: [], ...(proto ? { proto } : {}) };
     setImmediate(() => {
       work().then(
         (r) => settle(record, 'done', r),
@@ -598,7 +873,8 @@ export class TinkerServer {
     return ok(this.flavor === 'skyrl' ? { request_id: id, future_id: id, status: 'pending' } : { request_id: id });
   }
 
-  private async retrieve(body: Record<string, unknown>, fault: FaultKind | undefined): Promise<Reply> {
+  /** A future's state; a forward_backward or sample result as protobuf when Accept asks for it. */
+  private async retrieve(body: Record<string, unknown>, fault: FaultKind | undefined, accept: string): Promise<Reply> {
     const id = body['request_id'];
     if (typeof id !== 'string') throw new HttpError(422, 'retrieve_future: request_id is required');
     const record = this.futures.get(id);
@@ -621,7 +897,13 @@ export class TinkerServer {
       if (this.flavor === 'skyrl') throw new HttpError(408, 'timed out waiting for the result');
       return ok({ type: 'try_again', request_id: id, queue_state: 'active' });
     }
-    if (record.state === 'done') return ok(record.result);
+    if (record.state === 'done') {
+      if (record.proto && accept.includes(PROTO_CONTENT_TYPE)) {
+        const bytes = record.proto === 'sample' ? encodeSampleResponse(record.result as Parameters<typeof encodeSampleResponse>[0]) : encodeForwardBackwardOutput(record.result as Parameters<typeof encodeForwardBackwardOutput>[0]);
+        return { status: 200, body: Buffer.from(bytes), headers: { 'content-type': PROTO_CONTENT_TYPE } };
+      }
+      return ok(record.result);
+    }
     const e = record.error!;
     if (this.flavor === 'skyrl') throw new HttpError(e.category === 'user' ? 400 : 500, e.message);
     return ok({ error: e.message, category: e.category });
@@ -654,27 +936,45 @@ function ok(body: unknown): Reply {
 }
 
 function send(res: ServerResponse, r: Reply): void {
-  const text = typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
-  res.writeHead(r.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...r.headers });
-  res.end(text);
+  const body = Buffer.isBuffer(r.body) ? r.body : Buffer.from(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
+  res.writeHead(r.status, { 'content-type': 'application/json', 'content-length': body.length, ...(r.status === 413 ? { connection: 'close' } : {}), ...r.headers });
+  res.end(body);
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+/**
+ * The whole body, up to `limit` bytes. A larger body is read to its end but not kept, then
+ * answered 413: the client, still sending, would otherwise see a reset rather than the answer.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((ok, fail) => {
     const parts: Buffer[] = [];
     let size = 0;
     req.on('data', (b: Buffer) => {
       size += b.length;
-      if (size > MAX_BODY) {
-        fail(new HttpError(413, `request body over ${MAX_BODY} bytes`));
-        req.destroy();
-        return;
-      }
-      parts.push(b);
+      if (size <= limit) parts.push(b);
+      else parts.length = 0;
     });
-    req.on('end', () => ok(Buffer.concat(parts)));
+    req.on('end', () => (size > limit ? fail(new HttpError(413, `request body of ${size} bytes is over the limit of ${limit} bytes`)) : ok(Buffer.concat(parts))));
     req.on('error', fail);
   });
+}
+
+function asHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  if (isInputError(err)) return new HttpError(400, err.message);
+  return new HttpError(500, (err as Error).message);
+}
+
+function intParam(url: URL, name: string, dflt: number, min: number, max: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return dflt;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < min || v > max) throw new HttpError(400, `query parameter ${name} must be a whole number in [${min}, ${max}], got '${raw}'`);
+  return v;
+}
+
+function isStringRecord(v: unknown): v is Record<string, string> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 }
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {

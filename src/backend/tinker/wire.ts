@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputError } from '../../errors.js';
 import type { AdamParams, Datum, LossConfig, LossFn, SampledSequence, SamplingParams } from '../types.js';
 
 /**
@@ -69,14 +70,16 @@ export function adamParams(a: AdamParams) {
   return { learning_rate: a.learningRate, beta1: a.beta1, beta2: a.beta2, eps: a.eps, weight_decay: a.weightDecay, grad_clip_norm: a.gradClipNorm };
 }
 
-/** Sampling params with the fields SkyRL requires: max_tokens, and stop as a list (§11). */
+/** Sampling params with what SkyRL requires (max_tokens; stop, when given, as a list: §11); no stop field when there is none, as the SDK sends. */
 export function samplingParams(p: SamplingParams) {
+  if (p.stop?.length && p.stopStrings?.length) throw new InputError('sampling: give stop token ids or stop strings, not both (Tinker takes one list of one kind)');
+  const stop = p.stop?.length ? p.stop : (p.stopStrings ?? []);
   return {
     max_tokens: p.maxTokens,
     temperature: p.temperature,
     top_p: p.topP ?? 1,
     top_k: p.topK ?? -1,
-    stop: p.stop ?? [],
+    ...(stop.length ? { stop } : {}),
     ...(p.seed !== undefined ? { seed: p.seed } : {}),
   };
 }
@@ -96,6 +99,8 @@ export const CreateSessionReply = z.object({
 export const FutureReply = z.object({ request_id: z.string().min(1), model_id: z.string().nullish() });
 
 export const CreateModelResult = z.object({ model_id: z.string().min(1) });
+
+export const SamplingSessionReply = z.object({ sampling_session_id: z.string().min(1) });
 
 export const ForwardBackwardResultSchema = z.object({
   loss_fn_output_type: z.string().optional(),

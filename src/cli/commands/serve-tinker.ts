@@ -7,9 +7,12 @@ const usage = `usage: sleuth serve-tinker [--port N] [--checkpoint PATH] [--mode
                           [--dir DIR] [--faults SCRIPT] [--poll-timeout-ms N] [--host ADDR]
 
 The Tinker REST API (/api/v1/...) over sleuth's local CPU backend, so the Tinker client and
-\`sleuth train --backend tinker --base-url http://127.0.0.1:PORT\` run end to end on this machine:
-sessions, create_model, forward_backward, optim_step, save_weights(_for_sampler), load_weights,
-asample and retrieve_future, with real futures, seq_id ordering and idempotency keys.
+\`sleuth train --backend tinker --base-url http://127.0.0.1:PORT\` run end to end on this machine,
+and so does the official Tinker Python SDK (0.25.0 with protobuf and zstd, or JSON): sessions,
+create_model, forward, forward_backward, optim_step, save_weights(_for_sampler), load_weights,
+weights_info, asample (string or token-id stops), retrieve_future, training_runs and checkpoints
+(list, delete, TTL), client/config, with real futures, seq_id ordering (a seq_id rejected with a
+4xx is skipped) and idempotency keys. Bodies over 256 MiB get 413.
 
   --port N            port (default 8000; 0 picks a free one)
   --host ADDR         address to bind (default 127.0.0.1)

@@ -6,9 +6,12 @@ import { intFlag, parseFlags, type Command } from '../command.js';
 const usage = `usage: sleuth serve --checkpoint PATH [--port N] [--host ADDR]
 
 An OpenAI-compatible endpoint over a local checkpoint (a *.sampler.ckpt or *.state.ckpt file):
-  GET  /v1/models
-  POST /v1/chat/completions   messages and tools (compact format), tool calls in OpenAI's shape
-  POST /v1/completions        token-id prompts, logprobs of the sampled tokens
+  GET  /v1/models, /v1/models/ID
+  POST /v1/chat/completions   messages and tools (compact format), tool calls in OpenAI's shape,
+                              tool_choice none|auto|required|{function}, logprobs + top_logprobs
+  POST /v1/completions        text or token-id prompts (or a batch), logprobs with top alternatives
+Both: stop strings, n, seed, stream (server-sent events; stream_options.include_usage). Parameters
+it does not implement (response_format, penalties, echo, ...) get a 400 naming them.
 
   --checkpoint PATH   the local model checkpoint
   --port N            port (default 8000; 0 picks a free one)

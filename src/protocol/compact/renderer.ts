@@ -334,7 +334,8 @@ function lenientCall(s: string): { name: string; arguments: unknown } | null {
   return { name, arguments: args };
 }
 
-function findLooseCall(text: string): { name: string; arguments: unknown; raw: string } | null {
+/** The first call object written in free text ({"name": .., "arguments": ..} or a near miss), if any. */
+export function findLooseCall(text: string): { name: string; arguments: unknown; raw: string } | null {
   const obj = firstObject(text);
   if (!obj) return null;
   const c = lenientCall(obj);

@@ -20,6 +20,23 @@ export interface HarmonySystemOptions {
   currentDate?: string;
   /** Default medium. */
   reasoningEffort?: ReasoningEffort;
+  /**
+   * The channels the system message lists, and whether every message must name one (the
+   * library's `with_required_channels` / `with_channel_config`). Default: all three, required.
+   * An empty list leaves the line out.
+   */
+  channels?: { valid: readonly string[]; required: boolean };
+  /** gpt-oss's built-in tool namespaces, declared in the system message (`with_browser_tool`, `with_python_tool`). */
+  builtinTools?: readonly BuiltinNamespace[];
+}
+
+export type BuiltinNamespace = 'browser' | 'python';
+
+/** A tool namespace as the system or developer message declares it (the library's ToolNamespaceConfig). */
+export interface ToolNamespace {
+  name: string;
+  description?: string;
+  tools: readonly HarmonyTool[];
 }
 
 export const DEFAULT_MODEL_IDENTITY = 'You are ChatGPT, a large language model trained by OpenAI.';
@@ -47,12 +64,21 @@ export interface HarmonyMessage {
   terminator?: Terminator;
 }
 
+/** The system message: identity and dates, reasoning effort, built-in tools, then the channel rule (the library's order). */
 export function renderSystemContent(options: HarmonySystemOptions, hasFunctionTools: boolean): string {
   const top = [options.modelIdentity ?? DEFAULT_MODEL_IDENTITY, `Knowledge cutoff: ${options.knowledgeCutoff ?? '2024-06'}`];
   if (options.currentDate !== undefined) top.push(`Current date: ${options.currentDate}`);
-  let channels = `# Valid channels: ${CHANNELS.join(', ')}. Channel must be included for every message.`;
-  if (hasFunctionTools) channels += "\nCalls to these tools must go to the commentary channel: 'functions'.";
-  return [top.join('\n'), `Reasoning: ${options.reasoningEffort ?? 'medium'}`, channels].join('\n\n');
+  const sections = [top.join('\n'), `Reasoning: ${options.reasoningEffort ?? 'medium'}`];
+  // Namespaces in name order, as the library's BTreeMap keeps them.
+  const builtin = [...new Set(options.builtinTools ?? [])].sort().map((n) => BUILTIN_NAMESPACES[n]);
+  if (builtin.length) sections.push(renderNamespaces(builtin));
+  const { valid, required } = options.channels ?? { valid: CHANNELS, required: true };
+  if (valid.length) {
+    let channels = `# Valid channels: ${valid.join(', ')}.${required ? ' Channel must be included for every message.' : ''}`;
+    if (hasFunctionTools) channels += "\nCalls to these tools must go to the commentary channel: 'functions'.";
+    sections.push(channels);
+  }
+  return sections.join('\n\n');
 }
 
 export function renderDeveloperContent(instructions: string | undefined, tools: readonly HarmonyTool[]): string {
@@ -64,15 +90,78 @@ export function renderDeveloperContent(instructions: string | undefined, tools: 
 
 /** `# Tools` / `## functions` / the `namespace functions { … }` declaration. */
 export function renderToolsSection(tools: readonly HarmonyTool[]): string {
-  const lines = ['## functions\n', 'namespace functions {\n'];
-  for (const tool of tools) {
-    for (const line of tool.description.split('\n')) lines.push(`// ${line}`);
-    const params = hasProperties(tool.parameters) ? `_: ${schemaToTs(tool.parameters, '')}` : '';
-    lines.push(`type ${tool.name} = (${params}) => any;\n`);
-  }
-  lines.push('} // namespace functions');
-  return ['# Tools', lines.join('\n')].join('\n\n');
+  return renderNamespaces([{ name: 'functions', tools }]);
 }
+
+/**
+ * `# Tools`, then per namespace `## NAME`, its description (as `//` comments when it declares
+ * tools, else plain lines), and `namespace NAME { … }` when it has tools.
+ */
+export function renderNamespaces(namespaces: readonly ToolNamespace[]): string {
+  const sections = ['# Tools'];
+  for (const ns of namespaces) {
+    const lines = [`## ${ns.name}\n`];
+    if (ns.description !== undefined) for (const line of ns.description.split('\n')) lines.push(ns.tools.length ? `// ${line}` : line);
+    if (ns.tools.length) {
+      lines.push(`namespace ${ns.name} {\n`);
+      for (const tool of ns.tools) {
+        for (const line of tool.description.split('\n')) lines.push(`// ${line}`);
+        const params = hasProperties(tool.parameters) ? `_: ${schemaToTs(tool.parameters, '')}` : '';
+        lines.push(`type ${tool.name} = (${params}) => any;\n`);
+      }
+      lines.push(`} // namespace ${ns.name}`);
+    }
+    sections.push(lines.join('\n'));
+  }
+  return sections.join('\n\n');
+}
+
+/**
+ * gpt-oss's built-in namespaces, word for word as openai/harmony declares them
+ * (ToolNamespaceConfig::browser and ::python in src/chat.rs). The browser's search is itself a
+ * search tool: an environment may expose its search under these names.
+ */
+export const BUILTIN_NAMESPACES: Record<BuiltinNamespace, ToolNamespace> = {
+  browser: {
+    name: 'browser',
+    description:
+      'Tool for browsing.\nThe `cursor` appears in brackets before each browsing display: `[{cursor}]`.\nCite information from the tool using the following format:\n`【{cursor}†L{line_start}(-L{line_end})?】`, for example: `【6†L9-L11】` or `【8†L3】`.\nDo not quote more than 10 words directly from the tool output.\nsources=web (default: web)',
+    tools: [
+      {
+        name: 'search',
+        description: 'Searches for information related to `query` and displays `topn` results.',
+        parameters: { type: 'object', properties: { query: { type: 'string' }, topn: { type: 'number', default: 10 }, source: { type: 'string' } }, required: ['query'] },
+      },
+      {
+        name: 'open',
+        description:
+          'Opens the link `id` from the page indicated by `cursor` starting at line number `loc`, showing `num_lines` lines.\nValid link ids are displayed with the formatting: `【{id}†.*】`.\nIf `cursor` is not provided, the most recent page is implied.\nIf `id` is a string, it is treated as a fully qualified URL associated with `source`.\nIf `loc` is not provided, the viewport will be positioned at the beginning of the document or centered on the most relevant passage, if available.\nUse this function without `id` to scroll to a new location of an opened page.',
+        parameters: {
+          type: 'object',
+          properties: {
+            id: { type: ['number', 'string'], default: -1 },
+            cursor: { type: 'number', default: -1 },
+            loc: { type: 'number', default: -1 },
+            num_lines: { type: 'number', default: -1 },
+            view_source: { type: 'boolean', default: false },
+            source: { type: 'string' },
+          },
+        },
+      },
+      {
+        name: 'find',
+        description: 'Finds exact matches of `pattern` in the current page, or the page given by `cursor`.',
+        parameters: { type: 'object', properties: { pattern: { type: 'string' }, cursor: { type: 'number', default: -1 } }, required: ['pattern'] },
+      },
+    ],
+  },
+  python: {
+    name: 'python',
+    description:
+      "Use this tool to execute Python code in your chain of thought. The code will not be shown to the user. This tool should be used for internal reasoning, but not for code that is intended to be visible to the user (e.g. when creating plots, tables, or files).\n\nWhen you send a message containing Python code to python, it will be executed in a stateful Jupyter notebook environment. python will respond with the output of the execution or time out after 120.0 seconds. The drive at '/mnt/data' can be used to save and persist user files. Internet access for this session is UNKNOWN. Depends on the cluster.",
+    tools: [],
+  },
+};
 
 function hasProperties(schema: JsonSchema | undefined): schema is JsonSchema {
   const props = schema?.['properties'];
@@ -222,16 +311,25 @@ export interface HarmonyConversation {
   messages: readonly HarmonyMessage[];
 }
 
+export interface ConversationOptions {
+  /**
+   * The library's auto_drop_analysis: when the last assistant message is on the final channel,
+   * leave out the analysis messages before the FIRST final one (analysis between finals stays).
+   */
+  dropAnalysis?: boolean;
+  /** Default true: end with `<|start|>assistant`, ready for the assistant to answer (render_conversation_for_completion); false: just the messages (render_conversation). */
+  nextTurn?: boolean;
+}
+
 /**
- * A whole conversation, ready for the assistant to answer (ends with `<|start|>assistant`).
- * With `dropAnalysis`, analysis messages followed later by a final message are left out (the
- * Harmony rule for history). Used for references, tests and SFT; episodes never re-render.
+ * A whole conversation, by default ready for the assistant to answer. Used for references, tests
+ * and SFT; episodes never re-render.
  */
-export function renderConversation(conv: HarmonyConversation, options: { dropAnalysis?: boolean } = {}): number[] {
+export function renderConversation(conv: HarmonyConversation, options: ConversationOptions = {}): number[] {
   return encodePieces(conversationPieces(conv, options));
 }
 
-export function conversationPieces(conv: HarmonyConversation, options: { dropAnalysis?: boolean } = {}): Piece[] {
+export function conversationPieces(conv: HarmonyConversation, options: ConversationOptions = {}): Piece[] {
   const tools = conv.developer?.tools ?? [];
   const pieces: Piece[] = [];
   if (conv.system) {
@@ -240,13 +338,16 @@ export function conversationPieces(conv: HarmonyConversation, options: { dropAna
   if (conv.developer && (conv.developer.instructions !== undefined || tools.length > 0)) {
     pieces.push(...messagePieces({ author: 'developer', content: renderDeveloperContent(conv.developer.instructions, tools) }));
   }
-  const lastFinal = conv.messages.findLastIndex((m) => m.author === 'assistant' && m.channel === 'final');
+  // The library's rule, exactly: only once the last assistant message is final, and only before the first final.
+  const lastAssistant = conv.messages.findLast((m) => m.author === 'assistant');
+  const firstFinal = conv.messages.findIndex((m) => m.channel === 'final');
+  const drop = options.dropAnalysis === true && lastAssistant?.channel === 'final' && firstFinal >= 0;
   conv.messages.forEach((message, i) => {
-    if (options.dropAnalysis && message.channel === 'analysis' && message.recipient === undefined && i < lastFinal) return;
+    if (drop && message.channel === 'analysis' && i < firstFinal) return;
     // In history a finished answer is closed with <|end|>, not <|return|>.
     const terminator = message.terminator === 'return' ? 'end' : message.terminator;
     pieces.push(...messagePieces({ ...message, ...(terminator ? { terminator } : {}) }));
   });
-  pieces.push(sp('start'), 'assistant');
+  if (options.nextTurn !== false) pieces.push(sp('start'), 'assistant');
   return pieces;
 }
