@@ -40,6 +40,11 @@ export const ADAM = { learningRate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, we
 export const SEARCH_TOOL = { type: 'function' as const, function: { name: 'bm25_search', description: 'Keyword search over the corpus.', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } };
 export const SYSTEM = 'Find the evidence.';
 export const USER = 'capital of France';
+/**
+ * The query a client sees when the model searches USER: the local format has the model write its
+ * search as references to the question's numbered words, expanded into the words BM25 keeps.
+ */
+export const SEARCHED = 'capital France';
 
 /** A tiny model trained (cross-entropy on its own turn only) to answer SYSTEM + USER with a bm25_search call; its checkpoint path. */
 export async function toolCallingCheckpoint(): Promise<string> {

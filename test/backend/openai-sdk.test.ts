@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pythonSdks, runPythonJson, type PythonSdks } from '../clients/python-sdks.js';
-import { SEARCH_TOOL, SYSTEM, toolCallingCheckpoint, USER } from './helpers.js';
+import { SEARCH_TOOL, SEARCHED, SYSTEM, toolCallingCheckpoint, USER } from './helpers.js';
 
 /**
  * The official OpenAI Python SDK (from the pip mirror) against `sleuth serve`: openai_sdk.py calls
@@ -43,7 +43,7 @@ function drive(): Promise<Record<string, any>> {
 describe('the official OpenAI Python SDK against sleuth serve', () => {
   it('streams chat with tool-call deltas, honours stop, tool_choice, top_logprobs and batches, retrieves the model, and refuses what it does not support', async () => {
     const r = await drive();
-    const call = { name: 'bm25_search', arguments: { query: USER } };
+    const call = { name: 'bm25_search', arguments: { query: SEARCHED } };
     expect(r['models']).toEqual([checkpoint]);
     expect(r['retrieved']).toBe(checkpoint);
     expect(r['retrieve_missing'].status).toBe(404);

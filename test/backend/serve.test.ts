@@ -9,7 +9,7 @@ import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import { localRenderer } from '../../src/protocol/compact/local.js';
 import { renderChat } from '../../src/backend/local/openai-server.js';
-import { SEARCH_TOOL, SYSTEM, TEXTS, toolCallingCheckpoint, USER } from './helpers.js';
+import { SEARCH_TOOL, SEARCHED, SYSTEM, TEXTS, toolCallingCheckpoint, USER } from './helpers.js';
 
 let checkpoint = '';
 let server: Server;
@@ -33,9 +33,7 @@ describe('OpenAI-compatible server', () => {
     expect(call.type).toBe('function');
     if (call.type !== 'function') throw new Error('not a function call');
     expect(call.function.name).toBe('bm25_search');
-    // The model writes its search as references to the question's words (the local format); the
-    // client gets them expanded into the real query: the words of USER that BM25 keeps.
-    expect(JSON.parse(call.function.arguments)).toEqual({ query: 'capital France' });
+    expect(JSON.parse(call.function.arguments)).toEqual({ query: SEARCHED });
     expect(res.usage!.completion_tokens).toBeGreaterThan(5);
     expect(choice.logprobs!.content).toHaveLength(res.usage!.completion_tokens);
     expect(choice.logprobs!.content!.at(-1)!.token).toBe('<|end|>');
