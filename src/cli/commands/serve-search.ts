@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
-import { searchBackend } from '../../env/search/pool.js';
+import { SearchPool } from '../../env/search/pool.js';
 import { InputError } from '../../errors.js';
 import { closeServer, listenOn } from '../../http/json.js';
 import { createRetrievalServer } from '../../retrieval/server.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
+import { readSharedBytes } from '../../search/open.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
 
 const usage = `usage: sleuth serve-search [--index DIR] [--port N] [--host ADDR] [--workers N] [--topk N] [--max-k N]
@@ -44,10 +45,16 @@ export const command: Command = {
     const maxK = intFlag(values['max-k'], 'max-k', 1000, 1, 100_000);
     const defaultTopk = intFlag(values.topk, 'topk', 3, 1, maxK);
     const indexDir = values.index ?? defaultIndexDir();
-    const index = await openIndex(indexDir);
+    // The chunk texts and the grep prefilter are read once into memory that every worker and this
+    // thread's index view: /retrieve returns whole texts, read here, and a lazily read text costs a
+    // disk read inside a request.
+    const shared = readSharedBytes(indexDir);
+    const index = await openIndex(indexDir, { shared });
     process.stderr.write(`loading ${index.size} chunks into ${workers} search workers ...\n`);
-    const { backend, close } = await searchBackend(indexDir, index, workers);
-    const server = createRetrievalServer({ backend, chunks: index.size, defaultTopk, maxK });
+    const pool = await SearchPool.open(indexDir, index, { workers, shared });
+    index.store.loadAll();
+    const server = createRetrievalServer({ backend: pool, chunks: index.size, defaultTopk, maxK });
+    const close = () => pool.close();
     let bound: number;
     try {
       bound = await listenOn(server, port, host);
