@@ -11,6 +11,8 @@ export interface EpisodeOutcome {
   rollout: Rollout;
   /** With a task set: the reward breakdown, computed as in training and eval. */
   reward?: RewardBreakdown;
+  /** Why the rubric could not score the episode, if it could not. */
+  rewardError?: string;
 }
 
 /** A promise with its resolve function at hand. */
@@ -56,7 +58,12 @@ export class ExternalEpisode {
     };
     void runEpisode(bridge, env, task, budgets).then((rollout) => {
       const outcome: EpisodeOutcome = { rollout };
-      if (rubric) outcome.reward = scoreRollout(task, rollout, rubric);
+      try {
+        if (rubric) outcome.reward = scoreRollout(task, rollout, rubric);
+      } catch (err) {
+        // A task the rubric cannot score still ends the episode; the session says why.
+        outcome.rewardError = (err as Error).message;
+      }
       this.outcome = outcome;
       // The call that ended the episode (finish, or the last of the turn budget) gets its result
       // from the record, as runEpisode does not ask for another turn; a failure, its error.

@@ -50,6 +50,7 @@ function toolResult(result: ToolResult, outcome: EpisodeOutcome | undefined, tas
       episode: { endReason: r.endReason, turns: r.turns.length, curated: r.curated, read: r.read.length, seen: r.trajectory.length },
       ...(task ? { task: task.id } : {}),
       ...(outcome.reward ? { reward: outcome.reward } : {}),
+      ...(outcome.rewardError ? { rewardError: outcome.rewardError } : {}),
     };
     content.push({ type: 'text', text: JSON.stringify(summary) });
   }

@@ -123,6 +123,23 @@ describe('sleuth mcp with the official SDK client', () => {
     }
   });
 
+  it('ends the episode at the turn budget, as training does, and scores what was curated', async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--tasks', 'mini', '--split', 'test', '--task', 'q1', '--max-turns', '2'], cwd: home, env, stderr: 'pipe' });
+    const client = await connect(transport);
+    try {
+      await client.callTool({ name: 'bm25_search', arguments: { query: 'alpha' } });
+      const last = await client.callTool({ name: 'curate', arguments: { ids: ['d02'] } });
+      expect(json(last)).toEqual({ added: ['d02'], curated: 1, cap: 30 });
+      const outcome = json(last, 1);
+      expect(outcome.episode).toMatchObject({ endReason: 'turns', turns: 2, curated: ['d02'] });
+      expect(outcome.reward.parts).toMatchObject({ recall: 1 / 3, precision: 1 });
+      const over = await client.callTool({ name: 'finish', arguments: {} });
+      expect(text(over)).toBe("Error (episode_over): the episode already ended (turns); 'finish' was not run");
+    } finally {
+      await client.close();
+    }
+  });
+
   it('over streamable HTTP: each session is its own episode', async () => {
     // The server gives the test split's tasks in order: the first session gets q1, the next q2.
     const first = await connect(new StreamableHTTPClientTransport(cyclingUrl));
