@@ -130,10 +130,6 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-/**
- * The directory of the index over N synthetic chunks of bench/synth.ts (seed 1): built once and
- * kept, and rebuilt when it is from an older index format.
- */
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 const USAGE = `usage: npm run bench:env -- [--index DIR | --chunks N] [--episodes N] [--rounds N] [--warmup N]
