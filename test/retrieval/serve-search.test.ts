@@ -138,3 +138,27 @@ describe('serve-search POST /search and /grep', () => {
     expect((await post('/search', { k: 3 })).body.error).toContain('give "query"');
   });
 });
+
+describe('sleuth serve-search, the command', () => {
+  it('serves the index it is given until SIGTERM, then exits 0', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['bin/sleuth.js', 'serve-search', '--index', join(dir, 'index'), '--port', '0', '--workers', '1', '--topk', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const url = await new Promise<string>((ok, fail) => {
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (t: string) => {
+        out += t;
+        const m = /listening on (http:\/\/\S+)/u.exec(out);
+        if (m) ok(m[1]!);
+      });
+      child.once('exit', (code) => fail(new Error(`exited ${code} before listening: ${out}`)));
+    });
+    const res = await fetch(`${url}/retrieve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ queries: ['Shirley Temple'] }) });
+    const body = (await res.json()) as { result: { id: string; contents: string }[][] };
+    // --topk 2 is the default a request without topk gets.
+    expect(body.result[0]!.map((d) => d.id)).toEqual(index.search('Shirley Temple', 2).map((h) => h.id));
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ ok: true, chunks: index.size });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
