@@ -26,6 +26,9 @@ describe('BEIR import, batch search and ir-eval', () => {
     expect(imported.status, imported.stderr).toBe(0);
     // q5 has no qrels (no task); q1-q4 judged in test.tsv, q6 in dev.tsv.
     expect(imported.stdout).toContain('task set mini: dev 1, test 4; corpus 7 chunks');
+    // corpus.jsonl's `_id` is the chunk id; d07's empty title is derived from its text.
+    const d07 = JSON.parse(sleuth('read', '--index', join(home, '.sleuth', 'tasks', 'mini', 'index'), '--json', 'd07').stdout);
+    expect(d07).toMatchObject({ id: 'd07', title: 'lumen marsh nectar', text: 'lumen marsh nectar' });
 
     const run = join(home, 'run.trec');
     const searched = sleuth('search', '--index', join(home, '.sleuth', 'tasks', 'mini', 'index'), '--queries', join(BEIR, 'queries.jsonl'), '--out', run);
