@@ -67,6 +67,8 @@ async function wholeEpisode(client: Client) {
     expect(t.description).toBe(specs[i]!.description);
   }
   expect(client.getInstructions()).toContain('Your task (q1)');
+  const prompt = await client.getPrompt({ name: 'search_task' });
+  expect((prompt.messages[0]!.content as { text: string }).text).toMatch(/You are a search agent[\s\S]*alpha/u);
 
   // Bad calls are tool errors, and the episode goes on.
   const early = await client.callTool({ name: 'read_document', arguments: { id: 'd02' } });
