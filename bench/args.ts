@@ -24,3 +24,10 @@ export function badFlag(message: string): never {
   process.stderr.write(`${message}\n`);
   process.exit(2);
 }
+
+/** A flag's value as a whole number >= min, or exit 2 naming the flag. */
+export function wholeFlag(values: Record<string, unknown>, flag: string, min: number): number {
+  const n = Number(values[flag]);
+  if (!Number.isInteger(n) || n < min) badFlag(`--${flag} must be a whole number >= ${min}, got '${String(values[flag])}'`);
+  return n;
+}

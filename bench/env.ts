@@ -24,22 +24,21 @@
  * Without --index it uses the synthetic corpus of bench/synth.ts (--chunks N, default 1,000,000),
  * building its index once into .sleuth/bench/.
  */
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { seededRandom } from '../src/eval/stats.js';
 import { availableParallelism, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { badFlag, benchArgs } from './args.js';
+import { badFlag, benchArgs, wholeFlag } from './args.js';
 import { runEpisode } from '../src/agent/episode.js';
 import type { Agent, AgentCall, AgentTurn, ToolExchange } from '../src/agent/types.js';
 import { SearchEnvironment, type SearchBackend } from '../src/env/search/env.js';
 import { CachedBackend } from '../src/env/search/cache.js';
 import { SearchPool } from '../src/env/search/pool.js';
-import { buildIndex, openIndex, type SearchIndex } from '../src/search/index.js';
+import { openIndex, type SearchIndex } from '../src/search/index.js';
 import { readSharedBytes } from '../src/search/open.js';
-import { isInputError } from '../src/errors.js';
 import type { Task } from '../src/tasks/task.js';
-import { embeddedQuestions, embeddedWordDistribution, synthChunks } from './synth.js';
+import { embeddedQuestions, synthIndex } from './synth.js';
 
 /** The same seeded PRNG as the statistics (mulberry32): the same mix on every run. */
 const rng = seededRandom;
@@ -131,33 +130,6 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-/**
- * The directory of the index over N synthetic chunks of bench/synth.ts (seed 1): built once and
- * kept, and rebuilt when it is from an older index format.
- */
-async function synthIndex(chunks: number): Promise<string> {
-  const dir = join('.sleuth', 'bench', `env-synth-${chunks}`);
-  if (existsSync(join(dir, 'manifest.json'))) {
-    try {
-      const index = await openIndex(dir);
-      // The grep index is loaded on first use: load it now, so that an old format shows here.
-      index.grep('bench', { k: 1 });
-      // Opened only to check it: the bench opens it again, over shared memory.
-      index.close();
-      return dir;
-    } catch (err) {
-      if (!isInputError(err)) throw err;
-      console.error(`rebuilding ${dir}: ${err.message}`);
-    }
-  }
-  console.error(`building the index of ${chunks.toLocaleString()} synthetic chunks into ${dir} (once)...`);
-  const started = performance.now();
-  const words = await embeddedWordDistribution();
-  await buildIndex((async function* () { yield* synthChunks(chunks, words, 1); })(), dir, { source: `bench/synth.ts ${chunks} chunks, seed 1` });
-  console.error(`built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return dir;
-}
-
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 const USAGE = `usage: npm run bench:env -- [--index DIR | --chunks N] [--episodes N] [--rounds N] [--warmup N]
@@ -188,11 +160,7 @@ async function main(): Promise<void> {
     },
     USAGE,
   );
-  const count = (flag: 'episodes' | 'rounds' | 'warmup' | 'group' | 'concurrency' | 'workers', min: number) => {
-    const n = Number(values[flag]);
-    if (!Number.isInteger(n) || n < min) badFlag(`--${flag} must be a whole number >= ${min}, got '${values[flag]}'`);
-    return n;
-  };
+  const count = (flag: string, min: number) => wholeFlag(values, flag, min);
   const episodes = count('episodes', 1);
   const rounds = count('rounds', 1);
   const warmup = count('warmup', 0);

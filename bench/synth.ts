@@ -6,12 +6,15 @@
  *
  *   node dist/bench/synth.js --chunks 100000 --out corpus.jsonl [--queries queries.jsonl] [--seed 1]
  */
-import { createWriteStream, readFileSync, renameSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { embeddedChunks, packageRoot } from '../src/corpus/embedded.js';
+import { isInputError } from '../src/errors.js';
+import { buildIndex, openIndex } from '../src/search/index.js';
 
 /** mulberry32: a small seeded PRNG. */
 export function rng(seed: number): () => number {
@@ -98,6 +101,33 @@ export async function writeSynthCorpus(path: string, n: number, seed = 1): Promi
 /** Write the benchmark queries as JSONL ({query} per line). */
 export async function writeQueries(path: string): Promise<void> {
   await writeLines(path, embeddedQuestions().map((query) => JSON.stringify({ query })));
+}
+
+/**
+ * The index of `chunks` synthetic chunks (seed 1) in .sleuth/bench/env-synth-N, built on first use
+ * (and again when its format is stale): what bench:env and bench:serve-search measure over.
+ */
+export async function synthIndex(chunks: number): Promise<string> {
+  const dir = join('.sleuth', 'bench', `env-synth-${chunks}`);
+  if (existsSync(join(dir, 'manifest.json'))) {
+    try {
+      const index = await openIndex(dir);
+      // The grep index is loaded on first use: load it now, so that an old format shows here.
+      index.grep('bench', { k: 1 });
+      // Opened only to check it: the bench opens it again, over shared memory.
+      index.close();
+      return dir;
+    } catch (err) {
+      if (!isInputError(err)) throw err;
+      console.error(`rebuilding ${dir}: ${err.message}`);
+    }
+  }
+  console.error(`building the index of ${chunks.toLocaleString()} synthetic chunks into ${dir} (once)...`);
+  const started = performance.now();
+  const words = await embeddedWordDistribution();
+  await buildIndex((async function* () { yield* synthChunks(chunks, words, 1); })(), dir, { source: `bench/synth.ts ${chunks} chunks, seed 1` });
+  console.error(`built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return dir;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -6,6 +6,7 @@ const COMMANDS: Record<string, string> = {
   index: 'index-cmd',
   search: 'search',
   grep: 'grep',
+  'ir-eval': 'ir-eval',
   read: 'read',
   tasks: 'tasks',
   play: 'play',
@@ -19,6 +20,8 @@ const COMMANDS: Record<string, string> = {
   curves: 'curves',
   serve: 'serve',
   'serve-tinker': 'serve-tinker',
+  'serve-search': 'serve-search',
+  mcp: 'mcp',
 };
 
 async function loadCommand(name: string): Promise<Command | undefined> {

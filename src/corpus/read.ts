@@ -17,9 +17,10 @@ import { deriveTitle } from './title.js';
  *  - hotpotqa: IRCoT JSONL (`contexts`), the original corpus JSON (`{title: [sentences]}`) or the
  *    original question file (`[{context: [[title, [sentences]]]}]`).
  *  - musique: the corpus JSON (`[{title, text}]`) or a question file (`paragraphs`), JSON or JSONL.
+ *  - beir: BEIR's corpus.jsonl, `{_id, title, text, metadata?}` per line (an empty title is derived).
  *  - auto: chosen from the extension and the first record.
  */
-export const CORPUS_FORMATS = ['auto', 'jsonl', 'parquet', 'harness1', 'hotpotqa', 'musique'] as const;
+export const CORPUS_FORMATS = ['auto', 'jsonl', 'parquet', 'harness1', 'hotpotqa', 'musique', 'beir'] as const;
 export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
 
 export interface ReadOptions {
@@ -93,9 +94,14 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown, where: string, layou
 }
 
 /** The chunks of one line of a JSONL file in any of the line layouts, appended to `out`. */
-function lineChunks(rec: unknown, where: string, layout: 'jsonl' | 'hotpotqa' | 'musique', out: Located[]): void {
+function lineChunks(rec: unknown, where: string, layout: LineLayout, out: Located[]): void {
   if (layout === 'jsonl') {
     out.push({ chunk: recordChunk(rec, where), where });
+  } else if (layout === 'beir') {
+    const chunk = recordChunk(rec, where, BEIR_COLUMNS);
+    // BEIR leaves the title empty where the source has none (most of SciFact's claims, MS MARCO).
+    if (chunk.title === '') chunk.title = deriveTitle(chunk.text, chunk.meta);
+    out.push({ chunk, where });
   } else if (layout === 'hotpotqa') {
     for (const c of parseWith(IrcotContexts, rec, where, 'HotpotQA IRCoT (contexts)').contexts) out.push({ chunk: paragraph(c.title, c.paragraph_text), where });
   } else {
@@ -103,16 +109,20 @@ function lineChunks(rec: unknown, where: string, layout: 'jsonl' | 'hotpotqa' | 
   }
 }
 
+/** BEIR's corpus.jsonl names its id `_id`. */
+const BEIR_COLUMNS = { id: '_id', text: 'text', title: 'title' };
+
 /** Which line layout a JSONL record is in, from its fields. */
-function sniffRecord(rec: unknown): 'jsonl' | 'hotpotqa' | 'musique' {
+function sniffRecord(rec: unknown): LineLayout {
   if (typeof rec === 'object' && rec !== null) {
     if ('contexts' in rec) return 'hotpotqa';
     if ('paragraphs' in rec) return 'musique';
+    if ('_id' in rec && !('id' in rec)) return 'beir';
   }
   return 'jsonl';
 }
 
-type LineLayout = 'jsonl' | 'hotpotqa' | 'musique';
+type LineLayout = 'jsonl' | 'hotpotqa' | 'musique' | 'beir';
 
 /**
  * One JSONL line the JSON.parse way (a blank one is skipped): its chunks appended to `out`; returns
@@ -126,7 +136,7 @@ function jsonLine(text: string, where: string, resolved: LineLayout | undefined,
   return layout;
 }
 
-async function* readJsonl(path: string, layout: 'auto' | 'jsonl' | 'hotpotqa' | 'musique', onBytes: (b: number) => void, utf8Texts: boolean): AsyncGenerator<Located[]> {
+async function* readJsonl(path: string, layout: 'auto' | LineLayout, onBytes: (b: number) => void, utf8Texts: boolean): AsyncGenerator<Located[]> {
   if (utf8Texts && (layout === 'auto' || layout === 'jsonl')) {
     const scanner = JsonlScanner.create();
     if (scanner) {
@@ -260,7 +270,10 @@ async function* readFileLocated(file: string, format: CorpusFormat, onBytes: (b:
   const isParquet = format === 'parquet' || format === 'harness1' || (format === 'auto' && ext === '.parquet');
   try {
     if (isParquet) yield* readParquet(file, onBytes);
-    else if (ext === '.json') yield* readJson(file, format === 'auto' ? 'auto' : format);
+    else if (ext === '.json') {
+      if (format === 'beir') throw new InputError(`${file}: --format beir reads BEIR's corpus.jsonl (one {_id, title, text} per line), not a .json file`);
+      yield* readJson(file, format === 'auto' ? 'auto' : format);
+    }
     else yield* readJsonl(file, format, onBytes, utf8Texts);
   } catch (err) {
     if (err instanceof InputError) throw err;

@@ -5,6 +5,7 @@ import { readCorpora, type CorpusFormat } from '../corpus/read.js';
 import { InputError } from '../errors.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { buildIndex } from '../search/index.js';
+import { beirFiles, loadBeir } from './loaders/beir.js';
 import { harness1CorpusFiles, loadHarness1 } from './loaders/harness1.js';
 import { loadHotpotQA, readHotpotQACorpusByTitle } from './loaders/hotpotqa.js';
 import { loadJsonlTasks } from './loaders/jsonl.js';
@@ -15,12 +16,12 @@ import { splitHashes, splitTasks, type SplitTask } from './split.js';
 import { writeSplitTasks } from './store.js';
 import { replaceDir } from './subset.js';
 
-export const TASK_FORMATS = ['harness1', 'hotpotqa', 'musique', 'jsonl'] as const;
+export const TASK_FORMATS = ['harness1', 'hotpotqa', 'musique', 'jsonl', 'beir'] as const;
 export type TaskFormat = (typeof TASK_FORMATS)[number];
 
 export interface ImportOptions {
   format: TaskFormat;
-  /** The task file (or, for harness1, the download directory). */
+  /** The task file (or, for harness1, the download directory; for beir, the dataset directory). */
   tasks: string;
   /** Corpus files or directories; default: the paragraphs in the task file, or a Harness-1 download's corpora/. */
   corpus?: string[];
@@ -54,6 +55,8 @@ export async function loadTasksInFormat(format: TaskFormat, path: string, option
       return loadMusique(path);
     case 'jsonl':
       return loadJsonlTasks(path);
+    case 'beir':
+      return loadBeir(path);
   }
 }
 
@@ -80,6 +83,7 @@ function chunkSource(options: ImportOptions, loaded: LoadedTasks): AsyncIterable
     const format = options.corpusFormat ?? (options.format === 'jsonl' ? 'auto' : options.format);
     return readCorpora(options.corpus.map((path) => ({ path, format })));
   }
+  if (options.format === 'beir') return readCorpora([{ path: beirFiles(options.tasks).corpus, format: 'beir' }]);
   if (options.format === 'harness1') {
     const files = harness1CorpusFiles(options.tasks);
     if (files.length === 0) throw new InputError(`${options.tasks}: no corpora/<domain>/*.parquet in the download; pass --corpus`);

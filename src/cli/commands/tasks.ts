@@ -32,6 +32,10 @@ const USAGE = `usage:
       a dataset in its published layout as a task set; the corpus defaults to the paragraphs in the
       task file (HotpotQA, MuSiQue) or the download's corpora/ (Harness-1); a fact none of whose
       chunk ids is in the corpus stops the import (exit 2) unless --allow-missing
+  sleuth tasks import --format beir DIR --name NEW [--force]
+      a BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/test.tsv ...): one task per judged
+      query in the split its qrels file names, its relevant documents as facts, the graded
+      judgements kept for \`sleuth ir-eval --tasks NEW --split test\`
 
 NAME is 'default', a name under .sleuth/tasks/ ($SLEUTH_HOME/tasks/), or a task-set directory.`;
 
@@ -172,12 +176,14 @@ async function importCmd(argv: string[]): Promise<number> {
     },
     'tasks import',
   );
-  noPositionals(positionals, 'import');
   const format = values.format;
+  // A BEIR dataset is one folder: `--format beir DIR` reads as the user thinks of it.
+  if (format === 'beir' && values.tasks === undefined && positionals.length === 1) values.tasks = positionals.shift();
+  noPositionals(positionals, 'import');
   if (format === undefined || !(TASK_FORMATS as readonly string[]).includes(format)) {
     throw new InputError(`--format must be one of ${TASK_FORMATS.join(', ')}${format === undefined ? '' : `, got '${format}'`}`);
   }
-  if (values.tasks === undefined) throw new InputError('tasks import: --tasks PATH is required');
+  if (values.tasks === undefined) throw new InputError(format === 'beir' ? 'tasks import: give the BEIR dataset folder (--format beir DIR)' : 'tasks import: --tasks PATH is required');
   if (values.name === undefined) throw new InputError('tasks import: --name NEW is required');
   checkNewTaskSetName(values.name);
   const corpusFormat = values['corpus-format'];
