@@ -17,6 +17,7 @@ import { openIndex, type SearchIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
+import { terminalSafe } from '../safe-text.js';
 
 /** Flags shared by `sleuth eval` and `sleuth headroom`. */
 export const EVAL_FLAGS = {
@@ -220,7 +221,7 @@ ${EVAL_FLAGS_USAGE}
     if (result.resumed) process.stderr.write(`eval: resumed ${values.out}: kept ${result.kept} finished rollouts, ran ${result.ran}\n`);
     if (result.skippedLines) process.stderr.write(`eval: skipped ${result.skippedLines} unreadable line(s) of rollouts.jsonl (cut by an interruption)\n`);
     if (values.json) printJson(result.summary);
-    else console.log(formatSummary(result.summary, `${prepared.agent} on ${prepared.tasks}/${prepared.split} -> ${values.out}`));
+    else console.log(terminalSafe(formatSummary(result.summary, `${prepared.agent} on ${prepared.tasks}/${prepared.split} -> ${values.out}`), { multiline: true }));
     if (result.summary.errors > 0) {
       process.stderr.write(`eval: ${result.summary.errors} rollout(s) ended in an error; run the same command again to retry them\n`);
       return 1;
