@@ -61,7 +61,7 @@ export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, o
                         (K hits), as models trained with openingSearch (the local demo's) expect
   --search-workers N    answer searches and greps in N worker threads (default 0: in this one);
                         for many episodes in flight over a large corpus
-  --seed N              bootstrap seed (default 0)
+  --seed N              seeds each (task, sample) episode of a sampling agent, and the bootstrap (default 0)
   --json                print the summary as JSON`;
 
 type Values = ReturnType<typeof parseFlags<typeof EVAL_FLAGS>>['values'];
@@ -162,6 +162,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     temperature: values.temperature === undefined ? null : Number(values.temperature),
     openingSearch,
     searchWorkers,
+    seed,
     createdAt: new Date().toISOString(),
   };
 
@@ -185,6 +186,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
           config,
           identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
           price,
+          seed,
           bootstrap: { seed },
           onRollout: (_r, done, todo) => {
             if (!progress) return;
