@@ -45,6 +45,13 @@ export interface ImportSummary {
 
 /** Load tasks in one of the supported dataset layouts. */
 export async function loadTasksInFormat(format: TaskFormat, path: string, options: { stage?: string; corpus?: string[] } = {}): Promise<LoadedTasks> {
+  const loaded = await loadTasksByFormat(format, path, options);
+  // A set of no tasks is never what was meant: an empty or wrong file, said so before anything is built.
+  if (loaded.tasks.length === 0) throw new InputError(`${path}: no tasks in this ${format} file${loaded.skipped.length ? ` (${loaded.skipped.length} records skipped, first: ${loaded.skipped[0]!.where}: ${loaded.skipped[0]!.reason})` : ''}`);
+  return loaded;
+}
+
+function loadTasksByFormat(format: TaskFormat, path: string, options: { stage?: string; corpus?: string[] }): Promise<LoadedTasks> | LoadedTasks {
   switch (format) {
     case 'harness1':
       return loadHarness1(path, options.stage === undefined ? {} : { stage: options.stage });
