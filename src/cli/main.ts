@@ -1,4 +1,4 @@
-import { isInputError } from '../errors.js';
+import { isInputError, NumericalError } from '../errors.js';
 import { describeFsError } from '../files/fs-error.js';
 import type { Command } from './command.js';
 
@@ -65,6 +65,10 @@ export async function main(argv: string[]): Promise<number> {
     if (isInputError(err)) {
       console.error(`sleuth ${name}: ${err.message}`);
       return 2;
+    }
+    if (err instanceof NumericalError) {
+      console.error(`sleuth ${name}: ${err.message}`);
+      return 1;
     }
     const fsProblem = describeFsError(err);
     if (fsProblem !== undefined) {
