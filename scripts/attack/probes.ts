@@ -32,6 +32,8 @@ export interface CaseResult {
   leaked: boolean;
   /** What did not behave as it should (empty when all did). */
   wrong: string[];
+  /** The last line the command wrote on stderr, or the response status (for the table's readers). */
+  said?: string;
 }
 
 export interface ProbeRow {
@@ -90,7 +92,7 @@ class Probe {
     if (!r.hung && !ok.includes(r.status ?? -1)) wrong.push(`exit ${r.status}, expected ${ok.join(' or ')}: ${r.stderr.trim().split('\n')[0]}`);
     // A crash is a stack trace, or an exit no command chooses (a signal, or a status besides 0, 1, 2).
     const crashed = !r.hung && (STACK.test(r.stderr) || STACK.test(r.stdout) || r.status === null || ![0, 1, 2].includes(r.status));
-    this.results.push({ probe: this.name, name, crashed, hung: r.hung, filesLost: o.lost ?? 0, leaked: o.leaked ?? false, wrong });
+    this.results.push({ probe: this.name, name, crashed, hung: r.hung, filesLost: o.lost ?? 0, leaked: o.leaked ?? false, wrong, said: `exit ${r.status}: ${r.stderr.trim().split('\n').at(-1) ?? ''}` });
   }
 
   record(result: Omit<CaseResult, 'probe'>): void {
@@ -350,7 +352,7 @@ async function explorer(work: string): Promise<Probe> {
     for (const [name, path, check] of requests) {
       const r = await get(path);
       const verdict = r.hung ? true : check(r.status, r.body);
-      p.record({ name, crashed: r.status >= 500, hung: r.hung, filesLost: 0, leaked: r.body.includes(SECRET), wrong: verdict === true ? [] : [verdict] });
+      p.record({ name, crashed: r.status >= 500, hung: r.hung, filesLost: 0, leaked: r.body.includes(SECRET), wrong: verdict === true ? [] : [verdict], said: `HTTP ${r.status}: ${r.body.slice(0, 160)}` });
     }
   } finally {
     child.kill('SIGKILL');
@@ -358,23 +360,27 @@ async function explorer(work: string): Promise<Probe> {
   return p;
 }
 
-/** Run every probe class (in a temporary directory, removed afterwards). */
-export async function runAttacks(only?: string[]): Promise<CaseResult[]> {
+/** The probe classes, by the name the table shows. */
+export const PROBES: Record<string, (work: string) => Probe | Promise<Probe>> = {
+  'writes that destroy': dataLoss,
+  'file-system errors': fsErrors,
+  'grep blow-up': grepBlowUp,
+  explorer,
+  'terminal escapes': terminal,
+  'silent nonsense': honestLoaders,
+  'numerical blow-up': numerical,
+};
+
+/** Run the probe classes named (default all), in a temporary directory removed afterwards. */
+export async function runAttacks(only: string[] = Object.keys(PROBES)): Promise<CaseResult[]> {
   const work = mkdtempSync(join(tmpdir(), 'sleuth-attack-'));
   try {
-    const probes: (() => Probe | Promise<Probe>)[] = [
-      () => dataLoss(work),
-      () => fsErrors(work),
-      () => grepBlowUp(work),
-      () => explorer(work),
-      () => terminal(work),
-      () => honestLoaders(work),
-      () => numerical(work),
-    ];
     const results: CaseResult[] = [];
-    for (const make of probes) {
-      const probe = await make();
-      if (!only || only.includes(probe.name)) results.push(...probe.results);
+    for (const name of only) {
+      const make = PROBES[name];
+      if (!make) throw new Error(`no probe class '${name}' (known: ${Object.keys(PROBES).join(', ')})`);
+      const probe = await make(work);
+      results.push(...probe.results);
     }
     return results;
   } finally {
