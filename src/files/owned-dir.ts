@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError } from '../errors.js';
+import { describeFsError } from './fs-error.js';
 
 /**
  * Directories sleuth writes whole (an index, a task set) and replaces on a rebuild. A rebuild may
@@ -60,10 +61,17 @@ const TEMP = /^\.(.+)\.tmp-(\d+)-\d+(\.old)?$/;
  */
 export function makeTempSibling(dir: string): string {
   const parent = dirname(dir);
-  mkdirSync(parent, { recursive: true });
-  removeStaleTemps(dir);
   const tmp = join(parent, `.${basename(dir)}.tmp-${process.pid}-${Date.now()}`);
-  mkdirSync(tmp);
+  try {
+    mkdirSync(parent, { recursive: true });
+    removeStaleTemps(dir);
+    mkdirSync(tmp);
+  } catch (err) {
+    // Named by the target the user gave, not only by the temporary sibling that failed.
+    const problem = describeFsError(err);
+    if (problem === undefined) throw err;
+    throw new InputError(`cannot write ${dir}: ${problem}`);
+  }
   return tmp;
 }
 
