@@ -13,3 +13,15 @@ export class InputError extends Error {
 export function isInputError(err: unknown): err is InputError {
   return err instanceof InputError;
 }
+
+/**
+ * A computation produced a number it cannot go on from (a NaN or infinite loss, gradient or
+ * weight), so the run stopped instead of training on garbage. Not a bug and not bad input: the
+ * CLI prints the message in one line (it names the step and the last good checkpoint) and exits 1.
+ */
+export class NumericalError extends Error {
+  override readonly name = 'NumericalError';
+  constructor(message: string) {
+    super(message);
+  }
+}

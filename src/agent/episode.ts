@@ -8,6 +8,8 @@ import type { Agent, AgentCall, ToolExchange } from './types.js';
 export interface EpisodeOptions {
   /** Index of this sample among the N for its task (default 0). */
   sample?: number;
+  /** This episode's sampling seed, handed to the agent (AgentContext.seed). */
+  seed?: number;
   /** Rollout id (default `TASK_ID#SAMPLE`). */
   id?: string;
   /** Called after each turn with its record (e.g. to show progress or the curated set). */
@@ -36,7 +38,7 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
   let error: string | undefined;
 
   try {
-    const session = await agent.start({ task, env, system: env.systemPrompt(), user: env.userPrompt(task), tools: env.tools, budgets, sample });
+    const session = await agent.start({ task, env, system: env.systemPrompt(), user: env.userPrompt(task), tools: env.tools, budgets, sample, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
     let results: ToolExchange[] = [];
     while (endReason === undefined) {
       if (turns.length >= budgets.maxTurns) {

@@ -93,7 +93,7 @@ class TokenSession implements AgentSession {
       stop: renderer.stopTokens,
       ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
       ...(sampling.topK !== undefined ? { topK: sampling.topK } : {}),
-      ...(sampling.seed !== undefined ? { seed: sampling.seed + this.ctx.sample * 100_003 + promptTokens } : {}),
+      ...this.seedFor(promptTokens),
     };
     const [seq] = await sampler.sample([...this.context], params, 1);
     if (!seq) throw new Error(`sampler ${sampler.modelPath} returned no sequence`);
@@ -113,6 +113,16 @@ class TokenSession implements AgentSession {
     // Stopped by length: the turn cap when it was the binding limit, else the context.
     if (seq.stopReason === 'length') turn.overBudget = maxTokens < budgets.maxTokensPerTurn ? 'context' : 'tokens';
     return turn;
+  }
+
+  /**
+   * A turn's seed: the episode's own seed when the caller fixed one, else the agent's base seed and
+   * the sample index; the prompt length makes each turn of the episode draw differently.
+   */
+  private seedFor(promptTokens: number): { seed?: number } {
+    if (this.ctx.seed !== undefined) return { seed: (this.ctx.seed + promptTokens) % 2 ** 31 };
+    const base = this.agent.sampling.seed;
+    return base !== undefined ? { seed: base + this.ctx.sample * 100_003 + promptTokens } : {};
   }
 }
 

@@ -66,6 +66,11 @@ export interface AgentContext {
   budgets: Budgets;
   /** Index of this sample among the N for its task (seeds sampling). */
   sample: number;
+  /**
+   * This episode's own sampling seed, when the caller fixes one (an eval derives it from its seed,
+   * the task and the sample): the episode then repeats whatever else runs at the same time.
+   */
+  seed?: number;
 }
 
 export interface Agent {

@@ -1,4 +1,5 @@
-import { isInputError } from '../errors.js';
+import { isInputError, NumericalError } from '../errors.js';
+import { describeFsError } from '../files/fs-error.js';
 import type { Command } from './command.js';
 
 /** Subcommands, loaded lazily so that `sleuth read` does not pay for the trainer's imports. */
@@ -66,6 +67,15 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (isInputError(err)) {
       console.error(`sleuth ${name}: ${err.message}`);
+      return 2;
+    }
+    if (err instanceof NumericalError) {
+      console.error(`sleuth ${name}: ${err.message}`);
+      return 1;
+    }
+    const fsProblem = describeFsError(err);
+    if (fsProblem !== undefined) {
+      console.error(`sleuth ${name}: ${fsProblem}`);
       return 2;
     }
     throw err;

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
+import { InvalidUtf8Tally } from './utf8.js';
 
 export interface Line {
   /** 1-based line number in the file. */
@@ -28,6 +29,8 @@ export interface LineBytes {
   bytes: Buffer;
   /** 1-based number of the first line. */
   firstLine: number;
+  /** The numbers of its lines that are not valid UTF-8 (usually none). */
+  invalid: number[];
 }
 
 /**
@@ -36,7 +39,8 @@ export interface LineBytes {
  * more: a batch's strings live until its last line is used, and a megabyte's worth outlived the
  * young generation, so that at a million chunks the old generation filled with them (400 MB of
  * heap instead of 100, measured). `.gz` files are decompressed on the fly; onBytes reports how
- * many bytes of the file (as on disk) have been consumed.
+ * many bytes of the file (as on disk) have been consumed. Lines that are not valid UTF-8 are named
+ * in each batch, and counted in one warning on stderr once the file is read (./utf8.ts).
  */
 export async function* readLineBytes(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<LineBytes> {
   const file = createReadStream(path, { highWaterMark: 1 << 16 });
@@ -50,6 +54,7 @@ export async function* readLineBytes(path: string, onBytes?: (bytes: number) => 
   // The unfinished last line of the previous reads, if any, in pieces: joined once its end comes,
   // so that a line of many reads is copied once, not once per read.
   let carry: Buffer[] = [];
+  const tally = new InvalidUtf8Tally(path);
   for await (const chunk of source) {
     const last = chunk.lastIndexOf(10);
     if (last === -1) {
@@ -61,10 +66,11 @@ export async function* readLineBytes(path: string, onBytes?: (bytes: number) => 
     const firstLine = number + 1;
     for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, nl + 1)) number++;
     onBytes?.(file.bytesRead);
-    yield { bytes, firstLine };
+    yield { bytes, firstLine, invalid: tally.add(bytes, firstLine) };
   }
   const rest = Buffer.concat(carry);
-  if (rest.length > 0) yield { bytes: rest, firstLine: number + 1 };
+  if (rest.length > 0) yield { bytes: rest, firstLine: number + 1, invalid: tally.add(rest, number + 1) };
+  tally.report();
 }
 
 /** readLines a batch of lines at a time (readLineBytes' batches, decoded). */

@@ -9,6 +9,7 @@ import { JsonlScanner, LINE_BLANK, LINE_OK, NO_TITLE, line as scanned } from './
 import { decodeLine, readLineBatches, readLineBytes } from './lines.js';
 import { readParquetRowGroups } from './parquet.js';
 import { deriveTitle } from './title.js';
+import { decodeWhole } from './utf8.js';
 
 /**
  * Corpus layouts `sleuth index --format` accepts:
@@ -161,8 +162,10 @@ const utf8Decoder = new TextDecoder();
  */
 async function* readJsonlUtf8(path: string, layout: 'auto' | 'jsonl', onBytes: (b: number) => void, scanner: JsonlScanner): AsyncGenerator<Located[]> {
   let resolved: LineLayout | undefined = layout === 'auto' ? undefined : layout;
-  for await (const { bytes, firstLine } of readLineBytes(path, onBytes)) {
+  for await (const { bytes, firstLine, invalid } of readLineBytes(path, onBytes)) {
     const { lines, records, arena } = scanner.scan(bytes);
+    // A line that is not UTF-8 goes the decoding way, where its bad bytes become U+FFFD (and are counted).
+    const notUtf8 = invalid.length > 0 ? new Set(invalid) : undefined;
     const out: Located[] = [];
     const text = (at: [number, number]) => utf8Decoder.decode(arena.subarray(at[0], at[0] + at[1]));
     for (let i = 0; i < lines; i++) {
@@ -171,7 +174,7 @@ async function* readJsonlUtf8(path: string, layout: 'auto' | 'jsonl', onBytes: (
       if (status === LINE_BLANK) continue;
       const where = `${path}:${number}`;
       // A plain record is the jsonl layout; in a file already taken for another, JSON.parse's way says why not.
-      if (status === LINE_OK && (resolved ??= 'jsonl') === 'jsonl') {
+      if (status === LINE_OK && !notUtf8?.has(number) && (resolved ??= 'jsonl') === 'jsonl') {
         const id = text(scanned.id(records, i));
         const [titleAt, titleLength] = scanned.title(records, i);
         const [textAt, textLength] = scanned.text(records, i);
@@ -197,7 +200,7 @@ async function* readJson(path: string, layout: 'auto' | 'jsonl' | 'hotpotqa' | '
 }
 
 async function readJsonValue(path: string): Promise<unknown> {
-  const raw = path.endsWith('.gz') ? gunzipSync(await readFile(path)).toString('utf8') : await readFile(path, 'utf8');
+  const raw = decodeWhole(path, path.endsWith('.gz') ? gunzipSync(await readFile(path)) : await readFile(path));
   try {
     return JSON.parse(raw);
   } catch (err) {

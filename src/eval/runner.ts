@@ -4,6 +4,7 @@ import type { Rollout } from '../agent/rollout.js';
 import { runEpisode } from '../agent/episode.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Task } from '../tasks/task.js';
+import { seededKey } from '../tasks/split.js';
 import { scoreRollout, type Rubric } from '../reward/rubric.js';
 import { appendRollouts, finishedKeys, latestRollouts, openRunDir, readRollouts, rolloutKey, writeSummary, type RunConfig } from '../runs/store.js';
 import type { Price } from './cost.js';
@@ -20,6 +21,11 @@ export interface EvalOptions {
   samples: number;
   /** Episodes in flight at once. */
   concurrency: number;
+  /**
+   * Seeds every (task, sample) episode, so a sampling agent's eval repeats at any concurrency. Unset,
+   * episodes use the agent's own seeding (training's periodic evals, whose agent carries a seed).
+   */
+  seed?: number;
   rubric: Rubric;
   budgets?: Budgets;
   /** What config.json records (kind 'eval' is set here). */
@@ -54,6 +60,14 @@ export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) 
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }
 
+/**
+ * The sampling seed of one (task, sample) episode: a hash of the eval's seed, the task id and the
+ * sample index, so it depends on nothing else (not on which episodes ran before or beside it).
+ */
+export function episodeSeed(seed: number, taskId: string, sample: number): number {
+  return Number.parseInt(seededKey(seed, `${taskId}#${sample}`).slice(0, 7), 16);
+}
+
 /** Score rollouts and summarise them (also used to re-summarise a run directory). */
 export function summarizeRollouts(rollouts: readonly Rollout[], kind: EvalKind, price: Price | undefined, bootstrap?: BootstrapOptions): Summary {
   return summarize(latestRollouts(rollouts).map((r) => rolloutRow(r, kind, price)), kind, bootstrap);
@@ -75,7 +89,7 @@ export async function runEval(o: EvalOptions): Promise<EvalResult> {
   const t0 = performance.now();
   let finished = 0;
   await pool(todo, o.concurrency, async ({ task, sample }) => {
-    const rollout = await runEpisode(o.agent, o.env, task, o.budgets ?? o.env.defaultBudgets, { sample });
+    const rollout = await runEpisode(o.agent, o.env, task, o.budgets ?? o.env.defaultBudgets, { sample, ...(o.seed !== undefined ? { seed: episodeSeed(o.seed, task.id, sample) } : {}) });
     rollout.reward = scoreRollout(task, rollout, o.rubric);
     appendRollouts(o.dir, [rollout]);
     finished++;

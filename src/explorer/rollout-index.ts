@@ -1,5 +1,8 @@
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, readSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Rollout } from '../agent/rollout.js';
+import { GuardedReader, type OpenFile } from './guarded-read.js';
+import { PathRefused } from './paths.js';
 
 /**
  * An index of rollouts.jsonl by byte offsets, so that a run with 100,000 rollouts is filtered,
@@ -55,7 +58,26 @@ export class RolloutIndex {
   private lines = 0;
   private ino = -1;
 
-  constructor(readonly path: string) {}
+  /** Why the file was not read (a link out of the runs directory, not a regular file), if it was not. */
+  refused: string | undefined;
+  private readonly reader: GuardedReader;
+
+  /** `reader` confines reads to the runs directory; without one, to the file's own directory. */
+  constructor(readonly path: string, reader?: GuardedReader) {
+    this.reader = reader ?? new GuardedReader([realpathSync(dirname(path))]);
+  }
+
+  private open(): OpenFile | undefined {
+    try {
+      const f = this.reader.open(this.path);
+      this.refused = undefined;
+      return f;
+    } catch (err) {
+      if (!(err instanceof PathRefused)) throw err;
+      this.refused = err.message;
+      return undefined;
+    }
+  }
 
   /** Bytes of the file not indexed yet (a refresh that ran out of time leaves some). */
   behind = 0;
@@ -67,19 +89,19 @@ export class RolloutIndex {
    */
   refresh(budgetMs = Infinity): boolean {
     const t0 = performance.now();
-    if (!existsSync(this.path)) {
+    const file = this.open();
+    if (!file) {
       const changed = this.done > 0 || this.pendingBytes > 0;
       if (changed) this.reset();
       return changed;
     }
-    const st = statSync(this.path);
-    if (st.ino !== this.ino || st.size < this.done) {
-      this.reset();
-      this.ino = st.ino;
-    }
-    if (st.size === this.done + this.pendingBytes && this.behind === 0) return false;
-    const fd = openSync(this.path, 'r');
+    const { fd, stat: st } = file;
     try {
+      if (st.ino !== this.ino || st.size < this.done) {
+        this.reset();
+        this.ino = st.ino;
+      }
+      if (st.size === this.done + this.pendingBytes && this.behind === 0) return false;
       let carry: Buffer = Buffer.alloc(0);
       let pos = this.done;
       while (pos < st.size) {
@@ -109,7 +131,9 @@ export class RolloutIndex {
   read(n: number): Rollout | undefined {
     const s = this.rollouts[n];
     if (!s) return undefined;
-    const fd = openSync(this.path, 'r');
+    const file = this.open();
+    if (!file) return undefined;
+    const { fd } = file;
     try {
       const buf = Buffer.alloc(s.length);
       readSync(fd, buf, 0, s.length, s.offset);
@@ -121,6 +145,7 @@ export class RolloutIndex {
 
   warnings(): IndexWarning[] {
     const out = [...this.skipped];
+    if (this.refused !== undefined) out.push({ line: 0, reason: `not read: ${this.refused}` });
     if (this.pendingBytes > 0 && this.behind === 0) out.push({ line: this.lines + 1, reason: `last line is incomplete (${this.pendingBytes} bytes without a newline: still being written, or cut by a crash); not shown` });
     return out;
   }

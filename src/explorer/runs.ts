@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { readJsonl } from '../runs/jsonl.js';
+import { parseJsonl } from '../runs/jsonl.js';
 import { runPath } from '../runs/layout.js';
 import { isRunDir } from '../runs/store.js';
-import { inside, runDirOf } from './paths.js';
+import { GuardedReader } from './guarded-read.js';
+import { inside, PathRefused, runDirOf } from './paths.js';
 import { RolloutIndex, type IndexWarning } from './rollout-index.js';
 
 /** What the runs list shows of one run directory. */
@@ -46,18 +47,33 @@ export class RunView {
   readonly index: RolloutIndex;
   private metricsCache: Cached<{ records: Record<string, unknown>[]; skipped: IndexWarning[] }> | undefined;
   private configCache: Cached<Record<string, unknown>> | undefined;
+  /** Files of this run the guarded reader refused (a link out of the root, a FIFO, a device, too big). */
+  private refused = new Map<string, string>();
 
-  constructor(readonly id: string, readonly dir: string) {
-    this.index = new RolloutIndex(runPath(dir, 'rollouts'));
+  constructor(readonly id: string, readonly dir: string, readonly reader: GuardedReader) {
+    this.index = new RolloutIndex(runPath(dir, 'rollouts'), reader);
+  }
+
+  /** A file's text through the guarded reader: undefined when it is missing or refused (and then noted). */
+  private text(file: 'config' | 'metrics' | 'summary'): string | undefined {
+    const path = runPath(this.dir, file);
+    try {
+      const text = this.reader.readText(path);
+      this.refused.delete(file);
+      return text;
+    } catch (err) {
+      if (!(err instanceof PathRefused)) throw err;
+      this.refused.set(file, err.message);
+      return undefined;
+    }
   }
 
   config(): Record<string, unknown> {
-    const path = runPath(this.dir, 'config');
-    const key = fileKey(path);
+    const key = this.fileVersion('config');
     if (this.configCache?.key !== key) {
       let value: Record<string, unknown>;
       try {
-        value = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+        value = JSON.parse(this.text('config') ?? '') as Record<string, unknown>;
       } catch {
         value = { kind: 'unknown' };
       }
@@ -67,10 +83,9 @@ export class RunView {
   }
 
   metrics(): { records: Record<string, unknown>[]; skipped: IndexWarning[] } {
-    const path = runPath(this.dir, 'metrics');
-    const key = fileKey(path);
+    const key = this.fileVersion('metrics');
     if (this.metricsCache?.key !== key) {
-      const read = readJsonl<Record<string, unknown>>(path);
+      const read = parseJsonl<Record<string, unknown>>(this.text('metrics') ?? '');
       const records = read.records.filter((r) => typeof r === 'object' && r !== null && typeof r['step'] === 'number');
       this.metricsCache = { key, value: { records, skipped: read.skipped } };
     }
@@ -78,10 +93,10 @@ export class RunView {
   }
 
   summary(): Record<string, unknown> | null {
-    const path = runPath(this.dir, 'summary');
-    if (!existsSync(path)) return null;
+    const text = this.text('summary');
+    if (text === undefined) return null;
     try {
-      const v = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+      const v = JSON.parse(text) as unknown;
       return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
     } catch {
       return null;
@@ -90,12 +105,22 @@ export class RunView {
 
   /** Changes when that file changes (size, mtime, or a new file in its place). */
   fileVersion(file: 'config' | 'rollouts' | 'metrics' | 'summary' | 'checkpoints'): string {
-    return fileKey(runPath(this.dir, file));
+    const st = this.guardedStat(runPath(this.dir, file));
+    return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '-';
   }
 
   /** Moves when a file changes, and while a large rollouts file is still being indexed. */
   version(): string {
-    return [...(['config', 'rollouts', 'metrics', 'summary', 'checkpoints'] as const).map((f) => fileKey(runPath(this.dir, f))), this.index.behind].join('|');
+    return [...(['config', 'rollouts', 'metrics', 'summary', 'checkpoints'] as const).map((f) => this.fileVersion(f)), this.index.behind].join('|');
+  }
+
+  private guardedStat(path: string) {
+    try {
+      return this.reader.stat(path);
+    } catch (err) {
+      if (err instanceof PathRefused) return undefined;
+      throw err;
+    }
   }
 
   info(): RunInfo {
@@ -110,6 +135,7 @@ export class RunView {
     const headline: Record<string, number> = {};
     const source: Record<string, unknown> = { ...(train.at(-1) ?? {}), ...(summary ?? {}), ...((summary?.['eval'] as Record<string, unknown> | undefined) ?? {}) };
     for (const k of HEADLINE) if (typeof source[k] === 'number') headline[k] = source[k] as number;
+    const mtimeOf = (path: string) => this.guardedStat(path)?.mtimeMs ?? 0;
     const latest = Math.max(...(['rollouts', 'metrics', 'summary', 'checkpoints', 'config'] as const).map((f) => mtimeOf(runPath(this.dir, f))));
     const finished = summary !== null && summary['done'] !== false;
     const state = finished ? 'done' : Date.now() - latest < RUNNING_WINDOW_MS ? 'running' : 'stopped';
@@ -133,6 +159,7 @@ export class RunView {
       warnings: [
         ...this.index.warnings().map((w) => ({ file: 'rollouts.jsonl', ...w })),
         ...skipped.map((w) => ({ file: 'metrics.jsonl', line: w.line, reason: `not JSON: ${w.reason}` })),
+        ...[...this.refused].map(([file, reason]) => ({ file: `${file}.json${file === 'metrics' ? 'l' : ''}`, line: 0, reason: `not read: ${reason}` })),
       ],
       parent,
     };
@@ -141,23 +168,6 @@ export class RunView {
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
-}
-
-function fileKey(path: string): string {
-  try {
-    const st = statSync(path);
-    return `${st.ino}:${st.size}:${st.mtimeMs}`;
-  } catch {
-    return '-';
-  }
-}
-
-function mtimeOf(path: string): number {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return 0;
-  }
 }
 
 /** The run directories under root, as ids, depth-first (a training run's evals/step-N included). */
@@ -187,14 +197,18 @@ export function findRuns(root: string, maxDepth = 4): string[] {
 /** All runs under a root, each opened once and kept (their indexes grow incrementally). */
 export class RunStore {
   private views = new Map<string, RunView>();
+  /** Every run file is read through this, confined to the runs directory. */
+  readonly reader: GuardedReader;
 
-  constructor(readonly root: string) {}
+  constructor(readonly root: string) {
+    this.reader = new GuardedReader([root]);
+  }
 
   get(id: string): RunView {
     const dir = runDirOf(this.root, id);
     let v = this.views.get(id);
     if (!v || v.dir !== dir) {
-      v = new RunView(id, dir);
+      v = new RunView(id, dir, this.reader);
       this.views.set(id, v);
     }
     return v;

@@ -6,7 +6,10 @@ import type { Rollout } from '../agent/rollout.js';
 import { InputError, isInputError } from '../errors.js';
 import { compareRuns, loadRunRows } from '../eval/compare.js';
 import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';
-import { readTaskSet } from '../tasks/registry.js';
+import { readTaskSet, TASKSET_FILES, taskSetDir } from '../tasks/registry.js';
+import { sleuthHome } from '../tasks/store.js';
+import { runPath } from '../runs/layout.js';
+import { GuardedReader, MAX_READ_BYTES } from './guarded-read.js';
 import type { Task } from '../tasks/task.js';
 import { rescoreGroup, type AdvantageKind, type LabSettings } from './lab.js';
 import { PathRefused, realRoot } from './paths.js';
@@ -74,11 +77,18 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
   const api = new Api(store);
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      const status = err instanceof PathRefused ? 404 : err instanceof BadRequest || isInputError(err) ? 400 : 500;
-      send(res, status, { error: (err as Error).message });
-    });
+    // Every request gets an answer within the limit, even one waiting on slow work.
+    const timer = setTimeout(() => send(res, 503, { error: `the request took longer than ${REQUEST_TIMEOUT_MS} ms` }), REQUEST_TIMEOUT_MS);
+    handle(req, res)
+      .catch((err: unknown) => {
+        const status = err instanceof PathRefused ? 404 : err instanceof BadRequest || isInputError(err) ? 400 : 500;
+        send(res, status, { error: (err as Error).message });
+      })
+      .finally(() => clearTimeout(timer));
   });
+  // A client that sends its request slowly (or never finishes it) is dropped, not waited on.
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.headersTimeout = REQUEST_TIMEOUT_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'the explorer is read-only: GET only' });
@@ -107,7 +117,12 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
   };
 }
 
+/** Longest the explorer works on one request (file reads are bounded by the guarded reader). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
 function send(res: ServerResponse, status: number, body: unknown): void {
+  // The time limit may have answered already.
+  if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
   res.end(JSON.stringify(body));
 }
@@ -163,7 +178,15 @@ class Api {
 
   private compare(ids: string[]) {
     if (ids.length < 2) throw new BadRequest('compare needs at least two runs');
-    const runs = ids.map((id) => ({ id, rows: loadRunRows(this.store.get(id).dir) }));
+    const runs = ids.map((id) => {
+      const dir = this.store.get(id).dir;
+      // loadRunRows reads these two files whole: through the guard first (regular, inside, not too big).
+      for (const file of ['config', 'rollouts'] as const) {
+        const st = this.store.reader.stat(runPath(dir, file));
+        if (st && st.size > MAX_READ_BYTES) throw new PathRefused(`${id}: ${file} is too large to compare here (${st.size} bytes); use sleuth compare`);
+      }
+      return { id, rows: loadRunRows(dir) };
+    });
     const c = compareRuns(runs.map((r) => r.rows), { seed: 0 });
     return { ...c, runs: c.runs.map((r, i) => ({ ...r, dir: runs[i]!.id })) };
   }
@@ -242,6 +265,7 @@ class Api {
     let entry = this.tasks.get(name);
     if (!entry) {
       try {
+        this.checkTaskSet(name);
         entry = { tasks: new Map(readTaskSet(name).tasks.map((t) => [t.id, t as Task])) };
       } catch (err) {
         entry = { error: `task set '${name}': ${(err as Error).message}` };
@@ -249,6 +273,27 @@ class Api {
       this.tasks.set(name, entry);
     }
     return entry;
+  }
+
+  /**
+   * A run's config names its task set, and a config is data: a path there is followed only inside
+   * the runs directory or sleuth's own task store, and only to regular files (so a config cannot
+   * show the facts of any directory on the machine, or hang the server on a FIFO).
+   */
+  private checkTaskSet(name: string): void {
+    if (name === 'default') return;
+    const store = join(sleuthHome(), 'tasks');
+    const roots = [this.store.root, ...(existsSync(store) ? [realRoot(store)] : [])];
+    const reader = new GuardedReader(roots);
+    const dir = taskSetDir(name);
+    for (const file of [TASKSET_FILES.tasks, TASKSET_FILES.manifest]) {
+      try {
+        reader.stat(join(dir, file));
+      } catch (err) {
+        if (err instanceof PathRefused) throw new PathRefused(`${dir} is outside the runs directory and sleuth's task store, or not a plain task-set file: not read`);
+        throw err;
+      }
+    }
   }
 
   private task(v: RunView, id: string): { task?: Task; error?: string } {
@@ -264,7 +309,7 @@ class Api {
     const key = v.config()['renderer'] === 'compact' ? `${v.dir}\u0000${v.fileVersion('checkpoints')}` : v.dir;
     let d = this.decoders.get(key);
     if (!d) {
-      d = tokenDecoderFor(v.dir, v.config());
+      d = tokenDecoderFor(v.dir, v.config(), v.reader);
       this.decoders.set(key, d);
     }
     return d;

@@ -9,9 +9,14 @@ export interface JsonlRead<T> {
 /** Read a JSONL file; a missing file is empty, a malformed line is skipped and reported, never thrown. */
 export function readJsonl<T = unknown>(path: string): JsonlRead<T> {
   if (!existsSync(path)) return { records: [], skipped: [] };
+  return parseJsonl<T>(readFileSync(path, 'utf8'));
+}
+
+/** The records of JSONL text (readJsonl's parsing, for text read another way). */
+export function parseJsonl<T = unknown>(text: string): JsonlRead<T> {
   const records: T[] = [];
   const skipped: { line: number; reason: string }[] = [];
-  const lines = readFileSync(path, 'utf8').split('\n');
+  const lines = text.split('\n');
   lines.forEach((text, i) => {
     if (text.trim() === '') return;
     try {

@@ -1,10 +1,10 @@
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import type { Rollout } from '../agent/rollout.js';
 import { appendJsonl } from './jsonl.js';
-import { runPath } from './layout.js';
+import { RUN_FILES, runPath } from './layout.js';
 
 /**
  * Reading and writing run directories (layout.ts). JSONL files are only appended; config.json is
@@ -69,6 +69,9 @@ export function openRunDir(dir: string, config: RunConfig, identity: readonly st
     return { resumed: true };
   }
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--out ${dir} is not a directory`);
+  // A run only adds files, but it must not mix them into a directory of someone else's files.
+  // (A temporary left by a run killed before its config.json was in place is its own, not someone else's.)
+  if (existsSync(dir) && readdirSync(dir).some((name) => !/^\..+\.\d+\.tmp$/.test(name))) throw new InputError(`--out ${dir} holds files sleuth did not write (no run ${RUN_FILES.config}): choose an empty or new directory`);
   mkdirSync(dir, { recursive: true });
   writeJsonAtomic(runPath(dir, 'config'), config);
   return { resumed: false };

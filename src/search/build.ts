@@ -1,9 +1,10 @@
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, existsSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, statSync, writeFileSync, writeSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { InputError } from '../errors.js';
+import { checkReplaceable, makeTempSibling, replaceDir, type OwnedDirKind } from '../files/owned-dir.js';
 import { chunkText, isUtf8Chunk, type SourceChunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, PairChunks, Utf8Sink, type PostingPairs } from './buffers.js';
@@ -36,6 +37,8 @@ export interface BuildOptions {
    * true); false uses the TypeScript ones, which give the same index (the tests compare the two).
    */
   wasm?: boolean;
+  /** Replace whatever is at the output path, even if sleuth did not write it (the CLI's --force). */
+  force?: boolean;
 }
 
 /**
@@ -247,10 +250,18 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/** An index directory is recognised by its manifest.json naming the index format. */
+export const INDEX_DIR: OwnedDirKind = {
+  what: 'index',
+  manifest: 'manifest.json',
+  recognise: (m) => typeof m === 'object' && m !== null && (m as { format?: unknown }).format === INDEX_FORMAT,
+};
+
 /**
  * Index chunks into `outDir`: stream them once (chunk text goes straight to disk; memory holds the
  * postings), then sort the vocabulary and lay out the postings. Built in a temporary sibling
- * directory and renamed into place, so a failure leaves any previous index untouched. The same
+ * directory and renamed into place, so a failure leaves any previous index untouched; what is at
+ * `outDir` is replaced only if it is an index (or empty) unless `force`. The same
  * chunks in the same order give the same bytes.
  */
 export async function buildIndex(chunks: ChunkSource, outDir: string, options: BuildOptions = {}): Promise<IndexStats> {
@@ -262,9 +273,8 @@ export async function buildIndex(chunks: ChunkSource, outDir: string, options: B
   // Index files are raw typed arrays in the machine's byte order, which the format fixes as little-endian.
   if (endianness() !== 'LE') throw new Error('sleuth indexes are little-endian; this machine is big-endian');
 
-  mkdirSync(dirname(outDir), { recursive: true });
-  const tmp = join(dirname(outDir), `.${basename(outDir)}.tmp-${process.pid}-${Date.now()}`);
-  mkdirSync(tmp);
+  checkReplaceable(outDir, INDEX_DIR, options.force);
+  const tmp = makeTempSibling(outDir);
   try {
     const stats = await buildInto(chunks, tmp, analyzer, k1, b, options);
     replaceDir(tmp, outDir);
@@ -273,18 +283,6 @@ export async function buildIndex(chunks: ChunkSource, outDir: string, options: B
     rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
-}
-
-/** Swap a finished temporary directory into place, keeping the old one until the rename is done. */
-function replaceDir(tmp: string, outDir: string): void {
-  if (!existsSync(outDir)) {
-    renameSync(tmp, outDir);
-    return;
-  }
-  const old = `${tmp}.old`;
-  renameSync(outDir, old);
-  renameSync(tmp, outDir);
-  rmSync(old, { recursive: true, force: true });
 }
 
 async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k1: number, b: number, options: BuildOptions) {

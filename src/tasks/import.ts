@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Chunk } from '../corpus/chunk.js';
 import { readCorpora, type CorpusFormat } from '../corpus/read.js';
 import { InputError } from '../errors.js';
+import { checkReplaceable, makeTempSibling, replaceDir } from '../files/owned-dir.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { buildIndex } from '../search/index.js';
 import { beirFiles, loadBeir } from './loaders/beir.js';
@@ -11,10 +12,9 @@ import { loadHotpotQA, readHotpotQACorpusByTitle } from './loaders/hotpotqa.js';
 import { loadJsonlTasks } from './loaders/jsonl.js';
 import { loadMusique } from './loaders/musique.js';
 import type { LoadedTasks } from './loaders/types.js';
-import { TASKSET_FILES, splitCounts, type TaskSetManifest } from './registry.js';
+import { TASKSET_DIR, TASKSET_FILES, splitCounts, type TaskSetManifest } from './registry.js';
 import { splitHashes, splitTasks, type SplitTask } from './split.js';
 import { writeSplitTasks } from './store.js';
-import { replaceDir } from './subset.js';
 
 export const TASK_FORMATS = ['harness1', 'hotpotqa', 'musique', 'jsonl', 'beir'] as const;
 export type TaskFormat = (typeof TASK_FORMATS)[number];
@@ -46,6 +46,13 @@ export interface ImportSummary {
 
 /** Load tasks in one of the supported dataset layouts. */
 export async function loadTasksInFormat(format: TaskFormat, path: string, options: { stage?: string; corpus?: string[] } = {}): Promise<LoadedTasks> {
+  const loaded = await loadTasksByFormat(format, path, options);
+  // A set of no tasks is never what was meant: an empty or wrong file, said so before anything is built.
+  if (loaded.tasks.length === 0) throw new InputError(`${path}: no tasks in this ${format} file${loaded.skipped.length ? ` (${loaded.skipped.length} records skipped, first: ${loaded.skipped[0]!.where}: ${loaded.skipped[0]!.reason})` : ''}`);
+  return loaded;
+}
+
+function loadTasksByFormat(format: TaskFormat, path: string, options: { stage?: string; corpus?: string[] }): Promise<LoadedTasks> | LoadedTasks {
   switch (format) {
     case 'harness1':
       return loadHarness1(path, options.stage === undefined ? {} : { stage: options.stage });
@@ -101,6 +108,7 @@ function chunkSource(options: ImportOptions, loaded: LoadedTasks): AsyncIterable
  * stop before anything is written when facts point at chunks the corpus lacks (unless allowed).
  */
 export async function importTaskSet(name: string, dir: string, options: ImportOptions): Promise<ImportSummary> {
+  checkReplaceable(dir, TASKSET_DIR, options.force);
   if (existsSync(dir) && !options.force) throw new InputError(`task set '${name}' already exists at ${dir} (pass --force to replace it)`);
   const loaded = await loadTasksInFormat(options.format, options.tasks, { ...(options.stage ? { stage: options.stage } : {}), ...(options.corpus ? { corpus: options.corpus } : {}) });
   const own = loaded.splits;
@@ -109,8 +117,7 @@ export async function importTaskSet(name: string, dir: string, options: ImportOp
       ? loaded.tasks.map((t) => ({ split: own.get(t.id) as string, ...t }))
       : splitTasks(loaded.tasks, { evalFraction: options.evalFraction ?? 0.2, seed: options.seed ?? 'sleuth-split-v1' });
 
-  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now()}`);
-  mkdirSync(tmp, { recursive: true });
+  const tmp = makeTempSibling(dir);
   try {
     const ids = new Set<string>();
     const stats = await buildIndex(recordIds(chunkSource(options, loaded), ids), join(tmp, TASKSET_FILES.index));

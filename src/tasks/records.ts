@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { z } from 'zod';
 import { readLines } from '../corpus/lines.js';
+import { decodeWhole } from '../corpus/utf8.js';
 import { InputError } from '../errors.js';
 
 /** One raw record of a dataset file, with where it came from so that errors can name it. */
@@ -16,7 +17,7 @@ export function readTextFile(path: string): string {
   if (!existsSync(path)) throw new InputError(`${path}: no such file`);
   if (statSync(path).isDirectory()) throw new InputError(`${path}: is a directory, expected a file`);
   const bytes = readFileSync(path);
-  return (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+  return decodeWhole(path, path.endsWith('.gz') ? gunzipSync(bytes) : bytes);
 }
 
 /**

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
+import type { OwnedDirKind } from '../files/owned-dir.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { ensureDefaultIndex, openIndex } from '../search/index.js';
 import { describeZodError } from './records.js';
@@ -45,6 +46,13 @@ export const TaskSetManifest = z.object({
   chunks: z.number(),
 });
 export type TaskSetManifest = z.infer<typeof TaskSetManifest>;
+
+/** A task-set directory is recognised by its taskset.json. */
+export const TASKSET_DIR: OwnedDirKind = {
+  what: 'task set',
+  manifest: TASKSET_FILES.manifest,
+  recognise: (m) => TaskSetManifest.safeParse(m).success,
+};
 
 /** A task set's tasks as stored, and where its index is (for `default`, where it will be built). */
 export interface StoredTaskSet {

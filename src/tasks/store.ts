@@ -35,7 +35,9 @@ export function sleuthHome(): string {
 /** Read a task-set file (`tasks.jsonl`, or `.jsonl.gz`): every line a task with its split, validated, ids unique. */
 export function readSplitTasks(path: string): SplitTask[] {
   const seen = new Set<string>();
-  return readRecords(path).map((record) => {
+  const records = readRecords(path);
+  if (records.length === 0) throw new InputError(`${path}: no tasks (the file is empty)`);
+  return records.map((record) => {
     const task = parseRecord(SplitTaskSchema, record);
     if (seen.has(task.id)) throw new InputError(`${record.where}: duplicate task id '${task.id}'`);
     seen.add(task.id);

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Chunk } from '../corpus/chunk.js';
 import { InputError } from '../errors.js';
+import { checkReplaceable, makeTempSibling, replaceDir } from '../files/owned-dir.js';
 import { buildIndex, openIndex, type SearchIndex } from '../search/index.js';
-import { TASKSET_FILES, splitCounts, type TaskSet, type TaskSetManifest } from './registry.js';
+import { TASKSET_DIR, TASKSET_FILES, splitCounts, type TaskSet, type TaskSetManifest } from './registry.js';
 import { sampleTasks, seededKey, splitHashes, type SplitTask } from './split.js';
 import { writeSplitTasks } from './store.js';
 
@@ -47,6 +48,7 @@ export async function buildSubset(from: TaskSet, name: string, dir: string, opti
     for (const task of sampleTasks(pool, n, `${seed}:${split}`)) chosen.push({ split, ...task });
   }
   if (chosen.length === 0) throw new InputError('--train and --eval are both 0: a task set needs at least one task');
+  checkReplaceable(dir, TASKSET_DIR, options.force);
   if (existsSync(dir) && !options.force) throw new InputError(`task set '${name}' already exists at ${dir} (pass --force to replace it)`);
 
   const source = await openIndex(from.indexDir);
@@ -59,8 +61,7 @@ export async function buildSubset(from: TaskSet, name: string, dir: string, opti
     else addRandomDistractors(source, `${seed}:${task.id}`, perQuery, keep);
   }
 
-  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now()}`);
-  mkdirSync(tmp, { recursive: true });
+  const tmp = makeTempSibling(dir);
   try {
     writeSplitTasks(join(tmp, TASKSET_FILES.tasks), chosen);
     const stats = await buildIndex(readKept(source, keep), join(tmp, TASKSET_FILES.index));
@@ -123,17 +124,4 @@ async function* readKept(index: SearchIndex, keep: Set<string>): AsyncGenerator<
     const chunk = index.read(id);
     if (chunk) yield chunk;
   }
-}
-
-/** Swap a finished temporary directory into place, keeping the old one until the rename is done. */
-export function replaceDir(tmp: string, dir: string): void {
-  mkdirSync(dirname(dir), { recursive: true });
-  if (!existsSync(dir)) {
-    renameSync(tmp, dir);
-    return;
-  }
-  const old = `${tmp}.old`;
-  renameSync(dir, old);
-  renameSync(tmp, dir);
-  rmSync(old, { recursive: true, force: true });
 }

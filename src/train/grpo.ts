@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { NumericalError } from '../errors.js';
 import { performance } from 'node:perf_hooks';
 import type { Rollout } from '../agent/rollout.js';
 import { runEpisode } from '../agent/episode.js';
@@ -287,13 +288,27 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
     const scale = c.lossScale === 'tokens' && trainTokens > 0 ? 1 / trainTokens : 1;
     if (scale !== 1) for (const d of trained) d.advantages = d.advantages!.map((a) => a * scale);
     let fb: Record<string, number> = {}, opt: Record<string, number> = {};
-    if (trained.length > 0) {
-      const lossConfig = { ...(c.clipLow !== undefined ? { clipLowThreshold: c.clipLow } : {}), ...(c.clipHigh !== undefined ? { clipHighThreshold: c.clipHigh } : {}) };
-      const r = await backend.forwardBackward(trained, c.loss, lossConfig);
-      fb = { loss: r.loss, ...r.metrics };
+    // A NaN or infinite number stops the run here, before this step is recorded or checkpointed:
+    // the last checkpoint stays the last good one, and the message says which it is.
+    const diverged = (what: string) =>
+      new NumericalError(`training stopped at step ${s}: ${what}; learning rate ${c.adam.learningRate}; last good checkpoint: ${last ? `step ${last.step} (${last.path})` : 'none'}`);
+    const blownSampler = batch.sampled.flatMap((g) => g.rollouts).find((r) => r.turns.some((t) => t.sampledLogprobs?.some((x) => !Number.isFinite(x))));
+    if (blownSampler) throw diverged(`the sampler's log-probabilities are not finite (rollout ${blownSampler.id}): the weights have blown up`);
+    try {
+      if (trained.length > 0) {
+        const lossConfig = { ...(c.clipLow !== undefined ? { clipLowThreshold: c.clipLow } : {}), ...(c.clipHigh !== undefined ? { clipHighThreshold: c.clipHigh } : {}) };
+        const r = await backend.forwardBackward(trained, c.loss, lossConfig);
+        fb = { loss: r.loss, ...r.metrics };
+        if (!Number.isFinite(r.loss)) throw new NumericalError(`the loss is not finite (${r.loss})`);
+      }
+      // An optimiser step even on an empty batch keeps step numbers and Adam's clock aligned.
+      opt = (await backend.optimStep({ ...c.adam })).metrics;
+      const gradNorm = opt['grad_norm'];
+      if (gradNorm !== undefined && !Number.isFinite(gradNorm)) throw new NumericalError(`the gradient is not finite (norm ${gradNorm})`);
+    } catch (err) {
+      if (err instanceof NumericalError) throw diverged(err.message);
+      throw err;
     }
-    // An optimiser step even on an empty batch keeps step numbers and Adam's clock aligned.
-    opt = (await backend.optimStep({ ...c.adam })).metrics;
     sampler = await backend.saveWeightsForSampler(`sampler-${s}`);
     const tTrained = performance.now();
 

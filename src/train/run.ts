@@ -99,25 +99,31 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
   const rubric = rubricOf(c);
   const price = priceOf(c);
   const record = { ...c, rubric, indexDir: inputs.indexDir, baseModel: setup.backend.baseModel, price: price ?? null, createdAt: new Date().toISOString() };
-  const result = await trainGrpo({
-    dir,
-    config: c,
-    record,
-    setup,
-    env: inputs.env,
-    trainTasks: inputs.trainTasks,
-    evalTasks: inputs.evalTasks,
-    rubric,
-    price,
-    steps,
-    ...(point ? { start: { step: point.step, cursor: point.cursor, statePath: point.path } } : {}),
-    ...(o.shouldStop ? { shouldStop: o.shouldStop } : {}),
-    ...(o.onStep ? { onStep: o.onStep } : {}),
-    ...(o.onEval ? { onEval: o.onEval } : {}),
-    ...(o.log ? { log: o.log } : {}),
-  });
-  // The local backend's gradient workers (a backend without close() has nothing to stop).
-  await (setup.backend as { close?: () => Promise<void> }).close?.();
+  // The local backend's gradient workers (a backend without close() has nothing to stop), stopped
+  // however training ends: a run stopped by a NaN must exit, not wait on idle workers.
+  const closeBackend = async () => (setup.backend as { close?: () => Promise<void> }).close?.();
+  let result: Awaited<ReturnType<typeof trainGrpo>>;
+  try {
+    result = await trainGrpo({
+      dir,
+      config: c,
+      record,
+      setup,
+      env: inputs.env,
+      trainTasks: inputs.trainTasks,
+      evalTasks: inputs.evalTasks,
+      rubric,
+      price,
+      steps,
+      ...(point ? { start: { step: point.step, cursor: point.cursor, statePath: point.path } } : {}),
+      ...(o.shouldStop ? { shouldStop: o.shouldStop } : {}),
+      ...(o.onStep ? { onStep: o.onStep } : {}),
+      ...(o.onEval ? { onEval: o.onEval } : {}),
+      ...(o.log ? { log: o.log } : {}),
+    });
+  } finally {
+    await closeBackend();
+  }
   return { ...result, steps, resumedFrom: point ? point.step : null };
 }
 

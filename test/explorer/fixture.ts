@@ -110,7 +110,8 @@ export interface TrainFixture {
 export async function writeTrainRun(root: string, name: string, o: { steps: number; groups: number; groupSize: number; seed?: number; fromStep?: number; done?: boolean }): Promise<TrainFixture> {
   const renderer = await getRenderer('qwen3');
   const rubric = resolveRubric('f4');
-  const tasksDir = join(root, '..', `${name}-tasks`);
+  // Inside the runs directory: the explorer follows a config's task-set path only there (or into sleuth's task store).
+  const tasksDir = join(root, `.${name}-tasks`);
   mkdirSync(tasksDir, { recursive: true });
   writeFileSync(join(tasksDir, 'tasks.jsonl'), TASKS.map((t) => JSON.stringify({ split: 'train', ...t })).join('\n') + '\n');
   const dir = join(root, name);

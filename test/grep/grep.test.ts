@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
-import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, touchPages, type GrepIndex } from '../../src/search/grep/index.js';
+import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, parsePythonRegex, requiredLiterals, touchPages, type GrepIndex } from '../../src/search/grep/index.js';
 import type { ChunkStore } from '../../src/search/types.js';
 import { writeGrepFile } from '../../src/search/grep/builder.js';
 import { WordKernel } from '../../src/search/word-kernel.js';
@@ -374,4 +374,21 @@ describe('the prefilter narrows to chunks, not blocks', () => {
       }
     });
   }
+});
+
+describe('literal analysis stays linear in the pattern', () => {
+  it('scans an alternation of 10,000 words instead of analysing it, and keeps small alternations exact', () => {
+    const many = `(${Array.from({ length: 10_000 }, (_, i) => `w${i}`).join('|')})`;
+    expect(requiredLiterals(parsePythonRegex(many))).toEqual({ op: 'all' });
+    expect(requiredLiterals(parsePythonRegex('(foo|bar)baz'))).toEqual({ op: 'or', args: [{ op: 'lit', s: 'foobaz' }, { op: 'lit', s: 'barbaz' }] });
+  });
+
+  it('still requires pieces of a literal longer than the cap, and refuses nesting past 200 groups', () => {
+    const long = 'abcdefghij'.repeat(20);
+    const q = requiredLiterals(parsePythonRegex(long));
+    const lits = JSON.stringify(q).match(/"s":"([a-j]+)"/gu) ?? [];
+    expect(lits.length).toBeGreaterThan(0);
+    for (const l of lits) expect(long.includes(l.slice(5, -1))).toBe(true);
+    expect(() => parsePythonRegex(`${'('.repeat(201)}a${')'.repeat(201)}`)).toThrow(/nested more than 200 deep/u);
+  });
 });

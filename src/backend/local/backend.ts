@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { InputError } from '../../errors.js';
+import { InputError, NumericalError } from '../../errors.js';
 import { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, TrainingBackend } from '../types.js';
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpoint.js';
@@ -7,6 +7,19 @@ import { accumulateGradients, splitByTokens, summarize } from './gradients.js';
 import { defaultThreads, GradientPool } from './pool.js';
 import { Model, ModelConfigSchema, paramShapes, type ModelConfig } from './model.js';
 import { LocalSampler } from './sampler.js';
+
+/**
+ * Largest weight magnitude the float32 model can run: the product of two weights past 2^64
+ * overflows float32, so the next forward pass would give infinities and NaN (a learning rate of
+ * 1e30 puts weights near 1e30 while they are still finite numbers).
+ */
+const MAX_WEIGHT = 2 ** 64;
+
+/** A loss that is not a number stops training before its gradient is applied. */
+function finite(r: ForwardBackwardResult): ForwardBackwardResult {
+  if (!Number.isFinite(r.loss)) throw new NumericalError(`the loss is not finite (${r.loss})`);
+  return r;
+}
 
 /**
  * The local training backend: Tinker's interface (TINKER_API.md §9–11) over the small CPU model.
@@ -99,7 +112,7 @@ export class LocalBackend implements TrainingBackend {
     const g = this.model.grads!.a;
     for (const p of parts.slice(1)) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
     this.pendingDatums += datums.length;
-    return summarize(parts, lossFn);
+    return finite(summarize(parts, lossFn));
   }
 
   /** Stop the worker threads (they are also unref'd, so they never keep the process alive). */
@@ -112,7 +125,7 @@ export class LocalBackend implements TrainingBackend {
     this.validate(datums, lossFn);
     const part = accumulateGradients(this.model, datums, lossFn, config);
     this.pendingDatums += datums.length;
-    return summarize([part], lossFn);
+    return finite(summarize([part], lossFn));
   }
 
   /** Tinker's forward: the loss and logprobs of forwardBackward, with no gradient accumulated. */
@@ -138,16 +151,21 @@ export class LocalBackend implements TrainingBackend {
     let sq = 0;
     for (let i = 0; i < g.length; i++) sq += g[i]! * g[i]!;
     const norm = Math.sqrt(sq);
+    // Refused before any weight changes: the weights stay those of the last good step.
+    if (!Number.isFinite(norm)) throw new NumericalError(`the gradient is not finite (norm ${norm})`);
     const scale = gradClipNorm > 0 && norm > gradClipNorm ? gradClipNorm / norm : 1;
     this.step += 1;
     const bc1 = 1 - beta1 ** this.step, bc2 = 1 - beta2 ** this.step;
+    let blownUp: number | undefined;
     for (let i = 0; i < p.length; i++) {
       const gi = g[i]! * scale;
       M[i] = beta1 * M[i]! + (1 - beta1) * gi;
       Vv[i] = beta2 * Vv[i]! + (1 - beta2) * gi * gi;
       const update = M[i]! / bc1 / (Math.sqrt(Vv[i]! / bc2) + eps);
       p[i] = p[i]! - lr * (update + (this.decayMask[i] ? weightDecay * p[i]! : 0));
+      if (!(Math.abs(p[i]!) <= MAX_WEIGHT)) blownUp = p[i]!;
     }
+    if (blownUp !== undefined) throw new NumericalError(`a weight became ${blownUp} after the update`);
     this.model.zeroGrads();
     const metrics = { step: this.step, grad_norm: norm, grad_clipped: scale < 1 ? 1 : 0, learning_rate: lr, datums: this.pendingDatums };
     this.pendingDatums = 0;

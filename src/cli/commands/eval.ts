@@ -17,6 +17,7 @@ import { openIndex, type SearchIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
+import { terminalSafe } from '../safe-text.js';
 
 /** Flags shared by `sleuth eval` and `sleuth headroom`. */
 export const EVAL_FLAGS = {
@@ -60,7 +61,7 @@ export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, o
                         (K hits), as models trained with openingSearch (the local demo's) expect
   --search-workers N    answer searches and greps in N worker threads (default 0: in this one);
                         for many episodes in flight over a large corpus
-  --seed N              bootstrap seed (default 0)
+  --seed N              seeds each (task, sample) episode of a sampling agent, and the bootstrap (default 0)
   --json                print the summary as JSON`;
 
 type Values = ReturnType<typeof parseFlags<typeof EVAL_FLAGS>>['values'];
@@ -161,6 +162,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     temperature: values.temperature === undefined ? null : Number(values.temperature),
     openingSearch,
     searchWorkers,
+    seed,
     createdAt: new Date().toISOString(),
   };
 
@@ -184,6 +186,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
           config,
           identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
           price,
+          seed,
           bootstrap: { seed },
           onRollout: (_r, done, todo) => {
             if (!progress) return;
@@ -220,7 +223,7 @@ ${EVAL_FLAGS_USAGE}
     if (result.resumed) process.stderr.write(`eval: resumed ${values.out}: kept ${result.kept} finished rollouts, ran ${result.ran}\n`);
     if (result.skippedLines) process.stderr.write(`eval: skipped ${result.skippedLines} unreadable line(s) of rollouts.jsonl (cut by an interruption)\n`);
     if (values.json) printJson(result.summary);
-    else console.log(formatSummary(result.summary, `${prepared.agent} on ${prepared.tasks}/${prepared.split} -> ${values.out}`));
+    else console.log(terminalSafe(formatSummary(result.summary, `${prepared.agent} on ${prepared.tasks}/${prepared.split} -> ${values.out}`), { multiline: true }));
     if (result.summary.errors > 0) {
       process.stderr.write(`eval: ${result.summary.errors} rollout(s) ended in an error; run the same command again to retry them\n`);
       return 1;

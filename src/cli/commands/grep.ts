@@ -1,6 +1,7 @@
 import { InputError } from '../../errors.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
+import { terminalSafe } from '../safe-text.js';
 
 const usage = `usage: sleuth grep [--index DIR] [-k N] [--snippet N] [--time-limit MS] [--json] PATTERN
 
@@ -39,10 +40,10 @@ export const command: Command = {
       printJson({ pattern, k, ...result });
       return 0;
     }
-    if (result.hits.length === 0) console.log(`no chunk matches ${JSON.stringify(pattern)}`);
+    if (result.hits.length === 0) console.log(terminalSafe(`no chunk matches ${JSON.stringify(pattern)}`));
     result.hits.forEach((h, i) => {
-      console.log(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]`);
-      console.log(`    ${h.snippet}`);
+      console.log(terminalSafe(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]`));
+      console.log(`    ${terminalSafe(h.snippet)}`);
     });
     if (result.timedOut) console.log(`(stopped at the ${timeLimitMs} ms time limit after ${result.scanned} chunks; there may be more matches)`);
     return 0;

@@ -4,13 +4,15 @@ import { embeddedChunks } from '../../corpus/embedded.js';
 import { buildIndex, defaultIndexDir } from '../../search/index.js';
 import { numberFlag, parseFlags, printJson, type Command } from '../command.js';
 
-const usage = `usage: sleuth index [--corpus PATH]... [--format ${CORPUS_FORMATS.join('|')}] [--out DIR]
+const usage = `usage: sleuth index [--corpus PATH]... [--format ${CORPUS_FORMATS.join('|')}] [--out DIR] [--force]
                     [--k1 N] [--b N] [--stemmer porter2|none] [--stopwords english|none] [--json]
 
 Build a search index. With no --corpus, indexes the embedded default corpus (HotpotQA + MuSiQue
 paragraphs). --corpus may repeat and may name a directory of .jsonl/.json/.parquet files.
   --format   corpus layout (default auto: by extension and first record)
-  --out      index directory (default ${defaultIndexDir()})
+  --out      index directory (default ${defaultIndexDir()}); an index there is replaced, anything
+             else is refused unless --force
+  --force    replace whatever is at --out, even files sleuth did not write
   --k1, --b  BM25 parameters (default 1.5, 0.75), recorded in the index
   --stemmer, --stopwords  analyzer settings (default porter2, english), recorded in the index
   --json     print the index statistics as JSON`;
@@ -63,6 +65,7 @@ export const command: Command = {
       stemmer: { type: 'string' },
       stopwords: { type: 'string' },
       json: { type: 'boolean' },
+      force: { type: 'boolean' },
     }, 'index');
     if (positionals.length > 0) throw new InputError(`unexpected argument '${positionals[0]}' (corpora go after --corpus)`);
     const format = (values.format ?? 'auto') as CorpusFormat;
@@ -84,6 +87,7 @@ export const command: Command = {
       b: numberFlag(values.b, 'b', 0.75),
       analyzer: { stemmer, stopwords },
       onProgress: (n) => progress.docs(n),
+      force: values.force ?? false,
     });
     progress.done();
     const seconds = (Date.now() - started) / 1000;

@@ -11,6 +11,10 @@ import { openIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
+import { terminalSafe } from '../safe-text.js';
+
+/** Everything play prints holds corpus, task or typed text: shown with its control characters visible. */
+const say = (text: string): void => console.log(terminalSafe(text, { multiline: true }));
 
 const USAGE = `usage: sleuth play [--tasks NAME] [--split S] [--task ID] [--env search|qa] [-k N]
 
@@ -106,14 +110,14 @@ class HumanAgent implements Agent {
           const line = await this.input.next('\ntool> ');
           if (line === undefined || line.trim() === 'quit') return { text: 'quit', calls: [] };
           if (line.trim() === 'help') {
-            console.log(USAGE.split('\n').slice(5, 10).join('\n'));
+            say(USAGE.split('\n').slice(5, 10).join('\n'));
             continue;
           }
           try {
             const call = parsePlayInput(line);
             if (call) return { text: line, calls: [call] };
           } catch (err) {
-            console.log(`  ${(err as Error).message}`);
+            say(`  ${(err as Error).message}`);
           }
         }
       },
@@ -145,30 +149,30 @@ export const command: Command = {
     try {
       if (!task) {
         const shown = pool.slice(0, 10);
-        console.log(`${pool.length} tasks in ${set.name}/${split}:`);
-        shown.forEach((t, i) => console.log(`  ${String(i + 1).padStart(2)}. ${t.id}  ${t.query.length > 90 ? t.query.slice(0, 89) + '…' : t.query}`));
+        say(`${pool.length} tasks in ${set.name}/${split}:`);
+        shown.forEach((t, i) => say(`  ${String(i + 1).padStart(2)}. ${t.id}  ${t.query.length > 90 ? t.query.slice(0, 89) + '…' : t.query}`));
         while (!task) {
           const line = await input.next(`pick a task (1-${shown.length} or an id, Enter = 1): `);
           if (line === undefined) return 0;
           const choice = line.trim();
           const n = Number(choice || '1');
           task = Number.isInteger(n) && n >= 1 && n <= shown.length ? shown[n - 1] : pool.find((t) => t.id === choice);
-          if (!task) console.log(`  no task '${choice}'`);
+          if (!task) say(`  no task '${choice}'`);
         }
       }
-      console.log(`\ntask ${task.id}\nquery: ${task.query}\n\ntools: ${env.tools.map((t) => t.name).join(', ')}   (type help for the syntax)`);
+      say(`\ntask ${task.id}\nquery: ${task.query}\n\ntools: ${env.tools.map((t) => t.name).join(', ')}   (type help for the syntax)`);
 
       const onTurn = (turn: TurnRecord) => {
-        for (const c of turn.calls) console.log(c.result.outcome === 'ok' ? showResult(c.result.content) : `  ${c.result.content}`);
-        if (envName === 'search') console.log(`  curated (${turn.curated.length}): ${turn.curated.join(' ') || '-'}`);
+        for (const c of turn.calls) say(c.result.outcome === 'ok' ? showResult(c.result.content) : `  ${c.result.content}`);
+        if (envName === 'search') say(`  curated (${turn.curated.length}): ${turn.curated.join(' ') || '-'}`);
       };
       const rollout = await runEpisode(new HumanAgent(input), env, task, env.defaultBudgets, { onTurn });
       const reward = scoreRollout(task, rollout, envName === 'qa' ? DEFAULT_QA_RUBRIC : DEFAULT_RUBRIC);
-      console.log(`\nepisode over: ${rollout.endReason} after ${rollout.turns.length} turns${rollout.answer !== undefined ? `, answer '${rollout.answer}'` : ''}`);
-      console.log(`curated: ${rollout.curated.join(' ') || '-'}`);
-      console.log(`gold: ${task.facts.map((f) => f.chunkIds.join('|')).join(' ')}${task.answers?.length ? `   answers: ${task.answers.join(' | ')}` : ''}`);
-      console.log(`reward ${reward.total.toFixed(3)}`);
-      for (const [part, value] of Object.entries(reward.parts)) console.log(`  ${part.padEnd(20)} ${value.toFixed(3).padStart(7)}   weight ${reward.weights[part] ?? 0}`);
+      say(`\nepisode over: ${rollout.endReason} after ${rollout.turns.length} turns${rollout.answer !== undefined ? `, answer '${rollout.answer}'` : ''}`);
+      say(`curated: ${rollout.curated.join(' ') || '-'}`);
+      say(`gold: ${task.facts.map((f) => f.chunkIds.join('|')).join(' ')}${task.answers?.length ? `   answers: ${task.answers.join(' | ')}` : ''}`);
+      say(`reward ${reward.total.toFixed(3)}`);
+      for (const [part, value] of Object.entries(reward.parts)) say(`  ${part.padEnd(20)} ${value.toFixed(3).padStart(7)}   weight ${reward.weights[part] ?? 0}`);
       return 0;
     } finally {
       input.close();

@@ -1,6 +1,7 @@
 import { InputError } from '../../errors.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { parseFlags, printJson, type Command } from '../command.js';
+import { terminalSafe } from '../safe-text.js';
 
 const usage = `usage: sleuth read [--index DIR] [--json] ID
 
@@ -23,10 +24,10 @@ export const command: Command = {
       printJson(chunk);
       return 0;
     }
-    console.log(`${chunk.title}  [${chunk.id}]`);
-    if (chunk.meta) console.log(Object.entries(chunk.meta).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('\n'));
+    console.log(terminalSafe(`${chunk.title}  [${chunk.id}]`));
+    if (chunk.meta) console.log(Object.entries(chunk.meta).map(([k, v]) => terminalSafe(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)).join('\n'));
     console.log('');
-    console.log(chunk.text);
+    console.log(terminalSafe(chunk.text, { multiline: true }));
     return 0;
   },
 };

@@ -5,6 +5,7 @@ import { readQueries } from '../../ir/queries.js';
 import { jsonlRunLine, trecRunLines } from '../../ir/run.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
+import { terminalSafe } from '../safe-text.js';
 
 const usage = `usage: sleuth search [--index DIR] [-k N] [--snippet N] [--json] QUERY
        sleuth search [--index DIR] --queries FILE [-k N] [--format trec|jsonl] [--run-id NAME]
@@ -52,10 +53,10 @@ export const command: Command = {
       printJson({ query, k, hits });
       return 0;
     }
-    if (hits.length === 0) console.log(`no chunk matches ${JSON.stringify(query)}`);
+    if (hits.length === 0) console.log(terminalSafe(`no chunk matches ${JSON.stringify(query)}`));
     hits.forEach((h, i) => {
-      console.log(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]  score ${h.score.toFixed(3)}`);
-      console.log(`    ${h.snippet}`);
+      console.log(terminalSafe(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]  score ${h.score.toFixed(3)}`));
+      console.log(`    ${terminalSafe(h.snippet)}`);
     });
     return 0;
   },

@@ -106,7 +106,7 @@ async function show(argv: string[]): Promise<number> {
   console.log(`task set ${stored.name}${values.split ? ` (split ${values.split})` : ''}: ${stored.location}`);
   console.log(`  splits:     ${Object.entries(splitCounts(stored.tasks)).map(([s, n]) => `${s} ${n}`).join(', ')}`);
   console.log(`  tasks:      ${tasks.length}`);
-  console.log(`  facts:      ${coverage.facts} (${(coverage.facts / Math.max(1, tasks.length)).toFixed(2)} per task; min ${Math.min(...facts)}, max ${Math.max(...facts)})`);
+  console.log(`  facts:      ${coverage.facts} (${(coverage.facts / Math.max(1, tasks.length)).toFixed(2)} per task${facts.length ? `; min ${Math.min(...facts)}, max ${Math.max(...facts)}` : ''})`);
   console.log(`  per task:   ${[...histogram].sort((a, b) => a[0] - b[0]).map(([n, c]) => `${n} facts: ${c}`).join(', ')}`);
   console.log(`  chunks:     ${coverage.chunkIds} distinct fact chunk ids; index ${indexDir}`);
   console.log(`  missing:    ${coverage.missingChunkIds} chunk ids not in the index; ${coverage.uncoverableFacts} facts with none of their chunks`);

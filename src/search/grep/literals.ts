@@ -48,37 +48,58 @@ function exactInfo(strings: Set<string>): Info {
   return { emptyable: strings.has(''), exact: strings, prefix: EMPTY_SET(), suffix: EMPTY_SET(), match: ALL };
 }
 
-export function and(...args: Query[]): Query {
+/**
+ * Largest argument list an and/or keeps. Past it an `or` says nothing useful (too many ways to
+ * match: the pattern is scanned instead) and an `and` keeps its first conjuncts (dropping a
+ * requirement only widens the candidates). This is what keeps analysis linear in the pattern: an
+ * alternation of 10,000 words costs a constant per alternative, not a pass over all the others.
+ */
+export const MAX_ARGS = 32;
+
+type Lit = { op: 'lit'; s: string };
+
+/** Flatten nested `op` nodes into at most `max + 1` arguments (the caller decides what overflow means). */
+function flatten(args: Query[], op: 'and' | 'or', max: number): Query[] {
   const flat: Query[] = [];
   for (const a of args) {
-    if (a.op === 'all') continue;
-    if (a.op === 'and') flat.push(...a.args);
-    else flat.push(a);
+    if (a.op === op) {
+      for (const b of a.args) if (flat.length <= max) flat.push(b);
+    } else if (a.op !== 'all' && flat.length <= max) flat.push(a);
   }
+  return flat;
+}
+
+/**
+ * Drop the literals that `redundant(mine, other)` says another literal already covers, and exact
+ * duplicates (the first copy stays). Argument lists are at most MAX_ARGS long, so this is bounded.
+ */
+function pruneLits(flat: Query[], redundant: (mine: string, other: string) => boolean): Query[] {
+  const lits = flat.filter((q): q is Lit => q.op === 'lit').map((q) => q.s);
+  const seen = new Set<string>();
+  return flat.filter((q) => {
+    if (q.op !== 'lit') return true;
+    if (seen.has(q.s)) return false;
+    seen.add(q.s);
+    return !lits.some((other) => other !== q.s && redundant(q.s, other));
+  });
+}
+
+export function and(...args: Query[]): Query {
+  // A conjunction already at the cap stays as it is (its first conjuncts are the ones kept anyway).
+  const first = args[0];
+  if (first?.op === 'and' && first.args.length >= MAX_ARGS) return first;
   // A required string inside another required string says nothing more: drop it (and duplicates).
-  const lits = flat.filter((q): q is { op: 'lit'; s: string } => q.op === 'lit').map((q) => q.s);
-  const kept = flat.filter((q, i) => q.op !== 'lit' || !lits.some((s, j) => s.includes(q.s) && (s.length > q.s.length || j < litIndex(flat, i))));
+  const kept = pruneLits(flatten(args, 'and', MAX_ARGS).slice(0, MAX_ARGS), (mine, other) => other.includes(mine));
   if (kept.length === 0) return ALL;
   return kept.length === 1 ? kept[0]! : { op: 'and', args: kept };
 }
 
-/** Position of flat[i] among the lit entries of flat. */
-function litIndex(flat: Query[], i: number): number {
-  let n = 0;
-  for (let j = 0; j < i; j++) if (flat[j]!.op === 'lit') n++;
-  return n;
-}
-
 export function or(...args: Query[]): Query {
-  const flat: Query[] = [];
-  for (const a of args) {
-    if (a.op === 'all') return ALL;
-    if (a.op === 'or') flat.push(...a.args);
-    else flat.push(a);
-  }
+  if (args.some((a) => a.op === 'all')) return ALL;
+  const flat = flatten(args, 'or', MAX_ARGS);
+  if (flat.length > MAX_ARGS) return ALL;
   // "contains x or contains y" where y contains x is just "contains x": drop y (and duplicates).
-  const lits = flat.filter((q): q is { op: 'lit'; s: string } => q.op === 'lit').map((q) => q.s);
-  const kept = flat.filter((q, i) => q.op !== 'lit' || !lits.some((s, j) => q.s.includes(s) && (q.s.length > s.length || j < litIndex(flat, i))));
+  const kept = pruneLits(flat, (mine, other) => mine.includes(other));
   if (kept.length === 0) return ALL;
   return kept.length === 1 ? kept[0]! : { op: 'or', args: kept };
 }
@@ -93,11 +114,31 @@ function anyOf(strings: Iterable<string>): Query {
   return or(...lits);
 }
 
-function cross(a: Set<string>, b: Set<string>): Set<string> {
+/**
+ * Longest string kept in any set. A longer known prefix is cut to its head, a suffix to its tail
+ * (each still true of every match), and an exact string that would grow past it stops being exact,
+ * so a long literal costs a constant per character instead of copying ever longer strings.
+ */
+const MAX_LITERAL = 64;
+
+type Keep = 'head' | 'tail';
+
+function cross(a: Set<string>, b: Set<string>, keep?: Keep): Set<string> {
   const out = new Set<string>();
-  for (const x of a) for (const y of b) out.add(x + y);
+  for (const x of a) {
+    for (const y of b) {
+      const s = x + y;
+      out.add(s.length <= MAX_LITERAL || keep === undefined ? s : keep === 'head' ? s.slice(0, MAX_LITERAL) : s.slice(-MAX_LITERAL));
+    }
+  }
   return out;
 }
+
+const longest = (a: Set<string>): number => {
+  let n = 0;
+  for (const s of a) n = Math.max(n, s.length);
+  return n;
+};
 
 function union(a: Set<string>, b: Set<string>): Set<string> {
   return new Set([...a, ...b]);
@@ -124,14 +165,14 @@ function bound(x: Info): Info {
 }
 
 function concat(x: Info, y: Info): Info {
-  if (x.exact && y.exact && x.exact.size * y.exact.size <= MAX_SET) {
+  if (x.exact && y.exact && x.exact.size * y.exact.size <= MAX_SET && longest(x.exact) + longest(y.exact) <= MAX_LITERAL) {
     return { emptyable: x.emptyable && y.emptyable, exact: cross(x.exact, y.exact), prefix: EMPTY_SET(), suffix: EMPTY_SET(), match: and(x.match, y.match) };
   }
   let prefix: Set<string>;
-  if (x.exact) prefix = x.exact.size * y.prefix.size <= MAX_SET ? cross(x.exact, pre(y)) : x.exact;
+  if (x.exact) prefix = x.exact.size * y.prefix.size <= MAX_SET ? cross(x.exact, pre(y), 'head') : x.exact;
   else prefix = x.emptyable ? union(x.prefix, pre(y)) : x.prefix;
   let suffix: Set<string>;
-  if (y.exact) suffix = x.suffix.size * y.exact.size <= MAX_SET ? cross(suf(x), y.exact) : y.exact;
+  if (y.exact) suffix = x.suffix.size * y.exact.size <= MAX_SET ? cross(suf(x), y.exact, 'tail') : y.exact;
   else suffix = y.emptyable ? union(y.suffix, suf(x)) : y.suffix;
   // A match of xy contains, across the join, some suffix of x followed by some prefix of y.
   const across = suf(x).size * pre(y).size <= MAX_SET ? anyOf(cross(suf(x), pre(y))) : ALL;
@@ -198,6 +239,8 @@ function analyze(node: Node): Info {
     case 'concat':
       return node.parts.map(analyze).reduce(concat);
     case 'alt':
+      // So many alternatives that no short list of strings can be required: scan, without analysing each.
+      if (node.alts.length > MAX_ARGS * MAX_SET) return { ...emptyInfo(), exact: null };
       return node.alts.map(analyze).reduce(alternate);
     case 'group':
     case 'flagged':

@@ -49,6 +49,9 @@ export interface Parsed {
 /** Python's MAXREPEAT is far larger; RE2 refuses counts above 1000, so we say so up front. */
 export const MAX_REPEAT = 1000;
 
+/** Deepest group nesting accepted: the parser, translator and analysis recurse once per level. */
+export const MAX_NESTING = 200;
+
 const FLAG_LETTERS = 'aiLmsux';
 
 const LINEAR_TIME = 'grep uses a linear-time engine (RE2)';
@@ -290,6 +293,7 @@ class Parser {
 
   private groupBody(flags: Flags, depth: number, open: number, capture: boolean, name?: string): Node {
     if (capture) this.groupCount++;
+    if (depth + 1 > MAX_NESTING) this.fail(`groups nested more than ${MAX_NESTING} deep`, open);
     const sub = this.alternation(flags, depth + 1);
     if (this.peek() !== ')') this.fail('missing ), unterminated subpattern', open);
     this.pos++;

@@ -134,6 +134,8 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
   const k = options.k ?? DEFAULT_K;
   const timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
   const snippetChars = options.snippetChars ?? DEFAULT_SNIPPET_CHARS;
+  // The cap covers the whole call: parsing, compiling and planning count against it, not just matching.
+  const deadline = performance.now() + timeLimitMs;
   const compiled = compilePattern(pattern);
   const hits: GrepHit[] = [];
   if (k <= 0) return { hits, timedOut: false, scanned: 0 };
@@ -142,7 +144,6 @@ export function grep(store: ChunkStore, index: GrepIndex | undefined, pattern: s
   const blockSize = usable ? index.blockSize : DEFAULT_BLOCK_SIZE;
   const candidates: DocSet = usable ? index.candidates(compiled.query) : null;
   const nBlocks = Math.ceil(store.size / blockSize);
-  const deadline = performance.now() + timeLimitMs;
   const re = compiled.re;
   let scanned = 0;
   let timedOut = false;

@@ -1,0 +1,410 @@
+/**
+ * The attack suite: bad inputs and faults tried as a user or an attacker would, each against the
+ * real built CLI (bin/sleuth.js, from dist/) or a real explorer server it starts. Every case says
+ * whether it crashed (an exit status other than the expected ones, or a stack trace), hung (ran
+ * past a generous guard: a bound on waiting, not a benchmark), lost files (a file sleuth did not
+ * write changed or vanished, compared byte for byte) or leaked (bytes from outside what it may
+ * read appeared in its output), and whether it behaved as it should (`wrong`: what was not).
+ *
+ * test/attack/attack.test.ts runs it under `npm test`; `npm run attack` prints the table.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/tasks/store.js';
+
+const ROOT = packageRoot();
+const BIN = join(ROOT, 'bin', 'sleuth.js');
+/** Generous: a case that takes this long is a hang, whatever the machine's load. */
+const HANG_MS = 90_000;
+const STACK = /\n\s+at .+[:(]\d+:\d+\)?/u;
+/** Planted in every file outside what sleuth may read or show: it must never appear in any output. */
+const SECRET = 'SECRET-7f3a9c-outside-bytes';
+
+export interface CaseResult {
+  probe: string;
+  name: string;
+  crashed: boolean;
+  hung: boolean;
+  filesLost: number;
+  leaked: boolean;
+  /** What did not behave as it should (empty when all did). */
+  wrong: string[];
+  /** The last line the command wrote on stderr, or the response status (for the table's readers). */
+  said?: string;
+}
+
+export interface ProbeRow {
+  probe: string;
+  cases: number;
+  crashes: number;
+  hangs: number;
+  filesLost: number;
+  leaks: number;
+}
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  hung: boolean;
+}
+
+function sleuth(args: string[], o: { cwd: string; env?: NodeJS.ProcessEnv; asNobody?: boolean }): Run {
+  const argv = o.asNobody ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, ...args] : [process.execPath, BIN, ...args];
+  const r = spawnSync(argv[0]!, argv.slice(1), { cwd: o.cwd, encoding: 'utf8', timeout: HANG_MS, env: { ...process.env, ...o.env } });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', hung: r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT' };
+}
+
+/** Every file under `dir` with the hash of its bytes (a snapshot to compare after). */
+function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.set(p, createHash('sha256').update(readFileSync(p)).digest('hex'));
+    }
+  };
+  if (existsSync(dir) && statSync(dir).isDirectory()) walk(dir);
+  else if (existsSync(dir)) out.set(dir, createHash('sha256').update(readFileSync(dir)).digest('hex'));
+  return out;
+}
+
+function lost(before: Map<string, string>): number {
+  let n = 0;
+  for (const [path, hash] of before) {
+    if (!existsSync(path) || !statSync(path).isFile() || createHash('sha256').update(readFileSync(path)).digest('hex') !== hash) n++;
+  }
+  return n;
+}
+
+class Probe {
+  readonly results: CaseResult[] = [];
+  constructor(readonly name: string) {}
+
+  /** Record one CLI case: exit status in `ok` (default 0 or 2), no stack trace, and the checks' complaints. */
+  cli(name: string, r: Run, o: { ok?: number[]; lost?: number; leaked?: boolean; wrong?: (string | boolean)[] } = {}): void {
+    const ok = o.ok ?? [0, 2];
+    const wrong = (o.wrong ?? []).filter((w): w is string => typeof w === 'string');
+    if (!r.hung && !ok.includes(r.status ?? -1)) wrong.push(`exit ${r.status}, expected ${ok.join(' or ')}: ${r.stderr.trim().split('\n')[0]}`);
+    // A crash is a stack trace, or an exit no command chooses (a signal, or a status besides 0, 1, 2).
+    const crashed = !r.hung && (STACK.test(r.stderr) || STACK.test(r.stdout) || r.status === null || ![0, 1, 2].includes(r.status));
+    this.results.push({ probe: this.name, name, crashed, hung: r.hung, filesLost: o.lost ?? 0, leaked: o.leaked ?? false, wrong, said: `exit ${r.status}: ${r.stderr.trim().split('\n').at(-1) ?? ''}` });
+  }
+
+  record(result: Omit<CaseResult, 'probe'>): void {
+    this.results.push({ probe: this.name, ...result });
+  }
+}
+
+const oneLine = (r: Run) => r.stderr.trim().split('\n').length === 1 || `stderr is not one line: ${r.stderr.trim().slice(0, 200)}`;
+const exit = (r: Run, code: number) => r.status === code || `exit ${r.status}, expected ${code}: ${r.stderr.trim().slice(0, 200)}`;
+
+function corpus(dir: string, name: string, lines: object[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  return path;
+}
+
+function dataLoss(work: string): Probe {
+  const p = new Probe('writes that destroy');
+  const cwd = mkdtempSync(join(work, 'loss-'));
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }, { id: 'b', text: 'second chunk' }]);
+  const project = join(cwd, 'work', 'project');
+  mkdirSync(join(project, 'src'), { recursive: true });
+  writeFileSync(join(project, 'README'), 'my project\n');
+  writeFileSync(join(project, 'src', 'main.c'), 'int main(void) { return 0; }\n');
+  let before = snapshot(project);
+  let r = sleuth(['index', '--corpus', c, '--out', 'work/project'], { cwd });
+  p.cli('index --out a directory of other files', r, { lost: lost(before), wrong: [exit(r, 2), oneLine(r), r.stderr.includes('work/project') || 'the message does not name work/project'] });
+
+  writeFileSync(join(cwd, 'notes.txt'), 'plain file\n');
+  before = snapshot(join(cwd, 'notes.txt'));
+  r = sleuth(['index', '--corpus', c, '--out', 'notes.txt'], { cwd });
+  p.cli('index --out a plain file', r, { lost: lost(before), wrong: [exit(r, 2), oneLine(r)] });
+
+  r = sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+  const again = sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+  p.cli('index rebuilt over its own index', again, { wrong: [exit(r, 0), exit(again, 0)] });
+
+  const forced = mkdtempSync(join(cwd, 'forced-'));
+  writeFileSync(join(forced, 'x'), 'x');
+  r = sleuth(['index', '--corpus', c, '--out', forced, '--force'], { cwd });
+  p.cli('index --force over other files (the explicit override)', r, { wrong: [exit(r, 0), existsSync(join(forced, 'manifest.json')) || 'no index after --force'] });
+
+  const home = join(cwd, 'home');
+  const foreign = join(home, 'tasks', 'mine');
+  mkdirSync(foreign, { recursive: true });
+  writeFileSync(join(foreign, 'thesis.tex'), '\\documentclass{article}\n');
+  const tasks = join(cwd, 'tasks.jsonl');
+  writeFileSync(tasks, JSON.stringify({ id: 't1', query: 'what is said first?', facts: [{ text: 'hello', chunkIds: ['a'] }] }) + '\n');
+  before = snapshot(foreign);
+  r = sleuth(['tasks', 'import', '--format', 'jsonl', '--tasks', tasks, '--corpus', c, '--name', 'mine'], { cwd, env: { SLEUTH_HOME: home } });
+  p.cli('tasks import over a directory of other files', r, { lost: lost(before), wrong: [exit(r, 2)] });
+
+  const runDir = join(cwd, 'results');
+  mkdirSync(runDir);
+  writeFileSync(join(runDir, 'summary.json'), '{"mine": true}\n');
+  before = snapshot(runDir);
+  r = sleuth(['eval', '--agent', 'baseline', '--limit', '1', '--out', runDir], { cwd, env: { SLEUTH_HOME: home } });
+  p.cli('eval --out a directory of other files', r, { lost: lost(before), wrong: [exit(r, 2), oneLine(r)] });
+
+  // A build killed mid-way left its temporary directory; the next build of the same target removes it.
+  const stale = join(cwd, '.ix.tmp-2147480000-1');
+  mkdirSync(stale);
+  writeFileSync(join(stale, 'postings.bin'), Buffer.alloc(1 << 20));
+  r = sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+  p.cli('stale .idx.tmp of a killed build', r, { wrong: [exit(r, 0), !existsSync(stale) || 'the stale temporary directory is still there'] });
+  return p;
+}
+
+function fsErrors(work: string): Probe {
+  const p = new Probe('file-system errors');
+  const cwd = mkdtempSync(join(work, 'fs-'));
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  mkdirSync(join(cwd, 'a'));
+  writeFileSync(join(cwd, 'a', 'file'), 'x');
+  let r = sleuth(['index', '--corpus', c, '--out', 'a/file/sub'], { cwd });
+  p.cli('--out a/file/sub where a/file is a file', r, { wrong: [exit(r, 2), oneLine(r), r.stderr.includes('a/file') || 'path not named'] });
+  r = sleuth(['index', '--corpus', c, '--out', '/proc/sleuth-index'], { cwd });
+  p.cli('--out under /proc', r, { wrong: [exit(r, 2), oneLine(r)] });
+  r = sleuth(['index', '--corpus', join(cwd, 'missing.jsonl'), '--out', 'ix'], { cwd });
+  p.cli('a corpus that does not exist', r, { wrong: [exit(r, 2), oneLine(r)] });
+  // Permissions mean nothing to root: these run as nobody where the machine allows it.
+  const canDrop = process.getuid?.() !== 0 || spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']).status === 0;
+  if (canDrop) {
+    const asNobody = process.getuid?.() === 0;
+    const shared = mkdtempSync(join(tmpdir(), 'sleuth-attack-perm-'));
+    chmodSync(shared, 0o755);
+    const locked = join(shared, 'locked');
+    mkdirSync(locked);
+    writeFileSync(join(locked, 'c.jsonl'), JSON.stringify({ id: 'a', text: 'hello' }) + '\n');
+    chmodSync(locked, 0o000);
+    const pub = join(shared, 'pub');
+    mkdirSync(pub);
+    writeFileSync(join(pub, 'c.jsonl'), JSON.stringify({ id: 'a', text: 'hello' }) + '\n');
+    chmodSync(join(pub, 'c.jsonl'), 0o644);
+    chmodSync(pub, 0o555);
+    r = sleuth(['index', '--corpus', locked, '--out', join(tmpdir(), `sleuth-attack-out-${process.pid}`)], { cwd: shared, asNobody });
+    p.cli('an unreadable corpus directory', r, { wrong: [exit(r, 2), oneLine(r), r.stderr.includes('locked') || 'path not named'] });
+    r = sleuth(['index', '--corpus', join(pub, 'c.jsonl'), '--out', join(pub, 'ix')], { cwd: shared, asNobody });
+    p.cli('an unwritable output parent', r, { wrong: [exit(r, 2), oneLine(r), r.stderr.includes('pub') || 'path not named'] });
+    chmodSync(locked, 0o755);
+    rmSync(shared, { recursive: true, force: true });
+  }
+  return p;
+}
+
+function grepBlowUp(work: string): Probe {
+  const p = new Probe('grep blow-up');
+  const cwd = mkdtempSync(join(work, 'grep-'));
+  const c = corpus(cwd, 'c.jsonl', Array.from({ length: 200 }, (_, i) => ({ id: `d${i}`, text: `chunk ${i} says w${i * 7} and more words here` })));
+  sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+  for (const n of [1000, 3000, 10_000]) {
+    const pattern = `(${Array.from({ length: n }, (_, i) => `w${i}`).join('|')})`;
+    const r = sleuth(['grep', '--index', 'ix', '--json', pattern], { cwd });
+    let hits = -1;
+    try {
+      hits = (JSON.parse(r.stdout) as { hits: unknown[] }).hits.length;
+    } catch {
+      /* reported below */
+    }
+    p.cli(`${n.toLocaleString('en-US')} alternatives`, r, { wrong: [exit(r, 0), hits === 10 || `expected 10 hits, got ${hits}`] });
+  }
+  let r = sleuth(['grep', '--index', 'ix', `${'('.repeat(5000)}a${')'.repeat(5000)}`], { cwd });
+  p.cli('groups nested 5,000 deep', r, { wrong: [exit(r, 2), oneLine(r)] });
+  r = sleuth(['grep', '--index', 'ix', '--json', 'x'.repeat(50_000)], { cwd });
+  p.cli('a 50,000-character literal', r, { wrong: [exit(r, 0)] });
+  r = sleuth(['grep', '--index', 'ix', '(a+)+$'], { cwd });
+  p.cli('catastrophic backtracking (a+)+$', r);
+  return p;
+}
+
+function terminal(work: string): Probe {
+  const p = new Probe('terminal escapes');
+  const cwd = mkdtempSync(join(work, 'esc-'));
+  const evil = 'pwn \u001b]0;owned title\u0007 \u001b[2J \u001b]52;c;c2VjcmV0\u0007 over\rwrite \u009b31m \u202eevil';
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'e1', title: `Title \u001b[1mbold`, text: `Corliss ${evil}` }]);
+  sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+  const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+  for (const args of [['read', '--index', 'ix', 'e1'], ['grep', '--index', 'ix', 'Corliss'], ['search', '--index', 'ix', 'Corliss']]) {
+    const r = sleuth(args, { cwd });
+    p.cli(`sleuth ${args[0]} prints stored escape sequences`, r, { wrong: [exit(r, 0), !control.test(r.stdout) || 'a control character reached the terminal', r.stdout.includes('␛]0;owned title') || 'the escape is not shown visibly'] });
+  }
+  const r = sleuth(['read', '--index', 'ix', '--json', 'e1'], { cwd });
+  let exact = false;
+  try {
+    exact = (JSON.parse(r.stdout) as { text: string }).text === `Corliss ${evil}`;
+  } catch {
+    /* reported below */
+  }
+  p.cli('sleuth read --json stays exact', r, { wrong: [exit(r, 0), exact || '--json text differs from the corpus'] });
+  return p;
+}
+
+function honestLoaders(work: string): Probe {
+  const p = new Probe('silent nonsense');
+  const cwd = mkdtempSync(join(work, 'loaders-'));
+  const home = join(cwd, 'home');
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  writeFileSync(join(cwd, 'empty.jsonl'), '');
+  let r = sleuth(['tasks', 'import', '--format', 'jsonl', '--tasks', 'empty.jsonl', '--corpus', c, '--name', 'empty'], { cwd, env: { SLEUTH_HOME: home } });
+  p.cli('an empty tasks file', r, { wrong: [exit(r, 2), r.stderr.includes('empty.jsonl') || 'the file is not named', !existsSync(join(home, 'tasks', 'empty')) || 'a task set was written'] });
+  writeFileSync(join(cwd, 'latin1.jsonl'), Buffer.concat([Buffer.from('{"id":"a","text":"ok"}\n{"id":"b","text":"caf'), Buffer.from([0xe9]), Buffer.from(' au lait"}\n')]));
+  r = sleuth(['index', '--corpus', 'latin1.jsonl', '--out', 'ix'], { cwd });
+  p.cli('corpus bytes that are not UTF-8', r, { wrong: [exit(r, 0), /latin1\.jsonl: 1 line .*not UTF-8.*line 2/u.test(r.stderr) || `no warning naming the file and line: ${r.stderr.trim()}`] });
+  // A sampling agent's eval repeats whatever the concurrency.
+  const agent = `local:${join(ROOT, 'src', 'train', 'assets', 'local-base.sampler.ckpt')}`;
+  const tokens = (dir: string) =>
+    readFileSync(join(dir, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { taskId: string; sample: number; turns: { sampledTokens?: number[] }[] })
+      .map((x) => `${x.taskId}#${x.sample}:${JSON.stringify(x.turns.map((t) => t.sampledTokens ?? []))}`).sort();
+  const a = sleuth(['eval', '--agent', agent, '--limit', '3', '--samples', '2', '--concurrency', '1', '--out', 'ev1'], { cwd, env: { SLEUTH_HOME: home } });
+  const b = sleuth(['eval', '--agent', agent, '--limit', '3', '--samples', '2', '--concurrency', '4', '--out', 'ev4'], { cwd, env: { SLEUTH_HOME: home } });
+  let same: string | true = 'no rollouts';
+  if (a.status === 0 && b.status === 0) {
+    const ta = tokens(join(cwd, 'ev1'));
+    const tb = tokens(join(cwd, 'ev4'));
+    same = (ta.length === 6 && ta.every((t, i) => t === tb[i])) || 'the rollouts differ between concurrency 1 and 4';
+  }
+  p.cli('a sampling eval at concurrency 1 and 4', b, { wrong: [exit(a, 0), exit(b, 0), same] });
+  return p;
+}
+
+function numerical(work: string): Probe {
+  const p = new Probe('numerical blow-up');
+  const cwd = mkdtempSync(join(work, 'nan-'));
+  const r = sleuth(['train', '--config', join(ROOT, 'configs', 'local-demo.json'), '--lr', '1e30', '--steps', '2', '--eval-at-start', 'false', '--eval-limit', '1', '--out', 'run'], { cwd, env: { SLEUTH_HOME: join(cwd, 'home') } });
+  const checkpoints = existsSync(join(cwd, 'run', 'checkpoints.jsonl')) ? readFileSync(join(cwd, 'run', 'checkpoints.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; path: string }) : [];
+  p.cli('train --lr 1e30', r, {
+    ok: [1],
+    wrong: [exit(r, 1), /training stopped at step \d+: .*last good checkpoint: step 0/u.test(r.stderr) || `no clear message: ${r.stderr.trim().split('\n').at(-1)}`, (checkpoints.length === 1 && existsSync(checkpoints[0]!.path)) || 'the last good checkpoint is not kept alone'],
+  });
+  return p;
+}
+
+/** The explorer over a runs directory with a FIFO, /dev/zero and links out of it, beside one good run. */
+async function explorer(work: string): Promise<Probe> {
+  const p = new Probe('explorer');
+  const base = mkdtempSync(join(work, 'explore-'));
+  const runs = join(base, 'runs');
+  const outside = join(base, 'outside');
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'secret.json'), JSON.stringify({ kind: 'eval', note: SECRET }) + '\n');
+  writeFileSync(join(outside, 'secret.jsonl'), `${SECRET} line one\n${SECRET} line two\n`);
+  mkdirSync(join(outside, 'tasks'));
+  writeFileSync(join(outside, 'tasks', 'tasks.jsonl'), JSON.stringify({ split: 'eval', id: 't', query: 'q', facts: [{ text: SECRET, chunkIds: ['c'] }] }) + '\n');
+  const run = (name: string, config: object = { kind: 'eval', agent: 'baseline' }) => {
+    const dir = join(runs, name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config) + '\n');
+    return dir;
+  };
+  const good = run('good');
+  writeFileSync(join(good, 'summary.json'), JSON.stringify({ reward: 0.5 }) + '\n');
+  spawnSync('mkfifo', [join(run('fifo'), 'summary.json')]);
+  symlinkSync('/dev/zero', join(run('zero'), 'metrics.jsonl'));
+  symlinkSync(join(outside, 'secret.json'), join(run('summary-link'), 'summary.json'));
+  const configLink = join(runs, 'config-link');
+  mkdirSync(configLink);
+  symlinkSync(join(outside, 'secret.json'), join(configLink, 'config.json'));
+  symlinkSync(join(outside, 'secret.jsonl'), join(run('metrics-link'), 'metrics.jsonl'));
+  symlinkSync(join(outside, 'secret.jsonl'), join(run('rollouts-link'), 'rollouts.jsonl'));
+  run('tasks-outside', { kind: 'eval', agent: 'baseline', tasks: join(outside, 'tasks') });
+  writeFileSync(join(runs, 'tasks-outside', 'rollouts.jsonl'), JSON.stringify({ version: 1, id: 't#0', taskId: 't', sample: 0, turns: [], curated: [], trajectory: [], endReason: 'finished', promptTokens: 0, completionTokens: 0 }) + '\n');
+
+  const child = spawn(process.execPath, [BIN, 'explore', runs, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`explorer did not start: ${out}`)), HANG_MS);
+      child.stdout.on('data', () => {
+        const m = /listening on (http:\/\/\S+)/u.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(m[1]!);
+        }
+      });
+    });
+    const get = async (path: string) => {
+      try {
+        const res = await fetch(new URL(path, url), { signal: AbortSignal.timeout(30_000) });
+        return { status: res.status, body: await res.text(), hung: false };
+      } catch {
+        return { status: 0, body: '', hung: true };
+      }
+    };
+    const requests: [string, string, (status: number, body: string) => string | true][] = [
+      ['/api/runs lists the good run', '/api/runs', (s, b) => (s === 200 && b.includes('"id":"good"')) || `status ${s}`],
+      ['the good run is served', '/api/run?run=good', (s, b) => (s === 200 && b.includes('0.5')) || `status ${s}`],
+      ['a FIFO summary.json', '/api/run?run=fifo', (s) => s === 200 || `status ${s}`],
+      ['metrics.jsonl -> /dev/zero', '/api/run?run=zero', (s) => s === 200 || `status ${s}`],
+      ['summary.json linked outside', '/api/run?run=summary-link', (s) => s === 200 || `status ${s}`],
+      ['config.json linked outside', '/api/run?run=config-link', (s) => s === 200 || s === 404 || `status ${s}`],
+      ['metrics.jsonl linked outside', '/api/run?run=metrics-link', (s) => s === 200 || `status ${s}`],
+      ['rollouts.jsonl linked outside', '/api/rollouts?run=rollouts-link', (s) => s === 200 || `status ${s}`],
+      ['a task set outside the runs directory', '/api/rollout?run=tasks-outside&n=0', (s, b) => (s === 200 && b.includes('tasksError')) || `status ${s}`],
+      ['/api/runs after all of these', '/api/runs', (s, b) => (s === 200 && b.includes('"id":"good"')) || `status ${s}`],
+    ];
+    for (const [name, path, check] of requests) {
+      const r = await get(path);
+      const verdict = r.hung ? true : check(r.status, r.body);
+      p.record({ name, crashed: r.status >= 500, hung: r.hung, filesLost: 0, leaked: r.body.includes(SECRET), wrong: verdict === true ? [] : [verdict], said: `HTTP ${r.status}: ${r.body.slice(0, 160)}` });
+    }
+  } finally {
+    child.kill('SIGKILL');
+  }
+  return p;
+}
+
+/** The probe classes, by the name the table shows. */
+export const PROBES: Record<string, (work: string) => Probe | Promise<Probe>> = {
+  'writes that destroy': dataLoss,
+  'file-system errors': fsErrors,
+  'grep blow-up': grepBlowUp,
+  explorer,
+  'terminal escapes': terminal,
+  'silent nonsense': honestLoaders,
+  'numerical blow-up': numerical,
+};
+
+/** Run the probe classes named (default all), in a temporary directory removed afterwards. */
+export async function runAttacks(only: string[] = Object.keys(PROBES)): Promise<CaseResult[]> {
+  const work = mkdtempSync(join(tmpdir(), 'sleuth-attack-'));
+  try {
+    const results: CaseResult[] = [];
+    for (const name of only) {
+      const make = PROBES[name];
+      if (!make) throw new Error(`no probe class '${name}' (known: ${Object.keys(PROBES).join(', ')})`);
+      const probe = await make(work);
+      results.push(...probe.results);
+    }
+    return results;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export function summarize(results: CaseResult[]): ProbeRow[] {
+  const rows = new Map<string, ProbeRow>();
+  for (const r of results) {
+    const row = rows.get(r.probe) ?? { probe: r.probe, cases: 0, crashes: 0, hangs: 0, filesLost: 0, leaks: 0 };
+    row.cases++;
+    row.crashes += r.crashed ? 1 : 0;
+    row.hangs += r.hung ? 1 : 0;
+    row.filesLost += r.filesLost;
+    row.leaks += r.leaked ? 1 : 0;
+    rows.set(r.probe, row);
+  }
+  return [...rows.values()];
+}
+
+/** The table as Markdown: probe class | cases | crashes | hangs | files lost | leaks. */
+export function table(rows: ProbeRow[]): string {
+  const lines = ['| probe class | cases | crashes | hangs | files lost | leaks |', '|---|---:|---:|---:|---:|---:|'];
+  for (const r of rows) lines.push(`| ${r.probe} | ${r.cases} | ${r.crashes} | ${r.hangs} | ${r.filesLost} | ${r.leaks} |`);
+  return lines.join('\n');
+}
