@@ -106,7 +106,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
 
   const openai: OpenAIFactoryOptions = { maxConcurrent: concurrency };
   if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
-  if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1);
+  if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1, 0);
 
   let tasks: Task[];
   let env!: Environment;

@@ -80,8 +80,8 @@ export const command: Command = {
       : embeddedChunks();
     const started = Date.now();
     const stats = await buildIndex(chunks, out, {
-      k1: numberFlag(values.k1, 'k1', 1.5),
-      b: numberFlag(values.b, 'b', 0.75),
+      k1: numberFlag(values.k1, 'k1', 1.5, 0),
+      b: numberFlag(values.b, 'b', 0.75, 0, 1),
       analyzer: { stemmer, stopwords },
       onProgress: (n) => progress.docs(n),
     });
