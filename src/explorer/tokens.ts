@@ -2,8 +2,7 @@ import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { BpeDataSchema, BpeTokenizer } from '../protocol/compact/bpe.js';
 import { getRenderer } from '../protocol/registry.js';
-import { readJsonl } from '../runs/jsonl.js';
-import { runPath } from '../runs/layout.js';
+import { readCheckpoints } from '../runs/checkpoints.js';
 
 /**
  * Decoding a run's token ids for the token view, one token at a time. A named renderer (qwen3,
@@ -43,7 +42,7 @@ export function checkpointTokenizer(path: string): BpeTokenizer | undefined {
 
 /** Checkpoint files a run names: its checkpoints.jsonl (newest first), then its starting model. */
 function checkpointPaths(dir: string, config: Record<string, unknown>): string[] {
-  const records = readJsonl<{ path?: unknown; samplerPath?: unknown }>(runPath(dir, 'checkpoints')).records.reverse();
+  const records = readCheckpoints(dir).reverse();
   const paths = records.flatMap((r) => [r.samplerPath, r.path]).filter((p): p is string => typeof p === 'string' && !p.includes('://'));
   if (typeof config['model'] === 'string' && config['model'] !== 'base') paths.push(config['model']);
   return paths.map((p) => (isAbsolute(p) ? p : resolve(p)));

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,21 @@ describe('sleuth train: resume', () => {
     // The resolved config is in the run directory.
     const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     expect(config).toMatchObject({ kind: 'train', backend: 'local', groupSize: 3, groupsPerStep: 2, advantage: 'dr-grpo', budgets: { maxTurns: 2 } });
+  }, 240_000);
+
+  it('a run directory moved after a step resumes from its new place', () => {
+    const from = join(tmp, 'before-move');
+    const to = join(tmp, 'after-move');
+    const a = sleuth(['train', ...TINY, '--steps', '1', '--out', from]);
+    expect(a.status).toBe(0);
+    // checkpoints.jsonl names its files relative to the run directory.
+    for (const c of records(join(from, 'checkpoints.jsonl'))) expect(c.path).toMatch(/^checkpoints\//);
+    renameSync(from, to);
+    const b = sleuth(['train', '--resume', to, '--steps', '2']);
+    expect(b.stderr).not.toMatch(/no checkpoint/);
+    expect(b.status).toBe(0);
+    expect(trainSteps(to)).toEqual([1, 2]);
+    expect(records(join(to, 'checkpoints.jsonl')).map((c) => c.step)).toEqual([0, 1, 2]);
   }, 240_000);
 
   it('a run killed with SIGKILL mid-step resumes with no step lost or repeated', async () => {
