@@ -39,4 +39,12 @@ describe('sleuth command', () => {
     expect(unknown.status).toBe(2);
     expect(unknown.stderr.trim()).toBe("sleuth tasks: unknown option '--frob' (sleuth tasks list --help lists the options)");
   });
+
+  it('headroom documents its own sample default and a run directory that sleuth explore shows', () => {
+    const r = run('headroom', '--help');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/--samples N\s+rollouts per task \(default: 4\)/);
+    expect(r.stdout).toContain('(default: runs/headroom-');
+    expect(run('eval', '--help').stdout).toMatch(/--samples N\s+rollouts per task \(default: 1\)/);
+  });
 });

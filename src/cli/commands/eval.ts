@@ -41,10 +41,11 @@ export const EVAL_FLAGS = {
   json: { type: 'boolean' },
 } as const;
 
-export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required)
+/** The shared flags' help, with the command's own default sample count. */
+export const evalFlagsUsage = (samples: number) => `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required)
   --tasks NAME          task set (default: default)
   --split S             split of the task set (default: eval)
-  --samples N           rollouts per task (default: 1)
+  --samples N           rollouts per task (default: ${samples})
   --limit N             only the first N tasks of the split
   --concurrency N       episodes in flight at once (default: 4)
   --env search|qa|invoices  the search harness (default), the QA variant, or the invoice emails
@@ -209,7 +210,7 @@ Runs N rollouts per task, scores each with the rubric, appends them to DIR/rollo
 DIR/summary.json. Re-running the same command resumes: finished rollouts are kept, missing or errored
 ones are run.
 
-${EVAL_FLAGS_USAGE}
+${evalFlagsUsage(1)}
   --out DIR             the run directory (required)`,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, EVAL_FLAGS, 'eval');
