@@ -77,8 +77,13 @@ describe('sleuth eval, compare, headroom', () => {
     expect(c.status).toBe(0);
     expect(c.stdout).toContain('12 shared tasks');
     // precision rises from about 0.2 to 1: shown; valid is 1 in both: n.s.
-    expect(c.stdout).toMatch(/precision.*\+0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]\n/);
+    expect(c.stdout).toMatch(/precision.*\+0\.\d{3} +\[0\.\d{3}, 0\.\d{3}\]\n/);
     expect(c.stdout).toMatch(/valid.*n\.s\./);
+    // A narrow terminal gets the same numbers stacked per metric, every line within its width.
+    const narrow = sleuth(['compare', base, oracle], { COLUMNS: '70' });
+    expect(narrow.status).toBe(0);
+    expect(Math.max(...narrow.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(70);
+    expect(narrow.stdout).toMatch(/\nprecision\n {2}base +0\.\d{3} +\[.*\]\n {2}oracle +1\.000 +\[1\.000, 1\.000\] +\+0\.\d{3} +\[/);
     const cj = compareRuns([loadRunRows(base), loadRunRows(oracle)]);
     expect(cj.sharedTasks).toHaveLength(12);
     expect(cj.runs[1].diffs.precision.shown).toBe(true);

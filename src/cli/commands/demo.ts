@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
+import { outputWidth } from '../width.js';
 import { BASE_BUILD, buildBaseModel } from '../../train/base-build.js';
 import { FULL_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../train/demo.js';
 import { clock } from '../../train/progress.js';
@@ -67,7 +68,7 @@ function report(r: DemoResult): string {
     `SFT data: ${r.sftRun.solved} training queries solved by the teacher, ${r.sftRun.kept} demonstrations kept; best epoch ${r.sftRun.best.epoch}`,
     '',
     'runs: baseline (scripted) | base model | SFT | GRPO',
-    formatComparison(r.table),
+    formatComparison(r.table, outputWidth()),
     '',
     `GRPO - SFT, eval reward, paired over ${g.tasks} tasks: ${g.delta >= 0 ? '+' : ''}${g.delta.toFixed(3)} [${g.ci_low.toFixed(3)}, ${g.ci_high.toFixed(3)}] — ${verdict}`,
     '',

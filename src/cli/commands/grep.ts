@@ -1,6 +1,7 @@
 import { InputError } from '../../errors.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
+import { formatHits, outputWidth } from '../width.js';
 
 const usage = `usage: sleuth grep [--index DIR] [-k N] [--snippet N] [--time-limit MS] [--json] PATTERN
 
@@ -40,10 +41,7 @@ export const command: Command = {
       return 0;
     }
     if (result.hits.length === 0) console.log(`no chunk matches ${JSON.stringify(pattern)}`);
-    result.hits.forEach((h, i) => {
-      console.log(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]`);
-      console.log(`    ${h.snippet}`);
-    });
+    else console.log(formatHits(result.hits.map(({ id, title, snippet }) => ({ id, title, snippet })), outputWidth()));
     if (result.timedOut) console.log(`(stopped at the ${timeLimitMs} ms time limit after ${result.scanned} chunks; there may be more matches)`);
     return 0;
   },

@@ -3,6 +3,7 @@ import { InputError } from '../../errors.js';
 import { headroom, type Headroom } from '../../eval/metrics.js';
 import { loadRunRows } from '../../eval/compare.js';
 import { formatHeadroom } from '../../eval/report.js';
+import { outputWidth } from '../width.js';
 import { parseFlags, printJson, intFlag, type Command } from '../command.js';
 import { EVAL_FLAGS, evalFlagsUsage, prepareEval } from './eval.js';
 
@@ -42,7 +43,7 @@ ${evalFlagsUsage(DEFAULT_SAMPLES)}
     const hs = metrics.map((m) => headroom(rows, m, { seed })).filter((h): h is Headroom => h !== undefined);
     if (values.json) printJson({ dir, agent: prepared.agent, samples, headroom: hs });
     else {
-      console.log(formatHeadroom(hs));
+      console.log(formatHeadroom(hs, outputWidth()));
       if (hs.every((h) => h.gain.lo === 0 && h.gain.hi === 0)) {
         console.log(`\nEvery task scored the same on all ${samples} samples: ${prepared.agent} behaves deterministically, so best-of-N equals best-of-1.`);
       }

@@ -1,6 +1,7 @@
 import { InputError } from '../../errors.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
+import { formatHits, outputWidth } from '../width.js';
 
 const usage = `usage: sleuth search [--index DIR] [-k N] [--snippet N] [--json] QUERY
 
@@ -31,10 +32,7 @@ export const command: Command = {
       return 0;
     }
     if (hits.length === 0) console.log(`no chunk matches ${JSON.stringify(query)}`);
-    hits.forEach((h, i) => {
-      console.log(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]  score ${h.score.toFixed(3)}`);
-      console.log(`    ${h.snippet}`);
-    });
+    else console.log(formatHits(hits, outputWidth()));
     return 0;
   },
 };
