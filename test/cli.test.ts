@@ -10,6 +10,17 @@ describe('sleuth command', () => {
     expect(r.stdout).toContain('usage: sleuth COMMAND');
   });
 
+  it('every command --help lists runs, and prints that command\'s usage', () => {
+    const names = [...run('--help').stdout.matchAll(/^ {2}([a-z-]+) {2,}\S/gm)].map((m) => m[1]!);
+    expect(names).toContain('serve-tinker');
+    expect(names.length).toBeGreaterThanOrEqual(16);
+    for (const name of names) {
+      const r = run(name, '--help');
+      expect(r.status, name).toBe(0);
+      expect(r.stdout, name).toMatch(new RegExp(`^usage:\\s+sleuth ${name}\\b`));
+    }
+  });
+
   it('rejects an unknown command with exit status 2, naming it', () => {
     const r = run('frobnicate');
     expect(r.status).toBe(2);

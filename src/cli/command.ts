@@ -1,10 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { InputError } from '../errors.js';
 
-/** Every `sleuth` subcommand is a module under src/cli/commands/ exporting one of these as `command`. */
+/** Every `sleuth` subcommand is a module under src/cli/commands/ exporting one of these as `command` (its one-line summary is in main.ts). */
 export interface Command {
-  /** One line, shown in `sleuth --help`. */
-  summary: string;
   /** Full usage text, shown by `sleuth NAME --help`. */
   usage: string;
   /** Returns the exit status: 0 done, 1 failed while running, 2 bad usage or input (throw InputError for that). */

@@ -5,7 +5,6 @@ import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { outputWidth } from '../width.js';
 
 export const command: Command = {
-  summary: 'compare run directories: metric table with paired bootstrap 95% intervals against the first run',
   usage: `usage: sleuth compare RUN_DIR RUN_DIR... [--resamples N] [--seed N] [--json]
 
 Uses only the tasks every run has rollouts for. Each metric's mean per run with a bootstrap 95%

@@ -21,7 +21,6 @@ a teacher, run GRPO from the SFT checkpoint, evaluate, and compare with paired b
                  src/train/assets/local-base.sampler.ckpt); takes longer than the demo`;
 
 export const command: Command = {
-  summary: 'the main job: index, baseline, SFT, GRPO, eval, comparison on the embedded default',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { quick: { type: 'boolean' }, out: { type: 'string' }, json: { type: 'boolean' }, 'build-base': { type: 'boolean' } }, 'demo');

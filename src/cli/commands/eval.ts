@@ -203,7 +203,6 @@ export async function prepareEval(values: Values, defaults: { samples: number })
 }
 
 export const command: Command = {
-  summary: 'run an agent on a task set, score every rollout, write a run directory',
   usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env search|qa] --out DIR
 
 Runs N rollouts per task, scores each with the rubric, appends them to DIR/rollouts.jsonl and writes

@@ -14,7 +14,6 @@ Runs still going are followed as they grow.
   --host H     address to listen on (default 127.0.0.1: this machine only)`;
 
 export const command: Command = {
-  summary: 'the local web explorer over run directories',
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { port: { type: 'string' }, host: { type: 'string' } }, 'explore');

@@ -15,7 +15,6 @@ Backreferences, lookahead/lookbehind, conditionals and possessive/atomic groups 
   --json        print {pattern, k, hits: [{id, title, snippet}], timedOut, scanned} as JSON`;
 
 export const command: Command = {
-  summary: 'Python-syntax regex over the corpus: id, title, snippet',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(

@@ -20,7 +20,6 @@ function slug(...parts: (string | number | undefined)[]): string {
 const DEFAULT_SAMPLES = 4;
 
 export const command: Command = {
-  summary: 'best-of-N vs best-of-1: how much RL can gain by sharpening the policy',
   usage: `usage: sleuth headroom --agent SPEC [--samples N] [--tasks NAME] [--split S] [--limit N] [--out DIR] ...
 
 Samples N rollouts per task (default ${DEFAULT_SAMPLES}, at least 2) and reports best-of-N (the highest score per task) against

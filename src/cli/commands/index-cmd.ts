@@ -51,7 +51,6 @@ function progressBar(enabled: boolean) {
 }
 
 export const command: Command = {
-  summary: 'build a BM25 + grep index over a corpus (default: the embedded corpus)',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {

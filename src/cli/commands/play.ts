@@ -174,7 +174,6 @@ function abandonedExit(): number {
 }
 
 export const command: Command = {
-  summary: 'play the search environment yourself in the terminal',
   usage: USAGE,
   async run(argv) {
     const { values } = parseFlags(

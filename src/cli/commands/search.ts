@@ -12,7 +12,6 @@ BM25 top-k over an index built by \`sleuth index\`: id, title, score and a snipp
   --json     print {query, hits: [{id, title, score, snippet}]} as JSON`;
 
 export const command: Command = {
-  summary: 'BM25 search: id, title, score, snippet',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {

@@ -37,7 +37,6 @@ interface BaseModelModule {
 const BASE_MODEL_MODULE = '../../train/base-model.js';
 
 export const command: Command = {
-  summary: 'the Tinker REST API over the local training backend (127.0.0.1)',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(

@@ -17,7 +17,6 @@ An OpenAI-compatible endpoint over a local checkpoint (a *.sampler.ckpt or *.sta
 Prints "listening on http://HOST:PORT/v1" when ready; stop with Ctrl-C.`;
 
 export const command: Command = {
-  summary: 'an OpenAI-compatible endpoint over a local checkpoint',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { checkpoint: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' } }, 'serve');

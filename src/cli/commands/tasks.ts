@@ -36,7 +36,6 @@ const USAGE = `usage:
 NAME is 'default', a name under .sleuth/tasks/ ($SLEUTH_HOME/tasks/), or a task-set directory.`;
 
 export const command: Command = {
-  summary: 'task sets: list, show, subset (cheap ablations), import a dataset',
   usage: USAGE,
   async run(argv: string[]): Promise<number> {
     const [sub, ...rest] = argv;
