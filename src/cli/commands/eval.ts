@@ -17,6 +17,7 @@ import { openIndex, type SearchIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
+import { liveProgress } from '../progress.js';
 
 /** Flags shared by `sleuth eval` and `sleuth headroom`. */
 export const EVAL_FLAGS = {
@@ -170,8 +171,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     tasks: tasksName,
     split,
     samples,
-    run: async (dir, progress = true) => {
-      let lastShown = 0;
+    run: async (dir, showProgress = true) => {
+      const progress = liveProgress({ label: 'eval', unit: 'rollouts', enabled: showProgress && !values.json });
       try {
         return await runEval({
           dir,
@@ -186,16 +187,10 @@ export async function prepareEval(values: Values, defaults: { samples: number })
           identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
           price,
           bootstrap: { seed },
-          onRollout: (_r, done, todo) => {
-            if (!progress) return;
-            // About twenty progress lines per run, on stderr, so stdout stays the table (or JSON).
-            if (done === todo || done - lastShown >= Math.max(1, Math.ceil(todo / 20))) {
-              lastShown = done;
-              process.stderr.write(`eval: ${done}/${todo} rollouts\n`);
-            }
-          },
+          onRollout: (_r, done, todo) => progress.update(done, { total: todo }),
         });
       } finally {
+        progress.done();
         await closeBackend();
       }
     },
