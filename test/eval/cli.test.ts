@@ -114,6 +114,16 @@ describe('sleuth eval, compare, headroom', () => {
     expect(sleuth(['eval', '--agent', 'baseline', '--env', 'invoices', '--search-workers', '2', '--out', join(tmp, 'bad-env')]).stderr).toMatch(/--search-workers is for the search and qa environments/);
   });
 
+  it('names the invoice emails as the task set in the eval header, and refuses --tasks there', () => {
+    const r = sleuth(['eval', '--env', 'invoices', '--agent', 'oracle', '--split', 'validation', '--limit', '5', '--out', join(tmp, 'inv')]);
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe(`oracle on invoices/validation -> ${join(tmp, 'inv')}`);
+    expect(r.stdout).toMatch(/\npass rate +1\.000 +\[1\.000, 1\.000\]\n/);
+    const wrong = sleuth(['eval', '--env', 'invoices', '--tasks', 'default', '--agent', 'oracle', '--out', join(tmp, 'inv-tasks')]);
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toContain('--tasks default: --env invoices has its own tasks');
+  });
+
   it('scores the QA variant by its answers: the oracle is always correct', async () => {
     const dir = join(tmp, 'qa');
     const log = console.log;

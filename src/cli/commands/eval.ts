@@ -79,13 +79,15 @@ export interface PreparedEval {
 export async function prepareEval(values: Values, defaults: { samples: number }): Promise<PreparedEval> {
   const agentSpec = values.agent;
   if (!agentSpec) throw new InputError('--agent SPEC is required (e.g. baseline, oracle, openai:MODEL@URL)');
-  const tasksName = values.tasks ?? 'default';
+  const envName = values.env ?? 'search';
+  if (envName !== 'search' && envName !== 'qa' && envName !== 'invoices') throw new InputError(`--env must be search, qa or invoices, got '${envName}'`);
+  // The invoice environment brings its own emails: its task set is called 'invoices', and --tasks does not apply.
+  if (envName === 'invoices' && values.tasks !== undefined) throw new InputError(`--tasks ${values.tasks}: --env invoices has its own tasks (the emails); leave --tasks out`);
+  const tasksName = envName === 'invoices' ? 'invoices' : (values.tasks ?? 'default');
   const split = values.split ?? 'eval';
   const samples = intFlag(values.samples, 'samples', defaults.samples, 1, 10_000);
   const limit = values.limit === undefined ? undefined : intFlag(values.limit, 'limit', 0, 1);
   const concurrency = intFlag(values.concurrency, 'concurrency', 4, 1, 1024);
-  const envName = values.env ?? 'search';
-  if (envName !== 'search' && envName !== 'qa' && envName !== 'invoices') throw new InputError(`--env must be search, qa or invoices, got '${envName}'`);
   let rubric: Rubric = values.rubric ? resolveRubric(values.rubric) : envName === 'qa' ? DEFAULT_QA_RUBRIC : envName === 'invoices' ? resolveRubric('invoices') : DEFAULT_RUBRIC;
   if (rubric.kind !== envName) throw new InputError(`--rubric ${rubric.name} scores ${rubric.kind} rollouts, but --env is ${envName}`);
   if (values.beta !== undefined) {
