@@ -51,15 +51,21 @@ describe('parsePlayInput', () => {
   });
 });
 
+/** A session that picked the first task and searched for its query: two prompts shown. */
+async function searchedFirstTask() {
+  const s = session([]);
+  await s.until('pick a task');
+  s.send('1');
+  await s.until('tool> ');
+  const query = /\nquery: (.*)\n/u.exec(s.out)![1]!;
+  s.send(`bm25_search ${query}`);
+  await s.until('tool> ', 2);
+  return s;
+}
+
 describe('sleuth play', () => {
   it('plays a task: pick, search, see results and errors, curate, finish, see the reward breakdown', async () => {
-    const s = session([]);
-    await s.until('pick a task');
-    s.send('1');
-    await s.until('tool> ');
-    const query = /\nquery: (.*)\n/u.exec(s.out)![1]!;
-    s.send(`bm25_search ${query}`);
-    await s.until('tool> ', 2);
+    const s = await searchedFirstTask();
     const ids = [...s.out.matchAll(/^\s+\d+\. .*\[([0-9a-f]{10})\]/gmu)].map((m) => m[1]!);
     expect(ids.length).toBeGreaterThan(1);
     expect(s.out).toMatch(/seen \d+ · curated 0/u);
@@ -77,13 +83,7 @@ describe('sleuth play', () => {
   }, 60_000);
 
   it('accepts the list numbers it shows, alongside ids, in curate, drop_curated and read_document', async () => {
-    const s = session([]);
-    await s.until('pick a task');
-    s.send('1');
-    await s.until('tool> ');
-    const query = /\nquery: (.*)\n/u.exec(s.out)![1]!;
-    s.send(`bm25_search ${query}`);
-    await s.until('tool> ', 2);
+    const s = await searchedFirstTask();
     // Each hit shows its list number and its id.
     const listed = [...s.out.matchAll(/^ {2} ?(\d+)\. .*\[([0-9a-f]{10})\]/gmu)].map((m) => ({ n: Number(m[1]), id: m[2]! }));
     expect(listed.slice(0, 3).map((h) => h.n)).toEqual([1, 2, 3]);
