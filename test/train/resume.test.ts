@@ -129,7 +129,8 @@ describe('sleuth train: resume', () => {
     const ckpts = records(join(dir, 'checkpoints.jsonl'));
     // The last step written is the last step checkpointed: nothing to redo on resume.
     expect(ckpts[ckpts.length - 1].step).toBe(steps[steps.length - 1]);
-    expect(existsSync(ckpts[ckpts.length - 1].path)).toBe(true);
+    // Its path is relative to the run directory.
+    expect(existsSync(join(dir, ckpts[ckpts.length - 1].path))).toBe(true);
   }, 300_000);
 
   it('bad config input is a usage error naming the field', () => {
