@@ -3,13 +3,16 @@
  *   node dist/scripts/build-embedded-corpus.js [DATA_DIR] [OUT_DIR]
  * (defaults: /work/shared/data, data/embedded). Reads the HotpotQA dev-500 paragraphs (IRCoT
  * layout), the MuSiQue-100 paragraphs (question file and corpus) and the HotpotQA train-100 corpus
- * (corpus and question file), deduplicates by content id, sorts by id and writes
- * corpus.jsonl.gz and ATTRIBUTION.md. Same inputs, same bytes.
+ * (corpus and question file), deduplicates by content id, sorts by id, decodes the HTML
+ * character references the sources leave in titles and text (`Anchor &amp; Braille`), and writes
+ * corpus.jsonl.gz and ATTRIBUTION.md. Same inputs, same bytes. The ids stay the content ids of the
+ * paragraphs as published, which the task files' facts name.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Chunk } from '../src/corpus/chunk.js';
+import { decodeHtmlEntities } from '../src/corpus/entities.js';
 import { readCorpora } from '../src/corpus/read.js';
 
 const dataDir = process.argv[2] ?? '/work/shared/data';
@@ -37,7 +40,7 @@ for (const source of SOURCES) {
 const byId = new Map<string, Chunk>();
 for (const c of chunks) if (!byId.has(c.id)) byId.set(c.id, c);
 const sorted = [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-const jsonl = sorted.map((c) => JSON.stringify({ id: c.id, title: c.title, text: c.text })).join('\n') + '\n';
+const jsonl = sorted.map((c) => JSON.stringify({ id: c.id, title: decodeHtmlEntities(c.title), text: decodeHtmlEntities(c.text) })).join('\n') + '\n';
 
 // The attribution lines: the table rows of the data README for the datasets used here.
 const readme = readFileSync(join(dataDir, 'README.md'), 'utf8');

@@ -6,8 +6,8 @@ import { readChunks } from './read.js';
 
 /**
  * The embedded default corpus that ships in the repository: the HotpotQA dev-500 and MuSiQue-100
- * paragraphs and the HotpotQA train-100 corpus, deduplicated, ids = contentChunkId(title, text),
- * sorted by id. Built by scripts/build-embedded-corpus.ts; attribution in data/embedded/ATTRIBUTION.md.
+ * paragraphs and the HotpotQA train-100 corpus, deduplicated, ids = contentChunkId(title, text)
+ * of each paragraph as published, sorted by id, HTML character references decoded (`&amp;` is `&`). Built by scripts/build-embedded-corpus.ts; attribution in data/embedded/ATTRIBUTION.md.
  */
 export function packageRoot(): string {
   // Works from src/ (tests run TypeScript) and from dist/src/ (the built CLI).

@@ -1,6 +1,7 @@
 import type { Comparison } from './compare.js';
 import type { Headroom, Summary } from './metrics.js';
 import type { Interval } from './stats.js';
+import { alignRows, groupedTable, UNLIMITED, wrap } from '../cli/width.js';
 
 /** Plain-text tables for the terminal (the CLI prints them; --json prints the objects instead). */
 
@@ -39,10 +40,7 @@ function interval(ci: Interval | undefined): string {
   return ci && ci.n >= 2 ? `[${fmt(ci.lo)}, ${fmt(ci.hi)}]` : '';
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd()).join('\n');
-}
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x)}`;
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
@@ -58,7 +56,7 @@ export function formatSummary(s: Summary, title: string): string {
     rows.push(['best-of-1 reward', fmt(s['best_of_1'] as number), '']);
   }
   if (s['total_cost_usd'] === null) rows.push(['cost', 'unknown', '(no price for this model)']);
-  const lines = [title, `${s.tasks} tasks x up to ${s.samples} samples = ${s.rollouts} rollouts${s.errors ? `, ${s.errors} ended in error` : ''}`, '', table(rows), ''];
+  const lines = [title, `${s.tasks} tasks x up to ${s.samples} samples = ${s.rollouts} rollouts${s.errors ? `, ${s.errors} ended in error` : ''}`, '', alignRows(rows).join('\n'), ''];
   lines.push('end reasons: ' + Object.entries(s.end_reasons).map(([k, v]) => `${k} ${v}`).join(', '));
   lines.push(`${s.scoring === 'search' ? 'curated sets' : 'answers'}: ` + Object.entries(s.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
   return lines.join('\n');
@@ -78,43 +76,43 @@ export function runNames(dirs: readonly string[]): string[] {
   return [...dirs];
 }
 
-export function formatComparison(c: Comparison): string {
+/**
+ * The paired comparison: per metric, each run's mean and interval and, for every later run, its
+ * difference from the first. Side by side when `width` allows, stacked per metric otherwise.
+ */
+export function formatComparison(c: Comparison, width = UNLIMITED): string {
   const names = runNames(c.runs.map((r) => r.dir));
-  const head = ['metric', ...names.map((name, i) => (i === 0 ? name : `${name}  (vs first, 95%)`))];
-  const rows: string[][] = [head];
-  for (const m of c.metrics) {
-    const row = [LABELS[m] ?? m];
-    c.runs.forEach((r, i) => {
+  const rows = c.metrics.map((m) => ({
+    label: LABELS[m] ?? m,
+    cells: c.runs.map((r, i) => {
       const v = r.values[m]!;
-      let cell = `${fmt(v.mean)} ${interval(v)}`;
-      if (i > 0) {
-        const d = r.diffs[m]!;
-        cell += `  ${d.mean >= 0 ? '+' : ''}${fmt(d.mean)} ${interval(d)}${d.shown ? '' : ' n.s.'}`;
-      }
-      row.push(cell);
-    });
-    rows.push(row);
-  }
+      if (i === 0) return [fmt(v.mean), interval(v)];
+      const d = r.diffs[m]!;
+      return [fmt(v.mean), interval(v), signed(d.mean), interval(d), d.shown ? '' : 'n.s.'];
+    }),
+  }));
   return [
     `${c.sharedTasks.length} shared tasks; runs:`,
     ...c.runs.map((r, i) => `  ${names[i]}${names[i] === r.dir ? '' : ` = ${r.dir}`}  (agent ${r.agent})`),
     '',
-    table(rows),
+    groupedTable({ label: 'metric', groups: names.map((name, i) => ({ name, head: i === 0 ? name : `${name}  (vs first, 95%)` })), rows }, width),
     '',
-    'Each later run minus the first, paired over shared tasks (seeded bootstrap). n.s. = not shown: the interval contains 0.',
+    wrap('Each later run minus the first, paired over shared tasks (seeded bootstrap). n.s. = not shown: the interval contains 0.', width),
   ].join('\n');
 }
 
-export function formatHeadroom(hs: Headroom[]): string {
-  const rows: string[][] = [['metric', 'best-of-1', `best-of-N`, 'gain (paired, 95%)']];
-  for (const h of hs) {
-    rows.push([
-      LABELS[h.metric] ?? h.metric,
-      `${fmt(h.bestOf1.mean)} ${interval(h.bestOf1)}`,
-      `${fmt(h.bestOfN.mean)} ${interval(h.bestOfN)}`,
-      `${h.gain.mean >= 0 ? '+' : ''}${fmt(h.gain.mean)} ${interval(h.gain)}${h.gain.shown ? '' : ' n.s.'}`,
-    ]);
-  }
+export function formatHeadroom(hs: Headroom[], width = UNLIMITED): string {
+  const rows = hs.map((h) => ({
+    label: LABELS[h.metric] ?? h.metric,
+    cells: [[fmt(h.bestOf1.mean), interval(h.bestOf1)], [fmt(h.bestOfN.mean), interval(h.bestOfN)], [signed(h.gain.mean), interval(h.gain), h.gain.shown ? '' : 'n.s.']],
+  }));
+  const groups = [{ name: 'best-of-1' }, { name: 'best-of-N' }, { name: 'gain', head: 'gain (paired, 95%)' }];
   const n = hs[0]?.samples ?? 0;
-  return [`best-of-${n} vs best-of-1 over ${hs[0]?.tasks ?? 0} tasks (best-of-1 = mean of the ${n} samples)`, '', table(rows), '', 'A gain whose interval excludes 0 is headroom RL can close by sharpening the policy.'].join('\n');
+  return [
+    wrap(`best-of-${n} vs best-of-1 over ${hs[0]?.tasks ?? 0} tasks (best-of-1 = mean of the ${n} samples)`, width),
+    '',
+    groupedTable({ label: 'metric', groups, rows }, width),
+    '',
+    wrap('A gain whose interval excludes 0 is headroom RL can close by sharpening the policy.', width),
+  ].join('\n');
 }

@@ -2,6 +2,7 @@ import { closeSync, readSync, realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { BpeDataSchema, BpeTokenizer } from '../protocol/compact/bpe.js';
 import { getRenderer } from '../protocol/registry.js';
+import { checkpointRecords } from '../runs/checkpoints.js';
 import { parseJsonl } from '../runs/jsonl.js';
 import { runPath } from '../runs/layout.js';
 import { GuardedReader } from './guarded-read.js';
@@ -64,7 +65,8 @@ function checkpointPaths(dir: string, config: Record<string, unknown>, reader: G
   } catch {
     text = undefined;
   }
-  const records = parseJsonl<{ path?: unknown; samplerPath?: unknown }>(text ?? '').records.reverse();
+  // Read through the guarded reader; paths stored relative to the run directory resolve against it.
+  const records = checkpointRecords(dir, parseJsonl(text ?? '').records).reverse();
   const paths = records.flatMap((r) => [r.samplerPath, r.path]).filter((p): p is string => typeof p === 'string' && !p.includes('://'));
   if (typeof config['model'] === 'string' && config['model'] !== 'base') paths.push(config['model']);
   return paths.map((p) => (isAbsolute(p) ? p : resolve(p)));

@@ -10,8 +10,9 @@ import { costUsd, type Price } from '../eval/cost.js';
 import { pool, runEval } from '../eval/runner.js';
 import type { Summary } from '../eval/metrics.js';
 import { scoreRollout, type Rubric } from '../reward/rubric.js';
-import { appendJsonl, readJsonl } from '../runs/jsonl.js';
+import { readJsonl } from '../runs/jsonl.js';
 import { runPath } from '../runs/layout.js';
+import { appendCheckpoints, readCheckpoints } from '../runs/checkpoints.js';
 import { appendMetrics, appendRollouts, openRunDir, sealJsonlTail, writeSummary } from '../runs/store.js';
 import type { Task } from '../tasks/task.js';
 import { seededRandom } from '../eval/stats.js';
@@ -127,7 +128,7 @@ export function groupSeed(seed: number, cursor: number): number {
 
 /** The last checkpoint of a run directory whose files exist (a resume point), if any. */
 export function lastCheckpoint(dir: string): CheckpointRecord | undefined {
-  const { records } = readJsonl<CheckpointRecord>(runPath(dir, 'checkpoints'));
+  const records = readCheckpoints<CheckpointRecord>(dir);
   for (let i = records.length - 1; i >= 0; i--) {
     const r = records[i]!;
     if (typeof r.step === 'number' && typeof r.path === 'string' && (r.path.startsWith('tinker://') || existsSync(r.path))) return r;
@@ -234,7 +235,7 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
     // Step 0's state: a run killed during its first step resumes from here.
     const path = await backend.saveState(`step-0`);
     last = { step: 0, path, samplerPath: null, cursor: 0, time: new Date().toISOString() };
-    appendJsonl(runPath(o.dir, 'checkpoints'), [last]);
+    appendCheckpoints(o.dir, [last]);
   }
   if (c.evalAtStart && step === 0) await evalAt(0, sampler);
 
@@ -352,7 +353,7 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
       const path = await backend.saveState(`step-${step}`);
       const previous = last;
       last = { step, path, samplerPath: sampler.modelPath, cursor, time: new Date().toISOString() };
-      appendJsonl(runPath(o.dir, 'checkpoints'), [last]);
+      appendCheckpoints(o.dir, [last]);
       // Optimiser state is three times the weights: keep it for the newest checkpoint only (the
       // records stay, and every step's sampler weights stay for evaluation and the explorer).
       if (previous && previous.path !== path && !previous.path.startsWith('tinker://')) rmSync(previous.path, { force: true });

@@ -13,7 +13,7 @@ import { seededRandom } from '../eval/stats.js';
 import { factRecall } from '../reward/search.js';
 import { scoreRollout, type Rubric } from '../reward/rubric.js';
 import { appendJsonl } from '../runs/jsonl.js';
-import { runPath } from '../runs/layout.js';
+import { appendCheckpoints } from '../runs/checkpoints.js';
 import { appendMetrics, appendRollouts, openRunDir, writeSummary } from '../runs/store.js';
 import type { Task } from '../tasks/task.js';
 import type { TrainingSetup } from './backend-factory.js';
@@ -227,7 +227,7 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
     best = { epoch: 0, samplerPath: sampler.modelPath, reward: null };
   }
   const result: SftResult = { attempts: jobs.length, solved, keptQueries, kept: streams.length, verdicts, tooLong, trainTokens, epochs, best };
-  appendJsonl(runPath(o.dir, 'checkpoints'), epochs.map((e) => ({ step: e.epoch, path: e.samplerPath, samplerPath: e.samplerPath, time: new Date().toISOString() })));
+  appendCheckpoints(o.dir, epochs.map((e) => ({ step: e.epoch, path: e.samplerPath, samplerPath: e.samplerPath, time: new Date().toISOString() })));
   writeSummary(o.dir, { kind: 'sft', teacher: o.teacher.spec, ...result });
   return result;
 }

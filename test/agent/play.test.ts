@@ -29,6 +29,7 @@ function session(args: string[]) {
     },
     send: (line: string) => child.stdin.write(line + '\n'),
     end: () => child.stdin.end(),
+    kill: (signal: NodeJS.Signals) => child.kill(signal),
     exited,
   };
 }
@@ -50,16 +51,22 @@ describe('parsePlayInput', () => {
   });
 });
 
+/** A session that picked the first task and searched for its query: two prompts shown. */
+async function searchedFirstTask() {
+  const s = session([]);
+  await s.until('pick a task');
+  s.send('1');
+  await s.until('tool> ');
+  const query = /\nquery: (.*)\n/u.exec(s.out)![1]!;
+  s.send(`bm25_search ${query}`);
+  await s.until('tool> ', 2);
+  return s;
+}
+
 describe('sleuth play', () => {
   it('plays a task: pick, search, see results and errors, curate, finish, see the reward breakdown', async () => {
-    const s = session([]);
-    await s.until('pick a task');
-    s.send('1');
-    await s.until('tool> ');
-    const query = /\nquery: (.*)\n/u.exec(s.out)![1]!;
-    s.send(`bm25_search ${query}`);
-    await s.until('tool> ', 2);
-    const ids = [...s.out.matchAll(/^\s+\d+\. ([0-9a-f]{10})\s/gmu)].map((m) => m[1]!);
+    const s = await searchedFirstTask();
+    const ids = [...s.out.matchAll(/^\s+\d+\. .*\[([0-9a-f]{10})\]/gmu)].map((m) => m[1]!);
     expect(ids.length).toBeGreaterThan(1);
     expect(s.out).toMatch(/seen \d+ · curated 0/u);
     s.send('read_document not-an-id');
@@ -67,12 +74,50 @@ describe('sleuth play', () => {
     expect(s.out).toContain("Error (unknown_id): no chunk with id 'not-an-id'");
     s.send(`curate ${ids[0]} ${ids[1]}`);
     await s.until('tool> ', 4);
-    expect(s.out).toContain(`curated (2): ${ids[0]} ${ids[1]}`);
+    expect(s.out).toContain(`curated (2): 1=${ids[0]} 2=${ids[1]}`);
     s.send('{"name":"finish","arguments":{}}');
     expect(await s.exited).toBe(0);
     expect(s.out).toContain('episode over: finish after 4 turns');
     expect(s.out).toMatch(/reward -?\d\.\d{3}\n/u);
     for (const part of ['recall', 'precision', 'fbeta']) expect(s.out).toMatch(new RegExp(`\\n  ${part}\\s+\\d\\.\\d{3}   weight`, 'u'));
+  }, 60_000);
+
+  it('accepts the list numbers it shows, alongside ids, in curate, drop_curated and read_document', async () => {
+    const s = await searchedFirstTask();
+    // Each hit shows its list number and its id.
+    const listed = [...s.out.matchAll(/^ {2} ?(\d+)\. .*\[([0-9a-f]{10})\]/gmu)].map((m) => ({ n: Number(m[1]), id: m[2]! }));
+    expect(listed.slice(0, 3).map((h) => h.n)).toEqual([1, 2, 3]);
+    const [one, two, three] = listed.map((h) => h.id);
+    s.send(`curate 1 3 ${two}`);
+    await s.until('tool> ', 3);
+    expect(s.out).toContain(`curated (3): 1=${one} 3=${three} 2=${two}`);
+    s.send('drop_curated 3');
+    await s.until('tool> ', 4);
+    expect(s.out).toContain(`curated (2): 1=${one} 2=${two}`);
+    s.send('read_document 2');
+    await s.until('tool> ', 5);
+    expect(s.out).toMatch(new RegExp(`\\n {2}2\\. .*\\[${two}\\]\\n`, 'u'));
+    // A number the episode never showed is not an id.
+    s.send('curate 99');
+    await s.until('tool> ', 6);
+    expect(s.out).toContain('{"id":"99","reason":"unknown_id"}');
+    s.send('finish');
+    expect(await s.exited).toBe(0);
+    expect(s.out).toContain(`curated: 1=${one} 2=${two}`);
+  }, 60_000);
+
+  it('Ctrl-C abandons the episode: not scored, exit status 130', async () => {
+    const s = session([]);
+    await s.until('pick a task');
+    s.send('1');
+    await s.until('tool> ');
+    s.send('bm25_search film');
+    await s.until('tool> ', 2);
+    s.kill('SIGINT');
+    expect(await s.exited).toBe(130);
+    expect(s.out).toContain('episode abandoned (Ctrl-C): not scored');
+    expect(s.out).not.toContain('episode over');
+    expect(s.out).not.toMatch(/\nreward /u);
   }, 60_000);
 
   it('ends the episode at end of input and still grades it', async () => {

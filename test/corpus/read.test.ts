@@ -10,6 +10,7 @@ import { readChunkBatches, readChunks, readCorpora, readCorporaBatches, readSour
 import { IdTable } from '../../src/corpus/id-table.js';
 import { deriveTitle } from '../../src/corpus/title.js';
 import { embeddedChunks } from '../../src/corpus/embedded.js';
+import { decodeHtmlEntities } from '../../src/corpus/entities.js';
 import { InputError } from '../../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sleuth-corpus-'));
@@ -292,8 +293,25 @@ describe('embedded corpus', () => {
     const ids = chunks.map((c) => c.id);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const c of chunks.slice(0, 200)) expect(c.id).toBe(contentChunkId(c.title, c.text));
+    // Ids are the content ids of the paragraphs as published (a decoded '&amp;' is no longer that text).
+    for (const c of chunks.slice(0, 200).filter((c) => !/[&<>"']/u.test(c.title + c.text))) expect(c.id).toBe(contentChunkId(c.title, c.text));
     expect(chunks.some((c) => c.title === 'Kiss and Tell (1945 film)')).toBe(true);
+  });
+
+  it('holds characters, not HTML character references', async () => {
+    const chunks = await all(embeddedChunks());
+    expect(chunks.filter((c) => /&(?:amp|quot|lt|gt|#\d+);/u.test(c.title + c.text)).map((c) => c.title)).toEqual([]);
+    const anchor = chunks.find((c) => c.title === 'Anchor & Braille')!;
+    expect(anchor.id).toBe(contentChunkId('Anchor &amp; Braille', anchor.text));
+  });
+});
+
+describe('HTML character references', () => {
+  it('are decoded once, named and numeric; unknown names and non-characters stay as written', () => {
+    expect(decodeHtmlEntities('Anchor &amp; Braille')).toBe('Anchor & Braille');
+    expect(decodeHtmlEntities('ESP &quot;Custom Shop&quot; &#233;t&#xE9; &lt;b&gt;')).toBe('ESP "Custom Shop" été <b>');
+    expect(decodeHtmlEntities('&amp;quot; is how you write &quot;')).toBe('&quot; is how you write "');
+    expect(decodeHtmlEntities('AT&T &bogus; &#0; &#xD800; & more')).toBe('AT&T &bogus; &#0; &#xD800; & more');
   });
 });
 

@@ -77,8 +77,13 @@ describe('sleuth eval, compare, headroom', () => {
     expect(c.status).toBe(0);
     expect(c.stdout).toContain('12 shared tasks');
     // precision rises from about 0.2 to 1: shown; valid is 1 in both: n.s.
-    expect(c.stdout).toMatch(/precision.*\+0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]\n/);
+    expect(c.stdout).toMatch(/precision.*\+0\.\d{3} +\[0\.\d{3}, 0\.\d{3}\]\n/);
     expect(c.stdout).toMatch(/valid.*n\.s\./);
+    // A narrow terminal gets the same numbers stacked per metric, every line within its width.
+    const narrow = sleuth(['compare', base, oracle], { COLUMNS: '70' });
+    expect(narrow.status).toBe(0);
+    expect(Math.max(...narrow.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(70);
+    expect(narrow.stdout).toMatch(/\nprecision\n {2}base +0\.\d{3} +\[.*\]\n {2}oracle +1\.000 +\[1\.000, 1\.000\] +\+0\.\d{3} +\[/);
     const cj = compareRuns([loadRunRows(base), loadRunRows(oracle)]);
     expect(cj.sharedTasks).toHaveLength(12);
     expect(cj.runs[1].diffs.precision.shown).toBe(true);
@@ -107,6 +112,16 @@ describe('sleuth eval, compare, headroom', () => {
     expect(bad.status).toBe(2);
     expect(sleuth(['eval', '--agent', 'baseline', '--search-workers=-1', '--out', join(tmp, 'bad-n')]).stderr).toMatch(/--search-workers must be a whole number from 0/);
     expect(sleuth(['eval', '--agent', 'baseline', '--env', 'invoices', '--search-workers', '2', '--out', join(tmp, 'bad-env')]).stderr).toMatch(/--search-workers is for the search and qa environments/);
+  });
+
+  it('names the invoice emails as the task set in the eval header, and refuses --tasks there', () => {
+    const r = sleuth(['eval', '--env', 'invoices', '--agent', 'oracle', '--split', 'validation', '--limit', '5', '--out', join(tmp, 'inv')]);
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe(`oracle on invoices/validation -> ${join(tmp, 'inv')}`);
+    expect(r.stdout).toMatch(/\npass rate +1\.000 +\[1\.000, 1\.000\]\n/);
+    const wrong = sleuth(['eval', '--env', 'invoices', '--tasks', 'default', '--agent', 'oracle', '--out', join(tmp, 'inv-tasks')]);
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toContain('--tasks default: --env invoices has its own tasks');
   });
 
   it('scores the QA variant by its answers: the oracle is always correct', async () => {

@@ -34,6 +34,7 @@ function sleuth(args: string[]) {
 }
 
 beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not at ${CHROMIUM}: npm test's pretest step installs it (node scripts/pretest.mjs says how when it cannot)`);
   // The front end is built by `npm run build`; build it here too so these tests see the current one.
   const vite = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'src/explorer/web/vite.config.mjs'], { cwd: ROOT, encoding: 'utf8' });
   if (vite.status !== 0) throw new Error(`vite build failed: ${vite.stderr}`);

@@ -44,7 +44,7 @@ describe('sleuth serve-tinker', () => {
       [['--faults', 'optim_step=lose', '--checkpoint', 'x'], /--faults: rule 'optim_step=lose' must look like/],
       [['--port', '70000', '--checkpoint', 'x'], /--port must be a whole number from 0 to 65535/],
       [['--checkpoint', '/nonexistent/model.ckpt', '--port', '0'], /checkpoint \/nonexistent\/model.ckpt: cannot read/],
-      [['--bogus'], /serve-tinker: Unknown option '--bogus'/],
+      [['--bogus'], /serve-tinker: unknown option '--bogus'/],
     ];
     for (const [args, message] of cases) {
       const r = cli('serve-tinker', ...args);

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,21 @@ describe('sleuth train: resume', () => {
     expect(config).toMatchObject({ kind: 'train', backend: 'local', groupSize: 3, groupsPerStep: 2, advantage: 'dr-grpo', budgets: { maxTurns: 2 } });
   }, 240_000);
 
+  it('a run directory moved after a step resumes from its new place', () => {
+    const from = join(tmp, 'before-move');
+    const to = join(tmp, 'after-move');
+    const a = sleuth(['train', ...TINY, '--steps', '1', '--out', from]);
+    expect(a.status).toBe(0);
+    // checkpoints.jsonl names its files relative to the run directory.
+    for (const c of records(join(from, 'checkpoints.jsonl'))) expect(c.path).toMatch(/^checkpoints\//);
+    renameSync(from, to);
+    const b = sleuth(['train', '--resume', to, '--steps', '2']);
+    expect(b.stderr).not.toMatch(/no checkpoint/);
+    expect(b.status).toBe(0);
+    expect(trainSteps(to)).toEqual([1, 2]);
+    expect(records(join(to, 'checkpoints.jsonl')).map((c) => c.step)).toEqual([0, 1, 2]);
+  }, 240_000);
+
   it('a run killed with SIGKILL mid-step resumes with no step lost or repeated', async () => {
     const dir = join(tmp, 'kill');
     const child = spawn(process.execPath, [BIN, 'train', ...TINY, '--steps', '6', '--out', dir], { cwd: ROOT, stdio: 'ignore' });
@@ -114,7 +129,8 @@ describe('sleuth train: resume', () => {
     const ckpts = records(join(dir, 'checkpoints.jsonl'));
     // The last step written is the last step checkpointed: nothing to redo on resume.
     expect(ckpts[ckpts.length - 1].step).toBe(steps[steps.length - 1]);
-    expect(existsSync(ckpts[ckpts.length - 1].path)).toBe(true);
+    // Its path is relative to the run directory.
+    expect(existsSync(join(dir, ckpts[ckpts.length - 1].path))).toBe(true);
   }, 300_000);
 
   it('bad config input is a usage error naming the field', () => {

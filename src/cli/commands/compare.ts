@@ -2,9 +2,9 @@ import { InputError } from '../../errors.js';
 import { compareRuns, loadRunRows } from '../../eval/compare.js';
 import { formatComparison } from '../../eval/report.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
+import { outputWidth } from '../width.js';
 
 export const command: Command = {
-  summary: 'compare run directories: metric table with paired bootstrap 95% intervals against the first run',
   usage: `usage: sleuth compare RUN_DIR RUN_DIR... [--resamples N] [--seed N] [--json]
 
 Uses only the tasks every run has rollouts for. Each metric's mean per run with a bootstrap 95%
@@ -21,7 +21,7 @@ interval contains 0 is marked n.s. (not shown).
     const seed = intFlag(values.seed, 'seed', 0);
     const comparison = compareRuns(positionals.map(loadRunRows), { resamples, seed });
     if (values.json) printJson(comparison);
-    else console.log(formatComparison(comparison));
+    else console.log(formatComparison(comparison, outputWidth()));
     return 0;
   },
 };

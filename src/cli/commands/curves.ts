@@ -6,7 +6,6 @@ import { readJsonl } from '../../runs/jsonl.js';
 import { parseFlags, type Command } from '../command.js';
 
 export const command: Command = {
-  summary: "draw a training run's curves (reward, valid, entropy, eval F1, ...) as an SVG",
   usage: `usage: sleuth curves RUN_DIR [--out FILE] [--title TEXT]
 
 Reads RUN_DIR/metrics.jsonl (of sleuth train, or the grpo/ folder of a sleuth demo run) and writes

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
+import { outputWidth } from '../width.js';
 import { BASE_BUILD, buildBaseModel } from '../../train/base-build.js';
 import { FULL_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../train/demo.js';
 import { clock } from '../../train/progress.js';
@@ -21,7 +22,6 @@ and compare them with paired bootstrap intervals. The model writes every search 
                  src/train/assets/local-base.sampler.ckpt); takes longer than the demo`;
 
 export const command: Command = {
-  summary: 'the main job: index, baseline, SFT, GRPO, eval, comparison on the embedded default',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { quick: { type: 'boolean' }, out: { type: 'string' }, json: { type: 'boolean' }, 'build-base': { type: 'boolean' } }, 'demo');
@@ -83,7 +83,7 @@ function report(r: DemoResult): string {
     '',
     `every number below is on the ${r.reportSplit} split (${r.table.sharedTasks.length} tasks), which nothing was tuned on`,
     'runs: baseline (scripted, top 10) | base model | SFT | GRPO',
-    formatComparison(r.table),
+    formatComparison(r.table, outputWidth()),
     '',
     `reward, paired over ${r.grpoVsBase.tasks} tasks:`,
     `  ${verdictOf('GRPO', 'base model', r.grpoVsBase)}`,

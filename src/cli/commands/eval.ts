@@ -17,6 +17,7 @@ import { openIndex, type SearchIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
+import { liveProgress } from '../progress.js';
 import { terminalSafe } from '../safe-text.js';
 
 /** Flags shared by `sleuth eval` and `sleuth headroom`. */
@@ -42,10 +43,11 @@ export const EVAL_FLAGS = {
   json: { type: 'boolean' },
 } as const;
 
-export const EVAL_FLAGS_USAGE = `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required)
+/** The shared flags' help, with the command's own default sample count. */
+export const evalFlagsUsage = (samples: number) => `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required)
   --tasks NAME          task set (default: default)
   --split S             split of the task set (default: eval)
-  --samples N           rollouts per task (default: 1)
+  --samples N           rollouts per task (default: ${samples})
   --limit N             only the first N tasks of the split
   --concurrency N       episodes in flight at once (default: 4)
   --env search|qa|invoices  the search harness (default), the QA variant, or the invoice emails
@@ -78,13 +80,15 @@ export interface PreparedEval {
 export async function prepareEval(values: Values, defaults: { samples: number }): Promise<PreparedEval> {
   const agentSpec = values.agent;
   if (!agentSpec) throw new InputError('--agent SPEC is required (e.g. baseline, oracle, openai:MODEL@URL)');
-  const tasksName = values.tasks ?? 'default';
+  const envName = values.env ?? 'search';
+  if (envName !== 'search' && envName !== 'qa' && envName !== 'invoices') throw new InputError(`--env must be search, qa or invoices, got '${envName}'`);
+  // The invoice environment brings its own emails: its task set is called 'invoices', and --tasks does not apply.
+  if (envName === 'invoices' && values.tasks !== undefined) throw new InputError(`--tasks ${values.tasks}: --env invoices has its own tasks (the emails); leave --tasks out`);
+  const tasksName = envName === 'invoices' ? 'invoices' : (values.tasks ?? 'default');
   const split = values.split ?? 'eval';
   const samples = intFlag(values.samples, 'samples', defaults.samples, 1, 10_000);
   const limit = values.limit === undefined ? undefined : intFlag(values.limit, 'limit', 0, 1);
   const concurrency = intFlag(values.concurrency, 'concurrency', 4, 1, 1024);
-  const envName = values.env ?? 'search';
-  if (envName !== 'search' && envName !== 'qa' && envName !== 'invoices') throw new InputError(`--env must be search, qa or invoices, got '${envName}'`);
   let rubric: Rubric = values.rubric ? resolveRubric(values.rubric) : envName === 'qa' ? DEFAULT_QA_RUBRIC : envName === 'invoices' ? resolveRubric('invoices') : DEFAULT_RUBRIC;
   if (rubric.kind !== envName) throw new InputError(`--rubric ${rubric.name} scores ${rubric.kind} rollouts, but --env is ${envName}`);
   if (values.beta !== undefined) {
@@ -107,7 +111,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
 
   const openai: OpenAIFactoryOptions = { maxConcurrent: concurrency };
   if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
-  if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1);
+  if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1, 0);
 
   let tasks: Task[];
   let env!: Environment;
@@ -171,8 +175,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     tasks: tasksName,
     split,
     samples,
-    run: async (dir, progress = true) => {
-      let lastShown = 0;
+    run: async (dir, showProgress = true) => {
+      const progress = liveProgress({ label: 'eval', unit: 'rollouts', enabled: showProgress && !values.json });
       try {
         return await runEval({
           dir,
@@ -188,16 +192,10 @@ export async function prepareEval(values: Values, defaults: { samples: number })
           price,
           seed,
           bootstrap: { seed },
-          onRollout: (_r, done, todo) => {
-            if (!progress) return;
-            // About twenty progress lines per run, on stderr, so stdout stays the table (or JSON).
-            if (done === todo || done - lastShown >= Math.max(1, Math.ceil(todo / 20))) {
-              lastShown = done;
-              process.stderr.write(`eval: ${done}/${todo} rollouts\n`);
-            }
-          },
+          onRollout: (_r, done, todo) => progress.update(done, { total: todo }),
         });
       } finally {
+        progress.done();
         await closeBackend();
       }
     },
@@ -205,14 +203,13 @@ export async function prepareEval(values: Values, defaults: { samples: number })
 }
 
 export const command: Command = {
-  summary: 'run an agent on a task set, score every rollout, write a run directory',
   usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env search|qa] --out DIR
 
 Runs N rollouts per task, scores each with the rubric, appends them to DIR/rollouts.jsonl and writes
 DIR/summary.json. Re-running the same command resumes: finished rollouts are kept, missing or errored
 ones are run.
 
-${EVAL_FLAGS_USAGE}
+${evalFlagsUsage(1)}
   --out DIR             the run directory (required)`,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, EVAL_FLAGS, 'eval');

@@ -2,6 +2,7 @@ import { InputError } from '../../errors.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
+import { formatHits, outputWidth } from '../width.js';
 
 const usage = `usage: sleuth grep [--index DIR] [-k N] [--snippet N] [--time-limit MS] [--json] PATTERN
 
@@ -15,7 +16,6 @@ Backreferences, lookahead/lookbehind, conditionals and possessive/atomic groups 
   --json        print {pattern, k, hits: [{id, title, snippet}], timedOut, scanned} as JSON`;
 
 export const command: Command = {
-  summary: 'Python-syntax regex over the corpus: id, title, snippet',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(
@@ -40,11 +40,9 @@ export const command: Command = {
       printJson({ pattern, k, ...result });
       return 0;
     }
+    // Corpus text is made terminal-safe before it is laid out to the width.
     if (result.hits.length === 0) console.log(terminalSafe(`no chunk matches ${JSON.stringify(pattern)}`));
-    result.hits.forEach((h, i) => {
-      console.log(terminalSafe(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]`));
-      console.log(`    ${terminalSafe(h.snippet)}`);
-    });
+    else console.log(formatHits(result.hits.map(({ id, title, snippet }) => ({ id, title: terminalSafe(title), snippet: terminalSafe(snippet) })), outputWidth()));
     if (result.timedOut) console.log(`(stopped at the ${timeLimitMs} ms time limit after ${result.scanned} chunks; there may be more matches)`);
     return 0;
   },

@@ -3,6 +3,7 @@ import { readSourceBatches, CORPUS_FORMATS, type CorpusFormat } from '../../corp
 import { embeddedChunks } from '../../corpus/embedded.js';
 import { buildIndex, defaultIndexDir } from '../../search/index.js';
 import { numberFlag, parseFlags, printJson, type Command } from '../command.js';
+import { liveProgress } from '../progress.js';
 
 const usage = `usage: sleuth index [--corpus PATH]... [--format ${CORPUS_FORMATS.join('|')}] [--out DIR] [--force]
                     [--k1 N] [--b N] [--stemmer porter2|none] [--stopwords english|none] [--json]
@@ -17,43 +18,7 @@ paragraphs). --corpus may repeat and may name a directory of .jsonl/.json/.parqu
   --stemmer, --stopwords  analyzer settings (default porter2, english), recorded in the index
   --json     print the index statistics as JSON`;
 
-/** A one-line progress bar on stderr, redrawn at most ten times a second. */
-function progressBar(enabled: boolean) {
-  let last = 0;
-  let bytes = 0;
-  let total = 0;
-  let docs = 0;
-  const started = Date.now();
-  const draw = (force = false) => {
-    const now = Date.now();
-    if (!enabled || (!force && now - last < 100)) return;
-    last = now;
-    const frac = total > 0 ? Math.min(1, bytes / total) : 0;
-    const width = 30;
-    const filled = Math.round(frac * width);
-    const secs = ((now - started) / 1000).toFixed(1);
-    process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(frac * 100).toFixed(0).padStart(3)}%  ${docs.toLocaleString('en-US')} chunks  ${secs} s `);
-  };
-  return {
-    bytes(b: number, t: number) {
-      bytes = b;
-      total = t;
-      draw();
-    },
-    docs(n: number) {
-      docs = n;
-      draw();
-    },
-    done() {
-      if (!enabled) return;
-      draw(true);
-      process.stderr.write('\n');
-    },
-  };
-}
-
 export const command: Command = {
-  summary: 'build a BM25 + grep index over a corpus (default: the embedded corpus)',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
@@ -76,17 +41,19 @@ export const command: Command = {
     if (stopwords !== 'english' && stopwords !== 'none') throw new InputError(`--stopwords must be english or none, got '${stopwords}'`);
     const out = values.out ?? defaultIndexDir();
 
-    const progress = progressBar(Boolean(process.stderr.isTTY) && !values.json);
+    const progress = liveProgress({ label: 'index', unit: 'chunks', enabled: !values.json });
+    // Reading a corpus file measures the share done in bytes; the embedded corpus has a known size.
+    let fraction: number | undefined;
     const corpora = values.corpus ?? [];
     const chunks = corpora.length > 0
-      ? readSourceBatches(corpora.map((path) => ({ path, format })), { onProgress: (b, t) => progress.bytes(b, t) })
+      ? readSourceBatches(corpora.map((path) => ({ path, format })), { onProgress: (b, t) => (fraction = t > 0 ? b / t : undefined) })
       : embeddedChunks();
     const started = Date.now();
     const stats = await buildIndex(chunks, out, {
-      k1: numberFlag(values.k1, 'k1', 1.5),
-      b: numberFlag(values.b, 'b', 0.75),
+      k1: numberFlag(values.k1, 'k1', 1.5, 0),
+      b: numberFlag(values.b, 'b', 0.75, 0, 1),
       analyzer: { stemmer, stopwords },
-      onProgress: (n) => progress.docs(n),
+      onProgress: (n) => progress.update(n, fraction === undefined ? {} : { fraction }),
       force: values.force ?? false,
     });
     progress.done();

@@ -24,7 +24,6 @@ Score a ranked run against relevance judgements, exactly as trec_eval computes t
   --json               print {queries, missingFromRun, notInQrels, mean, perQuery} as JSON`;
 
 export const command: Command = {
-  summary: 'nDCG, recall, MAP, MRR of a run against qrels, as trec_eval computes them',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {

@@ -34,7 +34,6 @@ With stdio the protocol owns stdout; messages go to stderr. Claude Code:
   claude mcp add sleuth -- npx sleuth mcp --index DIR`;
 
 export const command: Command = {
-  summary: 'the search harness as an MCP server (stdio or streamable HTTP), one session = one episode',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {

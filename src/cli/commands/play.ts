@@ -10,22 +10,29 @@ import { DEFAULT_QA_RUBRIC, DEFAULT_RUBRIC, scoreRollout } from '../../reward/ru
 import { openIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
+import { IdAliases, mapIdArguments } from '../../protocol/compact/index.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
 
 /** Everything play prints holds corpus, task or typed text: shown with its control characters visible. */
 const say = (text: string): void => console.log(terminalSafe(text, { multiline: true }));
+import { fit, formatHits, outputWidth, wrap } from '../width.js';
+
+/** The call syntax, shown by `help` at the prompt. */
+const SYNTAX = `  {"name":"bm25_search","arguments":{"query":"Corliss Archer film","k":5}}
+  bm25_search Corliss Archer film      grep_corpus (?i)kiss\\s+and\\s+tell
+  read_document N|ID                   curate N|ID [N|ID...]
+  drop_curated N|ID [N|ID...]          finish
+  (qa env: search QUERY, answer TEXT)   help    quit (= finish)`;
 
 const USAGE = `usage: sleuth play [--tasks NAME] [--split S] [--task ID] [--env search|qa] [-k N]
 
 Play the search environment yourself: pick a task, call tools, build the curated set, finish,
-and see the reward breakdown. Type a tool call as JSON or in short form:
+and see the reward breakdown. Every chunk shown gets a list number for the episode (1, 2, 3, ...,
+as the compact format numbers them for the small model); type the number or the id. Ctrl-C
+abandons the episode without scoring it. Type a tool call as JSON or in short form:
 
-  {"name":"bm25_search","arguments":{"query":"Corliss Archer film","k":5}}
-  bm25_search Corliss Archer film      grep_corpus (?i)kiss\\s+and\\s+tell
-  read_document ID                     curate ID [ID...]
-  drop_curated ID [ID...]              finish
-  (qa env: search QUERY, answer TEXT)   help    quit (= finish)
+${SYNTAX}
 
 options:
   --tasks NAME   task set (default: default)
@@ -66,42 +73,76 @@ export function parsePlayInput(line: string): AgentCall | undefined {
   return { name, arguments: rest ? { text: rest } : {}, status: 'ok' };
 }
 
+interface LineReader {
+  /** The next line typed, or undefined at the end of input or after Ctrl-C. */
+  next(prompt: string): Promise<string | undefined>;
+  /** Whether the player pressed Ctrl-C (SIGINT): the episode is abandoned, not scored. */
+  readonly abandoned: boolean;
+  close(): void;
+}
+
 /** Lines from stdin, one at a time, for a terminal or a pipe alike. */
-function lineReader(): { next(prompt: string): Promise<string | undefined>; close(): void } {
+function lineReader(): LineReader {
   const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true, output: process.stdin.isTTY ? process.stdout : undefined });
   const lines = rl[Symbol.asyncIterator]();
+  let abandoned = false;
+  // A terminal's Ctrl-C reaches readline ('SIGINT' on rl); a signal sent to the process, the process.
+  const abandon = () => {
+    abandoned = true;
+    rl.close();
+  };
+  rl.on('SIGINT', abandon);
+  process.on('SIGINT', abandon);
   return {
     async next(prompt) {
+      if (abandoned) return undefined;
       process.stdout.write(prompt);
       const r = await lines.next();
+      if (abandoned) return undefined;
       // A terminal echoes what was typed; from a pipe, echo it so the transcript reads the same.
       if (!process.stdin.isTTY) process.stdout.write((r.done ? '' : r.value) + '\n');
       return r.done ? undefined : r.value;
     },
-    close: () => rl.close(),
+    get abandoned() {
+      return abandoned;
+    },
+    close: () => {
+      process.off('SIGINT', abandon);
+      rl.close();
+    },
   };
 }
 
-function showResult(content: string): string {
+/** A chunk id with its list number, when it has one: `3=5af1618060`. */
+function labelled(aliases: IdAliases, id: string): string {
+  const n = aliases.known(id);
+  return n === undefined ? id : `${n}=${id}`;
+}
+
+/** A tool result for the terminal: hits and read documents numbered with the episode's list numbers. */
+function showResult(content: string, aliases: IdAliases, width: number): string {
   let body: unknown;
   try {
     body = JSON.parse(content);
   } catch {
-    return content;
+    return wrap(content, width, '  ');
   }
   const b = body as { hits?: { id: string; title: string; score?: number; snippet: string }[]; seen?: number; curated?: number; text?: string; title?: string; id?: string };
   if (Array.isArray(b.hits)) {
-    const rows = b.hits.map((h, i) => `  ${String(i + 1).padStart(2)}. ${h.id}  ${h.score !== undefined ? h.score.toFixed(2).padStart(6) + '  ' : ''}${h.title}\n      ${h.snippet}`);
-    return [...(rows.length ? rows : ['  (no hits)']), `  seen ${b.seen} · curated ${b.curated}`].join('\n');
+    const hits = formatHits(b.hits, width, { numbers: b.hits.map((h) => aliases.alias(h.id)), indent: '  ' });
+    return [b.hits.length ? hits : '  (no hits)', `  seen ${b.seen} · curated ${b.curated}`].join('\n');
   }
-  if (typeof b.text === 'string') return `  [${b.id}] ${b.title}\n  ${b.text}`;
-  return `  ${content}`;
+  if (typeof b.text === 'string' && typeof b.id === 'string') return `${wrap(`${aliases.alias(b.id)}. ${b.title}  [${b.id}]`, width, '  ')}\n${wrap(b.text, width, '  ')}`;
+  return wrap(content, width, '  ');
 }
 
 /** The player as a message-level agent: each turn is one call typed at the prompt. */
 class HumanAgent implements Agent {
   readonly spec = 'human';
-  constructor(private readonly input: ReturnType<typeof lineReader>) {}
+  constructor(
+    private readonly input: LineReader,
+    private readonly aliases: IdAliases,
+  ) {}
 
   start(): AgentSession {
     return {
@@ -110,12 +151,12 @@ class HumanAgent implements Agent {
           const line = await this.input.next('\ntool> ');
           if (line === undefined || line.trim() === 'quit') return { text: 'quit', calls: [] };
           if (line.trim() === 'help') {
-            say(USAGE.split('\n').slice(5, 10).join('\n'));
+            say(SYNTAX);
             continue;
           }
           try {
             const call = parsePlayInput(line);
-            if (call) return { text: line, calls: [call] };
+            if (call) return { text: line, calls: [{ ...call, arguments: mapIdArguments(call.arguments, (v) => this.resolve(v)) }] };
           } catch (err) {
             say(`  ${(err as Error).message}`);
           }
@@ -123,10 +164,20 @@ class HumanAgent implements Agent {
       },
     };
   }
+
+  /** A typed id or list number as the chunk id it names (an id shown this episode wins over a number). */
+  private resolve(value: unknown): unknown {
+    return typeof value === 'string' && this.aliases.known(value) !== undefined ? value : this.aliases.resolve(value);
+  }
+}
+
+/** Ctrl-C: the episode is dropped, not scored; 130 is the shell's status for an interrupt. */
+function abandonedExit(): number {
+  console.log('\nepisode abandoned (Ctrl-C): not scored');
+  return 130;
 }
 
 export const command: Command = {
-  summary: 'play the search environment yourself in the terminal',
   usage: USAGE,
   async run(argv) {
     const { values } = parseFlags(
@@ -146,14 +197,16 @@ export const command: Command = {
     const searcher = await openIndex(set.indexDir);
     const env: Environment = envName === 'qa' ? new QaEnvironment(searcher) : new SearchEnvironment(searcher, { defaultK: k });
     const input = lineReader();
+    const aliases = new IdAliases();
+    const width = outputWidth();
     try {
       if (!task) {
         const shown = pool.slice(0, 10);
         say(`${pool.length} tasks in ${set.name}/${split}:`);
-        shown.forEach((t, i) => say(`  ${String(i + 1).padStart(2)}. ${t.id}  ${t.query.length > 90 ? t.query.slice(0, 89) + '…' : t.query}`));
+        shown.forEach((t, i) => say(fit(`  ${String(i + 1).padStart(2)}. ${t.id}  ${t.query}`, Math.min(width, 120))));
         while (!task) {
           const line = await input.next(`pick a task (1-${shown.length} or an id, Enter = 1): `);
-          if (line === undefined) return 0;
+          if (line === undefined) return input.abandoned ? abandonedExit() : 0;
           const choice = line.trim();
           const n = Number(choice || '1');
           task = Number.isInteger(n) && n >= 1 && n <= shown.length ? shown[n - 1] : pool.find((t) => t.id === choice);
@@ -163,14 +216,15 @@ export const command: Command = {
       say(`\ntask ${task.id}\nquery: ${task.query}\n\ntools: ${env.tools.map((t) => t.name).join(', ')}   (type help for the syntax)`);
 
       const onTurn = (turn: TurnRecord) => {
-        for (const c of turn.calls) say(c.result.outcome === 'ok' ? showResult(c.result.content) : `  ${c.result.content}`);
-        if (envName === 'search') say(`  curated (${turn.curated.length}): ${turn.curated.join(' ') || '-'}`);
+        for (const c of turn.calls) say(c.result.outcome === 'ok' ? showResult(c.result.content, aliases, width) : wrap(c.result.content, width, '  '));
+        if (envName === 'search') say(wrap(`curated (${turn.curated.length}): ${turn.curated.map((id) => labelled(aliases, id)).join(' ') || '-'}`, width, '    ', '  '));
       };
-      const rollout = await runEpisode(new HumanAgent(input), env, task, env.defaultBudgets, { onTurn });
+      const rollout = await runEpisode(new HumanAgent(input, aliases), env, task, env.defaultBudgets, { onTurn });
+      if (input.abandoned) return abandonedExit();
       const reward = scoreRollout(task, rollout, envName === 'qa' ? DEFAULT_QA_RUBRIC : DEFAULT_RUBRIC);
       say(`\nepisode over: ${rollout.endReason} after ${rollout.turns.length} turns${rollout.answer !== undefined ? `, answer '${rollout.answer}'` : ''}`);
-      say(`curated: ${rollout.curated.join(' ') || '-'}`);
-      say(`gold: ${task.facts.map((f) => f.chunkIds.join('|')).join(' ')}${task.answers?.length ? `   answers: ${task.answers.join(' | ')}` : ''}`);
+      say(wrap(`curated: ${rollout.curated.map((id) => labelled(aliases, id)).join(' ') || '-'}`, width, '  ', ''));
+      say(wrap(`gold: ${task.facts.map((f) => f.chunkIds.map((id) => labelled(aliases, id)).join('|')).join(' ')}${task.answers?.length ? `   answers: ${task.answers.join(' | ')}` : ''}`, width, '  ', ''));
       say(`reward ${reward.total.toFixed(3)}`);
       for (const [part, value] of Object.entries(reward.parts)) say(`  ${part.padEnd(20)} ${value.toFixed(3).padStart(7)}   weight ${reward.weights[part] ?? 0}`);
       return 0;

@@ -10,7 +10,6 @@ Print one chunk of an index by id: id, title, text (and metadata, if it has any)
   --json   print {id, title, text, meta?} as JSON`;
 
 export const command: Command = {
-  summary: 'print one chunk by id',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { index: { type: 'string' }, json: { type: 'boolean' } }, 'read');

@@ -6,6 +6,7 @@ import { jsonlRunLine, trecRunLines } from '../../ir/run.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
+import { formatHits, outputWidth } from '../width.js';
 
 const usage = `usage: sleuth search [--index DIR] [-k N] [--snippet N] [--json] QUERY
        sleuth search [--index DIR] --queries FILE [-k N] [--format trec|jsonl] [--run-id NAME]
@@ -27,7 +28,6 @@ Batch mode, in one process at the index's own speed (no snippets):
 A query without searchable words gets no results and is reported on stderr.`;
 
 export const command: Command = {
-  summary: 'BM25 search: id, title, score, snippet; --queries FILE for a TREC run',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
@@ -53,11 +53,9 @@ export const command: Command = {
       printJson({ query, k, hits });
       return 0;
     }
+    // Corpus text is made terminal-safe before it is laid out to the width.
     if (hits.length === 0) console.log(terminalSafe(`no chunk matches ${JSON.stringify(query)}`));
-    hits.forEach((h, i) => {
-      console.log(terminalSafe(`${String(i + 1).padStart(2)}. ${h.title}  [${h.id}]  score ${h.score.toFixed(3)}`));
-      console.log(`    ${terminalSafe(h.snippet)}`);
-    });
+    else console.log(formatHits(hits.map((h) => ({ ...h, title: terminalSafe(h.title), snippet: terminalSafe(h.snippet) })), outputWidth()));
     return 0;
   },
 };

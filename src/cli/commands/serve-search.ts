@@ -27,7 +27,6 @@ sleuth's BM25 and grep over HTTP, for RL trainers and other programs:
 Prints "listening on http://HOST:PORT" when ready; stop with Ctrl-C.`;
 
 export const command: Command = {
-  summary: 'Search-R1-style retrieval server (POST /retrieve) plus /search and /grep',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {

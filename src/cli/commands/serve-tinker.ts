@@ -2,9 +2,10 @@ import { resolve } from 'node:path';
 import { parseFaults, TinkerServer, type Flavor } from '../../backend/tinker/index.js';
 import { InputError } from '../../errors.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
+import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';
 
 const usage = `usage: sleuth serve-tinker [--port N] [--checkpoint PATH] [--model NAME] [--flavor tinker|skyrl]
-                          [--dir DIR] [--faults SCRIPT] [--poll-timeout-ms N] [--host ADDR]
+                          [--dir DIR] [--faults SCRIPT] [--poll-timeout-ms N] [--host ADDR] [--pid-file PATH]
 
 The Tinker REST API (/api/v1/...) over sleuth's local CPU backend, so the Tinker client and
 \`sleuth train --backend tinker --base-url http://127.0.0.1:PORT\` run end to end on this machine,
@@ -28,8 +29,10 @@ weights_info, asample (string or token-id stops), retrieve_future, training_runs
                       429 402 408 410 500 502 503 400 try_again lose drop; e.g.
                       forward_backward:1=429@0.5,optim_step:1=lose,retrieve_future:2=try_again
   --poll-timeout-ms N how long retrieve_future waits before answering "pending" (default 5000)
+  --pid-file PATH     write the server's process id here (removed when it stops)
 
-Any non-empty X-API-Key is accepted. Prints "listening on http://HOST:PORT" when ready.`;
+Any non-empty X-API-Key is accepted. Prints "listening on http://HOST:PORT" when ready, its PID on
+stderr; stops cleanly on Ctrl-C, SIGTERM (kill PID) or SIGHUP.`;
 
 /** The trainer's base-model builder, loaded only when no --checkpoint is given. */
 interface BaseModelModule {
@@ -40,7 +43,6 @@ interface BaseModelModule {
 const BASE_MODEL_MODULE = '../../train/base-model.js';
 
 export const command: Command = {
-  summary: 'the Tinker REST API over the local training backend (127.0.0.1)',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(
@@ -54,6 +56,7 @@ export const command: Command = {
         dir: { type: 'string' },
         faults: { type: 'string' },
         'poll-timeout-ms': { type: 'string' },
+        'pid-file': { type: 'string' },
       },
       'serve-tinker',
     );
@@ -62,6 +65,7 @@ export const command: Command = {
     const host = values.host ?? '127.0.0.1';
     const flavor = values.flavor ?? 'tinker';
     if (flavor !== 'tinker' && flavor !== 'skyrl') throw new InputError(`--flavor must be tinker or skyrl, got '${flavor}'`);
+    const pidFile = pidFileFlag(values['pid-file']);
     const pollTimeoutMs = intFlag(values['poll-timeout-ms'], 'poll-timeout-ms', 5000, 1, 600_000);
     const script = values.faults ?? process.env['SLEUTH_TINKER_FAULTS'] ?? '';
     const faults = parseFaults(script, values.faults !== undefined ? '--faults' : 'SLEUTH_TINKER_FAULTS');
@@ -94,11 +98,7 @@ export const command: Command = {
     }
     if (faults.length) log(`injecting ${faults.length} fault(s): ${script}`);
     console.log(`listening on http://${host}:${bound} (Tinker API, ${flavor} dialect, model '${server.modelName}' from ${checkpoint})`);
-    await new Promise<void>((done) => {
-      const stop = () => void server.close().then(done);
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await serveUntilStopped('sleuth serve-tinker', () => server.close(), pidFile);
     return 0;
   },
 };

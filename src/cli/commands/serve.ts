@@ -2,8 +2,9 @@ import { loadSampler } from '../../backend/local/backend.js';
 import { createOpenAIServer, listen } from '../../backend/local/openai-server.js';
 import { InputError } from '../../errors.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
+import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';
 
-const usage = `usage: sleuth serve --checkpoint PATH [--port N] [--host ADDR]
+const usage = `usage: sleuth serve --checkpoint PATH [--port N] [--host ADDR] [--pid-file PATH]
 
 An OpenAI-compatible endpoint over a local checkpoint (a *.sampler.ckpt or *.state.ckpt file):
   GET  /v1/models, /v1/models/ID
@@ -16,18 +17,20 @@ it does not implement (response_format, penalties, echo, ...) get a 400 naming t
   --checkpoint PATH   the local model checkpoint
   --port N            port (default 8000; 0 picks a free one)
   --host ADDR         address to bind (default 127.0.0.1)
+  --pid-file PATH     write the server's process id here (removed when it stops)
 
-Prints "listening on http://HOST:PORT/v1" when ready; stop with Ctrl-C.`;
+Prints "listening on http://HOST:PORT/v1" when ready, its PID on stderr; stops cleanly on
+Ctrl-C, SIGTERM (kill PID) or SIGHUP.`;
 
 export const command: Command = {
-  summary: 'an OpenAI-compatible endpoint over a local checkpoint',
   usage,
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, { checkpoint: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' } }, 'serve');
+    const { values, positionals } = parseFlags(argv, { checkpoint: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'pid-file': { type: 'string' } }, 'serve');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
     if (!values.checkpoint) throw new InputError('--checkpoint PATH is required');
     const port = intFlag(values.port, 'port', 8000, 0, 65535);
     const host = values.host ?? '127.0.0.1';
+    const pidFile = pidFileFlag(values['pid-file']);
     const sampler = loadSampler(values.checkpoint);
     const server = createOpenAIServer({ sampler });
     let bound: number;
@@ -37,11 +40,7 @@ export const command: Command = {
       throw new InputError(`--port ${port}: cannot listen on ${host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
     console.log(`listening on http://${host}:${bound}/v1`);
-    await new Promise<void>((resolve) => {
-      const stop = () => server.close(() => resolve());
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await serveUntilStopped('sleuth serve', () => new Promise<void>((resolve) => server.close(() => resolve())), pidFile);
     return 0;
   },
 };

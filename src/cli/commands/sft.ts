@@ -36,7 +36,6 @@ with the best eval reward is the result (DIR/summary.json: best.samplerPath).
 ${configFlagsUsage()}`;
 
 export const command: Command = {
-  summary: 'rejection-sampled SFT from a teacher agent (STaR) into a checkpoint',
   usage,
   async run(argv) {
     const flags = { teacher: { type: 'string' }, attempts: { type: 'string' }, cap: { type: 'string' }, threshold: { type: 'string' }, 'batch-size': { type: 'string' }, config: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, ...configFlagOptions() } as const;

@@ -40,7 +40,6 @@ const USAGE = `usage:
 NAME is 'default', a name under .sleuth/tasks/ ($SLEUTH_HOME/tasks/), or a task-set directory.`;
 
 export const command: Command = {
-  summary: 'task sets: list, show, subset (cheap ablations), import a dataset',
   usage: USAGE,
   async run(argv: string[]): Promise<number> {
     const [sub, ...rest] = argv;
@@ -190,8 +189,7 @@ async function importCmd(argv: string[]): Promise<number> {
   if (corpusFormat !== undefined && !(CORPUS_FORMATS as readonly string[]).includes(corpusFormat)) {
     throw new InputError(`--corpus-format must be one of ${CORPUS_FORMATS.join(', ')}, got '${corpusFormat}'`);
   }
-  const evalFraction = numberFlag(values['eval-fraction'], 'eval-fraction', 0.2);
-  if (evalFraction < 0 || evalFraction > 1) throw new InputError(`--eval-fraction must be between 0 and 1, got '${values['eval-fraction']}'`);
+  const evalFraction = numberFlag(values['eval-fraction'], 'eval-fraction', 0.2, 0, 1);
   progress(`importing ${format} tasks from ${values.tasks} as '${values.name}' ...`);
   const summary = await importTaskSet(values.name, taskSetDir(values.name), {
     format: format as TaskFormat,

@@ -26,7 +26,6 @@ evals/step-N/ and summary.json. Ctrl-C stops after the current step, with a chec
 ${configFlagsUsage()}`;
 
 export const command: Command = {
-  summary: 'GRPO training of a search agent (local or Tinker backend)',
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { config: { type: 'string' }, out: { type: 'string' }, resume: { type: 'string' }, json: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, ...configFlagOptions() }, 'train');

@@ -81,7 +81,7 @@ export class IdAliases {
 }
 
 /** Arguments with `id` / `ids` mapped through f (the only fields that name chunks). */
-function mapIdArguments(args: unknown, f: (v: unknown) => unknown): unknown {
+export function mapIdArguments(args: unknown, f: (v: unknown) => unknown): unknown {
   if (!isObject(args)) return args;
   const out: Record<string, unknown> = { ...args };
   if ('id' in out) out.id = f(out.id);
