@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { packageRoot } from '../../src/tasks/store.js';
 
 const ROOT = packageRoot();
@@ -277,10 +277,11 @@ function numerical(work: string): Probe {
   const p = new Probe('numerical blow-up');
   const cwd = mkdtempSync(join(work, 'nan-'));
   const r = sleuth(['train', '--config', join(ROOT, 'configs', 'local-demo.json'), '--lr', '1e30', '--steps', '2', '--eval-at-start', 'false', '--eval-limit', '1', '--out', 'run'], { cwd, env: { SLEUTH_HOME: join(cwd, 'home') } });
+  // checkpoints.jsonl names files relative to the run directory.
   const checkpoints = existsSync(join(cwd, 'run', 'checkpoints.jsonl')) ? readFileSync(join(cwd, 'run', 'checkpoints.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; path: string }) : [];
   p.cli('train --lr 1e30', r, {
     ok: [1],
-    wrong: [exit(r, 1), /training stopped at step \d+: .*last good checkpoint: step 0/u.test(r.stderr) || `no clear message: ${r.stderr.trim().split('\n').at(-1)}`, (checkpoints.length === 1 && existsSync(checkpoints[0]!.path)) || 'the last good checkpoint is not kept alone'],
+    wrong: [exit(r, 1), /training stopped at step \d+: .*last good checkpoint: step 0/u.test(r.stderr) || `no clear message: ${r.stderr.trim().split('\n').at(-1)}`, (checkpoints.length === 1 && existsSync(resolve(cwd, 'run', checkpoints[0]!.path))) || 'the last good checkpoint is not kept alone'],
   });
   return p;
 }
