@@ -18,7 +18,11 @@ import { fileURLToPath } from 'node:url';
  */
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLIENTS_DIR = process.env['SLEUTH_CLIENTS_DIR'] ?? resolve(REPO, '..', 'shared', 'clients');
+/**
+ * The SDK sources: $SLEUTH_CLIENTS_DIR, else the workplace's shared/clients beside the checkout,
+ * else at its fixed place (/work/shared/clients) for a clone made elsewhere (CI's fresh clone).
+ */
+export const CLIENTS_DIR = process.env['SLEUTH_CLIENTS_DIR'] ?? [resolve(REPO, '..', 'shared', 'clients'), '/work/shared/clients'].find((d) => existsSync(d)) ?? resolve(REPO, '..', 'shared', 'clients');
 export const TINKER_SDK = join(CLIENTS_DIR, 'tinker-python-0.25.0');
 /** The Tinker SDK's runtime dependencies, less pyqwest and transformers (see ../shared/clients/README.md). */
 const TINKER_DEPS = ['httpx[http2]', 'pydantic', 'anyio', 'distro', 'sniffio', 'typing-extensions', 'protobuf', 'numpy', 'rich', 'click', 'orjson', 'zstandard', 'hatchling', 'hatch-fancy-pypi-readme'];
