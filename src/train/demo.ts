@@ -11,7 +11,7 @@ import { taskMeans, type Summary } from '../eval/metrics.js';
 import { runEval } from '../eval/runner.js';
 import { pairedBootstrapGrid } from '../eval/stats.js';
 import { factRecall } from '../reward/search.js';
-import { latestRollouts, readRollouts, readSummary } from '../runs/store.js';
+import { latestRollouts, readRollouts } from '../runs/store.js';
 import { ensureDefaultIndex } from '../search/index.js';
 import { loadTaskSet } from '../tasks/registry.js';
 import { taskSource } from '../tasks/split.js';
@@ -164,11 +164,12 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const rubric = rubricOf(config);
   const price = priceOf(config);
   const evalDirs = { baseline: join(dir, 'baseline'), base: join(dir, 'base'), sft: join(dir, 'sft', plan.reportSplit), grpo: join(dir, 'grpo', plan.reportSplit) };
-  const evalRun = (runDir: string, agent: Agent) =>
+  // Every report-split eval, in the environment given (GRPO's comes after the first inputs are closed).
+  const evalRun = (runDir: string, agent: Agent, env = inputs.env) =>
     runEval({
       dir: runDir,
       agent,
-      env: inputs.env,
+      env,
       tasks: reportTasks,
       samples: config.evalSamples,
       concurrency: config.concurrency,
@@ -237,22 +238,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const finalSampler = grpoRun.lastCheckpoint?.samplerPath;
   if (!finalSampler) throw new Error(`GRPO run ${join(dir, 'grpo')} left no sampler checkpoint`);
   const inputs2 = await loadTrainInputs(config);
-  const grpo = await phase(`eval GRPO (${plan.reportSplit})`, () =>
-    runEval({
-      dir: evalDirs.grpo,
-      agent: studentOf(finalSampler),
-      env: inputs2.env,
-      tasks: reportTasks,
-      samples: config.evalSamples,
-      concurrency: config.concurrency,
-      rubric,
-      budgets: config.budgets,
-      config: { agent: `local:${finalSampler}`, tasks: config.tasks, split: plan.reportSplit, samples: config.evalSamples, rubric, budgets: config.budgets, price: price ?? null },
-      identity: ['agent', 'samples', 'rubric', 'budgets'],
-      price,
-      bootstrap: { seed: config.seed },
-    }).then((r) => r.summary),
-  ).finally(() => inputs2.close());
+  const grpo = await phase(`eval GRPO (${plan.reportSplit})`, () => evalRun(evalDirs.grpo, studentOf(finalSampler), inputs2.env)).finally(() => inputs2.close());
 
   const runs = AGENTS.map((a) => loadRunRows(evalDirs[a]));
   const full = compareRuns(runs, { seed: config.seed });
@@ -312,10 +298,6 @@ export function searchBehaviour(dir: string, tasks: ReadonlyMap<string, Task>): 
 
 function limit<T>(items: T[], n: number): T[] {
   return n > 0 ? items.slice(0, n) : items;
-}
-
-export function loadSummaryOf(dir: string): Summary {
-  return readSummary(dir) as Summary;
 }
 
 function num(x: unknown): string {
