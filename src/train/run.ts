@@ -12,7 +12,8 @@ import { loadTaskSet } from '../tasks/registry.js';
 import type { Task } from '../tasks/task.js';
 import { createBackend } from './backend-factory.js';
 import { parseTrainConfig, rubricOf, totalSteps, TrainConfigSchema, type TrainConfig } from './config.js';
-import { lastCheckpoint, trainGrpo, type TrainResult, type TrainRunOptions } from './grpo.js';
+import { lastCheckpoint } from '../runs/training.js';
+import { trainGrpo, type TrainResult, type TrainRunOptions } from './grpo.js';
 
 /** Everything a GRPO run needs besides its config: tasks, index, environment, rubric, price. */
 export interface TrainInputs {
