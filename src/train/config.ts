@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { lossUsage, RL_LOSS_NAMES } from '../backend/losses.js';
 import { InputError } from '../errors.js';
 import { BetaScheduleSchema } from '../reward/schedule.js';
 import { RUBRICS, resolveRubric, type Rubric } from '../reward/rubric.js';
@@ -105,7 +106,8 @@ export const TrainConfigSchema = z
     reward: RewardConfigSchema.default(RewardConfigSchema.parse({})),
     /** dr-grpo: reward - group mean; grpo: also divided by the group's std. */
     advantage: z.enum(['dr-grpo', 'grpo']).default('dr-grpo'),
-    loss: z.enum(['importance_sampling', 'ppo', 'cispo']).default('importance_sampling'),
+    /** An RL loss of the loss table (src/backend/losses.ts); clipLow/clipHigh override a clipping loss's thresholds. */
+    loss: z.enum(RL_LOSS_NAMES).default('importance_sampling'),
     clipLow: z.number().min(0).optional(),
     clipHigh: z.number().min(0).optional(),
     /**
@@ -304,7 +306,9 @@ export function configFlagsUsage(): string {
   --temperature T --max-turns N --max-tokens-per-turn N --context-tokens N
   --rubric NAME (${Object.keys(RUBRICS).join(', ')}) --beta B|linear:FROM:TO:STEPS|cosine:FROM:TO:STEPS
   --empty-value X --trajectory-bonus X --offform-penalty X
-  --advantage dr-grpo|grpo --loss importance_sampling|ppo|cispo --clip-low X --clip-high X --loss-scale tokens|none
+  --advantage dr-grpo|grpo --loss ${RL_LOSS_NAMES.join('|')} --clip-low X --clip-high X --loss-scale tokens|none
   --dynamic-sampling off|filter|refill --refill-rounds N --max-staleness 0
-  --eval-every N --eval-samples M --eval-at-start true|false --checkpoint-every N`;
+  --eval-every N --eval-samples M --eval-at-start true|false --checkpoint-every N
+Losses (--loss):
+${lossUsage(RL_LOSS_NAMES).map((l) => `  ${l}`).join('\n')}`;
 }

@@ -301,7 +301,7 @@ export async function grpoStep(run: GrpoRun, step: number, cursor: number, sampl
   const start = performance.now();
   const sampled = await sampleStep(run, step, cursor, sampler);
   const tSampled = performance.now();
-  const datums = stepDatums(sampled.batch, run.config, run.setup.contextLimit);
+  const datums = stepDatums(sampled.batch, run.config, run.setup.backend.contextLimit);
   const trained = await trainStep(run.setup.backend, step, sampled.batch, datums.datums, run.config, lastGood);
   const times = { start, sampled: tSampled, trained: performance.now() };
   const metrics = stepMetrics(step, sampled.batch, datums, trained, times, run.config, run.rubric, run.price);

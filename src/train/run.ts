@@ -100,9 +100,6 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
   const rubric = rubricOf(c);
   const price = priceOf(c);
   const record = { ...c, rubric, indexDir: inputs.indexDir, baseModel: setup.backend.baseModel, price: price ?? null, createdAt: new Date().toISOString() };
-  // The local backend's gradient workers (a backend without close() has nothing to stop), stopped
-  // however training ends: a run stopped by a NaN must exit, not wait on idle workers.
-  const closeBackend = async () => (setup.backend as { close?: () => Promise<void> }).close?.();
   let result: Awaited<ReturnType<typeof trainGrpo>>;
   try {
     result = await trainGrpo({
@@ -123,7 +120,8 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
       ...(o.log ? { log: o.log } : {}),
     });
   } finally {
-    await closeBackend();
+    // However training ends (a run stopped by a NaN must exit, not wait on idle gradient workers).
+    await setup.backend.close();
   }
   return { ...result, steps, resumedFrom: point ? point.step : null };
 }

@@ -41,7 +41,6 @@ function grpoRun(dir: string): GrpoRun {
   const setup: TrainingSetup = {
     backend,
     renderer,
-    contextLimit: backend.config.context,
     agent: (_sampler, spec) => new RenderedAgent(baselineSweepAgent([1, 10], spec), renderer),
   };
   const config = parseTrainConfig(
@@ -76,7 +75,7 @@ describe('a GRPO step in-process', () => {
     const sampled = await sampleStep(run, 1, 0, before);
     expect(sampled.cursor).toBe(2);
     expect(sampled.batch.sampled.map((g) => g.rollouts.length)).toEqual([4, 4]);
-    const d = stepDatums(sampled.batch, run.config, run.setup.contextLimit);
+    const d = stepDatums(sampled.batch, run.config, run.setup.backend.contextLimit);
     for (const g of sampled.batch.sampled) {
       expect(g.rollouts.map((r) => r.step)).toEqual([1, 1, 1, 1]);
       expect(Math.abs(g.rollouts.reduce((s, r) => s + r.advantage!, 0))).toBeLessThan(1e-9);
