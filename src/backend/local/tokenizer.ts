@@ -1,7 +1,7 @@
 import { embeddedChunks } from '../../corpus/embedded.js';
 import type { Chunk } from '../../corpus/chunk.js';
-import { searchToolSpecs } from '../../env/search/tools.js';
-import { searchSystemPrompt } from '../../env/search/prompt.js';
+import { searchToolSpecs } from '../../suites/search/tools.js';
+import { searchSystemPrompt } from '../../suites/search/prompt.js';
 import { trainBpe, type BpeTokenizer } from '../../protocol/compact/bpe.js';
 import { SPECIALS, assistantText, promptText, resultsText } from '../../protocol/compact/renderer.js';
 import { seededRandom } from './model.js';

@@ -1,8 +1,7 @@
 import { join, resolve } from 'node:path';
 import { resolveAgent } from '../../agent/scripted.js';
 import '../agents.js';
-import type { Agent } from '../../agent/types.js';
-import { invoiceBaselineAgent, invoiceOracleAgent } from '../../env/invoices/index.js';
+import { suiteAgent } from '../../suites/registry.js';
 import { InputError } from '../../errors.js';
 import { createBackend } from '../../train/backend-factory.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../../train/config.js';
@@ -58,9 +57,9 @@ export const command: Command = {
     const inputs = await loadTrainInputs(config);
     try {
       const setup = await createBackend(config, { checkpointDir: join(dir, 'checkpoints'), log });
-      // The invoice environment has its own scripted teachers (they run the gold route through the tools).
-      const invoiceTeacher = config.env === 'invoices' ? ({ oracle: invoiceOracleAgent, baseline: invoiceBaselineAgent } as Record<string, () => Agent>)[values.teacher] : undefined;
-      const teacher = invoiceTeacher ? invoiceTeacher() : await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch });
+      // A suite's own scripted teachers first (the invoice oracle runs the gold route through its tools).
+      const opened = inputs.opened;
+      const teacher = suiteAgent(opened, values.teacher) ?? (await resolveAgent(values.teacher, { ...(opened.corpus ? { corpus: opened.corpus } : {}), openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch }));
       const rubric = rubricOf(config);
       const price = priceOf(config);
       const maxTokens = setup.backend.contextLimit ?? config.budgets.contextTokens;
