@@ -25,7 +25,7 @@
  * building its index once into .sleuth/bench/.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { seededRandom } from '../src/eval/stats.js';
+import { seededRandom } from '../src/random.js';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';

@@ -6,7 +6,7 @@ import type { Datum } from '../backend/types.js';
 import { embeddedChunks } from '../corpus/embedded.js';
 import type { Chunk } from '../corpus/chunk.js';
 import { SearchEnvironment } from '../suites/search/env.js';
-import { seededRandom } from '../eval/stats.js';
+import { seededRandom } from '../random.js';
 import { loadTaskSet } from '../tasks/registry.js';
 import type { Task } from '../tasks/task.js';
 import { openIndex } from '../search/index.js';

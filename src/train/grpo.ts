@@ -13,7 +13,7 @@ import { scoreRollout } from '../suites/registry.js';
 import { appendMetrics, openRunDir, writeSummary } from '../runs/store.js';
 import { evaluatedSteps, evalRecord, lastCheckpoint, recordCheckpoint, recordStep, truncateRunAfter, type CheckpointRecord } from '../runs/training.js';
 import type { Task } from '../tasks/task.js';
-import { seededRandom } from '../eval/stats.js';
+import { seededRandom } from '../random.js';
 import { groupAdvantages } from './advantages.js';
 import type { TrainingSetup } from './backend-factory.js';
 import type { TrainConfig } from './config.js';

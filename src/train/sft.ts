@@ -9,7 +9,7 @@ import type { Budgets, Environment } from '../env/types.js';
 import type { Price } from '../eval/cost.js';
 import type { Summary } from '../eval/metrics.js';
 import { pool, runEval } from '../eval/runner.js';
-import { seededRandom } from '../eval/stats.js';
+import { seededRandom } from '../random.js';
 import { factRecall } from '../reward/search.js';
 import type { Rubric } from '../reward/rubric.js';
 import { scoreRollout, suiteOf } from '../suites/registry.js';

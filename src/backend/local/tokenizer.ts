@@ -4,7 +4,7 @@ import { searchToolSpecs } from '../../suites/search/tools.js';
 import { searchSystemPrompt } from '../../suites/search/prompt.js';
 import { trainBpe, type BpeTokenizer } from '../../protocol/compact/bpe.js';
 import { SPECIALS, assistantText, promptText, resultsText } from '../../protocol/compact/renderer.js';
-import { seededRandom } from './model.js';
+import { seededRandom } from '../../random.js';
 
 /** The local model's vocabulary: 256 bytes, the compact format's special tokens, and merges. */
 export const DEFAULT_VOCAB = 2048;
