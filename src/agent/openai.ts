@@ -1,3 +1,4 @@
+import { parseChatArguments, toOpenAITools } from '../protocol/json-tools.js';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { InputError } from '../errors.js';
@@ -46,32 +47,6 @@ class Limiter {
   }
 }
 
-/**
- * Read a function call's arguments. Strict: the string is one JSON object. Lenient: a JSON object
- * wrapped in a code fence or followed by stray text (a common drift of small served models) is
- * accepted but marked off_form, as token-level parsers do. Anything else is unparseable.
- */
-export function parseToolArguments(raw: string): Pick<AgentCall, 'arguments' | 'status' | 'problem'> {
-  const text = raw.trim();
-  if (text === '') return { arguments: {}, status: 'ok' };
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { arguments: value, status: 'ok' };
-    return { arguments: raw, status: 'unparseable', problem: 'arguments are JSON but not an object' };
-  } catch {
-    const start = text.indexOf('{');
-    const end = text.lastIndexOf('}');
-    if (start >= 0 && end > start) {
-      try {
-        const value: unknown = JSON.parse(text.slice(start, end + 1));
-        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { arguments: value, status: 'off_form', problem: 'JSON object wrapped in other text' };
-      } catch {
-        // fall through
-      }
-    }
-    return { arguments: raw, status: 'unparseable', problem: 'arguments are not valid JSON' };
-  }
-}
 
 class OpenAISession implements AgentSession {
   private readonly messages: ChatCompletionMessageParam[];
@@ -85,7 +60,7 @@ class OpenAISession implements AgentSession {
       { role: 'system', content: ctx.system },
       { role: 'user', content: ctx.user },
     ];
-    this.tools = ctx.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    this.tools = toOpenAITools(ctx.tools);
   }
 
   async next(results: ToolExchange[]): Promise<AgentTurn> {
@@ -111,7 +86,7 @@ class OpenAISession implements AgentSession {
         calls.push({ name: '', arguments: {}, status: 'unparseable', id, raw: JSON.stringify(tc), problem: `not a function call (${tc.type})` });
         continue;
       }
-      const parsed = parseToolArguments(tc.function.arguments ?? '');
+      const parsed = parseChatArguments(tc.function.arguments ?? '');
       calls.push({ name: tc.function.name, id, raw: tc.function.arguments, ...parsed });
     }
     // A call written as text instead of a tool call (a drift of small served models): off-form, as

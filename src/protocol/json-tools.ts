@@ -7,10 +7,11 @@ import type { ParsedCall, ParsedTurn } from './types.js';
  * JSON tool calls at the message level, for chat APIs that parse calls server-side (OpenAI-style
  * `tools` / `tool_calls`, where `arguments` is a JSON string the model wrote).
  *
- * Status of a call: ok when `arguments` is a JSON object (or the server already gave an object);
- * off_form when only the lenient reading recovers an object (a double-encoded string, an empty
- * string for a call without parameters, or JSON that needed repair); unparseable when there is no
- * function name or no object can be recovered.
+ * Status of a call: ok when `arguments` is a JSON object (or the server already gave an object),
+ * or an empty string (what chat servers send for a call without parameters); off_form when only
+ * the lenient reading recovers an object (a double-encoded string, JSON that needed repair, or an
+ * object wrapped in other text, a common drift of small served models); unparseable when there is
+ * no function name or no object can be recovered. The `openai:` agent reads calls with these.
  */
 
 export interface OpenAIToolDeclaration {
@@ -41,7 +42,7 @@ export function parseChatArguments(given: unknown): Pick<ParsedCall, 'arguments'
   if (isObject(given)) return { arguments: given, status: 'ok' };
   if (given === undefined || given === null) return { arguments: {}, status: 'off_form', problem: 'no arguments' };
   if (typeof given !== 'string') return { arguments: given, status: 'unparseable', problem: 'arguments are not a JSON object' };
-  if (given.trim() === '') return { arguments: {}, status: 'off_form', problem: 'empty arguments string' };
+  if (given.trim() === '') return { arguments: {}, status: 'ok' };
   let value: unknown;
   let parsed = true;
   try {
@@ -57,6 +58,10 @@ export function parseChatArguments(given: unknown): Pick<ParsedCall, 'arguments'
   if (!parsed) {
     const repaired = repairJson(given);
     if (repaired && isObject(repaired.value)) return { arguments: repaired.value, status: 'off_form', problem: 'arguments needed JSON repair' };
+    const start = given.indexOf('{');
+    const end = given.lastIndexOf('}');
+    const wrapped = start >= 0 && end > start ? repairJson(given.slice(start, end + 1)) : undefined;
+    if (wrapped && isObject(wrapped.value)) return { arguments: wrapped.value, status: 'off_form', problem: 'JSON object wrapped in other text' };
   }
   return { arguments: given, status: 'unparseable', problem: 'arguments are not a JSON object' };
 }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OpenAIAgent, openAIAgentFromSpec, parseOpenAISpec, parseToolArguments } from '../../src/agent/openai.js';
+import { OpenAIAgent, openAIAgentFromSpec, parseOpenAISpec } from '../../src/agent/openai.js';
+import { parseChatArguments } from '../../src/protocol/json-tools.js';
 import { resolveAgent } from '../../src/agent/scripted.js';
 import { runEpisode } from '../../src/agent/episode.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
@@ -57,7 +58,7 @@ describe('the openai: agent against a real chat server', () => {
     server.push(
       completion([
         { id: 'a', name: 'bm25_search', arguments: '```json\n{"query":"Apollo 11"}\n```' },
-        { id: 'b', name: 'bm25_search', arguments: "{'query': 'Nixon'" },
+        { id: 'b', name: 'bm25_search', arguments: '{"query": }' },
         { id: 'c', name: 'no_such_tool', arguments: '{}' },
       ]),
       completion([{ id: 'd', name: 'finish', arguments: '' }]),
@@ -68,7 +69,7 @@ describe('the openai: agent against a real chat server', () => {
     expect(calls[0]!.result.outcome).toBe('ok');
     expect(calls[0]!.result.chunkIds).toContain('c-apollo');
     expect(calls[1]!.result.errorKind).toBe('unparseable');
-    expect(calls[1]!.raw).toBe("{'query': 'Nixon'");
+    expect(calls[1]!.raw).toBe('{"query": }');
     expect(calls[2]!.result.errorKind).toBe('unknown_tool');
     // every call, even a broken one, gets its tool message back
     expect(server.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.tool_call_id)).toEqual(['a', 'b', 'c']);
@@ -167,9 +168,9 @@ describe('openai: specs and keys', () => {
     expect(server.requests[0]!.authorization).toBe('Bearer k-from-env');
   });
   it('parses tool arguments strictly, then leniently', () => {
-    expect(parseToolArguments('{"a":1}')).toEqual({ arguments: { a: 1 }, status: 'ok' });
-    expect(parseToolArguments('')).toEqual({ arguments: {}, status: 'ok' });
-    expect(parseToolArguments('sure: {"a":1} done').status).toBe('off_form');
-    expect(parseToolArguments('[1]').status).toBe('unparseable');
+    expect(parseChatArguments('{"a":1}')).toEqual({ arguments: { a: 1 }, status: 'ok' });
+    expect(parseChatArguments('')).toEqual({ arguments: {}, status: 'ok' });
+    expect(parseChatArguments('sure: {"a":1} done').status).toBe('off_form');
+    expect(parseChatArguments('[1]').status).toBe('unparseable');
   });
 });

@@ -53,13 +53,16 @@ describe('JSON tool calls (chat APIs)', () => {
       ['{"query": "line\nbreak"}', { query: 'line\nbreak' }],
       ['{"query": "unclosed', { query: 'unclosed' }],
       ['"{\\"query\\": \\"twice\\"}"', { query: 'twice' }],
-      ['', {}],
     ];
     for (const [given, expected] of cases) {
       const r = parseChatArguments(given);
       expect(r, given).toMatchObject({ status: 'off_form', arguments: expected });
       expect(r.problem).toBeTruthy();
     }
+  });
+
+  it('reads an empty arguments string as a call without parameters, as chat servers send it', () => {
+    expect(parseChatArguments('')).toEqual({ arguments: {}, status: 'ok' });
   });
 
   it('marks unrecoverable arguments and nameless calls unparseable', () => {
