@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { writeFileAtomic } from '../files/atomic.js';
 import { InputError } from '../errors.js';
 
 /**
@@ -47,11 +48,7 @@ function startedByNpm(): boolean {
  * afterwards removes the pid file (only while it still holds this process's id).
  */
 export async function serveUntilStopped(name: string, close: () => Promise<void>, pidFile?: string): Promise<void> {
-  if (pidFile) {
-    const tmp = `${pidFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${process.pid}\n`);
-    renameSync(tmp, pidFile);
-  }
+  if (pidFile) writeFileAtomic(pidFile, `${process.pid}\n`);
   process.stderr.write(`${name}: pid ${process.pid} (stop it with kill ${process.pid}${pidFile ? ` or kill $(cat ${pidFile})` : ''})\n`);
   const reason = await new Promise<string>((done) => {
     const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

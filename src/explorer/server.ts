@@ -2,7 +2,6 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Rollout } from '../agent/rollout.js';
 import { InputError, isInputError } from '../errors.js';
 import { compareRuns, loadRunRows } from '../eval/compare.js';
 import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';

@@ -1,7 +1,8 @@
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, basename } from 'node:path';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
+import { writeJsonAtomic } from '../files/atomic.js';
 import type { Rollout } from '../agent/rollout.js';
 import { appendJsonl } from './jsonl.js';
 import { RUN_FILES, runPath } from './layout.js';
@@ -16,18 +17,6 @@ export const RunKindSchema = z.enum(['eval', 'sft', 'train']);
 export const RunConfigSchema = z.object({ kind: RunKindSchema }).passthrough();
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
-/** Write text through a temporary sibling and a rename: readers see the old file or the new one, never half. */
-export function writeTextAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
-/** JSON (two-space indent, final newline) through writeTextAtomic. */
-export function writeJsonAtomic(path: string, value: unknown): void {
-  writeTextAtomic(path, JSON.stringify(value, null, 2) + '\n');
-}
 
 function readJsonFile(path: string, what: string): unknown {
   let text: string;

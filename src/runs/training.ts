@@ -4,7 +4,8 @@ import type { Summary } from '../eval/metrics.js';
 import { appendCheckpoints, readCheckpoints } from './checkpoints.js';
 import { readJsonl } from './jsonl.js';
 import { runPath } from './layout.js';
-import { appendMetrics, appendRollouts, sealJsonlTail, writeTextAtomic } from './store.js';
+import { writeFileAtomic } from '../files/atomic.js';
+import { appendMetrics, appendRollouts, sealJsonlTail } from './store.js';
 
 /**
  * A training run's bookkeeping in its run directory (layout.ts): which step it may resume from,
@@ -59,7 +60,7 @@ export function truncateAfterStep(path: string, step: number): number {
     if (typeof v.step === 'number' && v.step > step) dropped++;
     else keep.push(line);
   }
-  if (dropped > 0) writeTextAtomic(path, keep.length ? keep.join('\n') + '\n' : '');
+  if (dropped > 0) writeFileAtomic(path, keep.length ? keep.join('\n') + '\n' : '');
   return dropped;
 }
 

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { writeFileAtomic } from '../files/atomic.js';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { parseRecord, readRecords } from './records.js';
@@ -52,9 +53,6 @@ export function splitTasksJsonl(tasks: SplitTask[]): string {
 
 /** Write a task-set file through a temporary file and a rename, so a crash never leaves half of one. */
 export function writeSplitTasks(path: string, tasks: SplitTask[]): void {
-  mkdirSync(dirname(path), { recursive: true });
   const text = splitTasksJsonl(tasks);
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, path.endsWith('.gz') ? gzipSync(text, { level: 9 }) : text);
-  renameSync(tmp, path);
+  writeFileAtomic(path, path.endsWith('.gz') ? gzipSync(text, { level: 9 }) : text);
 }

@@ -1,5 +1,6 @@
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../../files/atomic.js';
 import { InputError } from '../../errors.js';
 import { curvesSvg, SEED_CURVES, seriesOf } from '../../explorer/curves-svg.js';
 import { readJsonl } from '../../runs/jsonl.js';
@@ -26,8 +27,7 @@ as one standalone SVG.
     const counts = SEED_CURVES.map((p) => seriesOf(records, p).length);
     if (counts.every((n) => n === 0)) throw new InputError(`${path}: no train or eval steps to draw`);
     const out = values.out ?? join(dir, 'curves.svg');
-    writeFileSync(`${out}.tmp`, curvesSvg(records, values.title ? { title: values.title } : {}));
-    renameSync(`${out}.tmp`, out);
+    writeFileAtomic(out, curvesSvg(records, values.title ? { title: values.title } : {}));
     console.log(`${out}: ${SEED_CURVES.map((p, i) => `${p.title} ${counts[i]} point(s)`).join(', ')}`);
     return 0;
   },

@@ -1,4 +1,5 @@
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { writeFileAtomic } from '../../files/atomic.js';
 import { InputError } from '../../errors.js';
 import { searchBatch } from '../../ir/batch.js';
 import { readQueries } from '../../ir/queries.js';
@@ -77,10 +78,8 @@ async function batch(values: { index?: string; k?: string; queries?: string; for
   const text = ranked.map((r) => (format === 'trec' ? trecRunLines(r, runId) : jsonlRunLine(r))).join('');
   if (values.out === undefined) process.stdout.write(text);
   else {
-    // Written whole, then renamed: an interrupted run never leaves half a file under the name.
-    const tmp = `${values.out}.tmp-${process.pid}`;
-    writeFileSync(tmp, text);
-    renameSync(tmp, values.out);
+    // An interrupted run never leaves half a file under the name.
+    writeFileAtomic(values.out, text);
   }
   const rate = Math.round(queries.length / Math.max(seconds, 1e-9));
   process.stderr.write(`searched ${queries.length} queries (top ${k}) in ${seconds.toFixed(2)} s, ${rate} queries/s${values.out ? `; wrote ${values.out}` : ''}\n`);
