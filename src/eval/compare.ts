@@ -2,7 +2,7 @@ import { InputError } from '../errors.js';
 import { latestRollouts, readRollouts, readRunConfig } from '../runs/store.js';
 import type { Price } from './cost.js';
 import { suiteOfRun } from '../suites/registry.js';
-import { MEAN_METRICS, rolloutRow, taskMeans, type RolloutRow } from './metrics.js';
+import { canonicalRows, MEAN_METRICS, rolloutRow, taskMeans, type RolloutRow } from './metrics.js';
 import { bootstrapMean, pairedBootstrap, type BootstrapOptions, type Interval } from './stats.js';
 
 /** A run directory's scored rollouts as metric rows. */
@@ -21,10 +21,12 @@ export function loadRunRows(dir: string): RunRows {
   const { rollouts } = readRollouts(dir);
   if (rollouts.length === 0) throw new InputError(`run ${dir}: rollouts.jsonl holds no rollouts`);
   const suite = suiteOfRun(config, rollouts);
-  const rows = latestRollouts(rollouts).map((r) => {
-    if (!r.reward) throw new InputError(`run ${dir}: rollout ${r.id} has no reward; was it written by sleuth eval?`);
-    return rolloutRow(r, suite.kind, price);
-  });
+  const rows = canonicalRows(
+    latestRollouts(rollouts).map((r) => {
+      if (!r.reward) throw new InputError(`run ${dir}: rollout ${r.id} has no reward; was it written by sleuth eval?`);
+      return rolloutRow(r, suite.kind, price);
+    }),
+  );
   return { dir, agent: String(config['agent'] ?? rollouts[0]!.agent), kind: suite.kind, rows };
 }
 

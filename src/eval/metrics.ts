@@ -79,8 +79,18 @@ export const MEAN_METRICS = [
   'valid', 'curated_size', 'turns', 'tokens', 'offform_episode', 'wall_s', 'cost_usd',
 ] as const;
 
-export function summarize(rows: readonly RolloutRow[], kind: string, bootstrap: BootstrapOptions = {}): Summary {
+/**
+ * Rows by task id, then sample. Episodes run concurrently and finish in an order that depends on
+ * the machine's load, and rollouts.jsonl is in that order: every sum and every bootstrap resample is
+ * taken in this order instead, so that the same rollouts give the same numbers to the last digit.
+ */
+export function canonicalRows<T extends Pick<RolloutRow, 'taskId' | 'sample'>>(rows: readonly T[]): T[] {
+  return [...rows].sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : a.sample - b.sample));
+}
+
+export function summarize(unordered: readonly RolloutRow[], kind: string, bootstrap: BootstrapOptions = {}): Summary {
   const suite = suiteOf(kind);
+  const rows = canonicalRows(unordered);
   const byTask = groupBy(rows, (r) => r.taskId);
   const samples = Math.max(0, ...[...byTask.values()].map((l) => l.length));
   const summary: Summary = {

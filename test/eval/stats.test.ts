@@ -141,6 +141,13 @@ describe('summaries of scored rollouts', () => {
     expect(s['pass_at_k']).toBeCloseTo(0.5, 12);
     expect(s['best_of_n']).toBeCloseTo((1 + rows[2]!.values['reward']!) / 2, 12);
   });
+  it('gives the same numbers, to the last digit, whatever order the rollouts finished in', () => {
+    const many = Array.from({ length: 30 }, (_, i) => make(`t${i % 7}`, Math.floor(i / 7), i % 3 ? ['a1', 'b1'] : ['x']));
+    const rand = seededRandom(9);
+    const shuffled = [...many].sort(() => rand() - 0.5);
+    expect(shuffled.map((r) => r.taskId)).not.toEqual(many.map((r) => r.taskId));
+    expect(JSON.stringify(summarize(shuffled, 'search', { seed: 3 }))).toBe(JSON.stringify(summarize(many, 'search', { seed: 3 })));
+  });
   it('headroom pairs best-of-N against best-of-1 per task', () => {
     const h = headroom(rows, 'reward', { seed: 0 })!;
     expect(h.samples).toBe(2);
