@@ -15,7 +15,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLocalBackend, DEFAULT_MODEL } from '../src/backend/local/backend.js';
-import { createKernels, type Kernels } from '../src/backend/local/kernels.js';
+import { createKernels, type Kernels } from '../src/backend/local/tensor-math.js';
 import { paramCount, type ModelConfig } from '../src/backend/local/model.js';
 import { seededRandom } from '../src/random.js';
 import { DEFAULT_VOCAB } from '../src/backend/local/tokenizer.js';

@@ -49,8 +49,8 @@ export interface EvalResult {
   skippedLines: number;
 }
 
-/** Run `fn` over items with at most `limit` in flight, in order of the list. */
-export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+/** Run `fn` over items with at most `limit` in flight, started in the order of the list. */
+export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
@@ -90,7 +90,7 @@ export async function runEval(o: EvalOptions): Promise<EvalResult> {
 
   const t0 = performance.now();
   let finished = 0;
-  await pool(todo, o.concurrency, async ({ task, sample }) => {
+  await forEachConcurrently(todo, o.concurrency, async ({ task, sample }) => {
     const rollout = await runEpisode(o.agent, o.env, task, o.budgets ?? o.env.defaultBudgets, { sample, ...(o.seed !== undefined ? { seed: episodeSeed(o.seed, task.id, sample) } : {}) });
     rollout.reward = scoreRollout(task, rollout, o.rubric);
     appendRollouts(o.dir, [rollout]);

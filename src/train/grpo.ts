@@ -6,7 +6,7 @@ import { runEpisode } from '../agent/episode.js';
 import type { Datum, Sampler, TrainingBackend } from '../backend/types.js';
 import type { Environment } from '../env/types.js';
 import { costUsd, type Price } from '../eval/cost.js';
-import { pool, runEval } from '../eval/runner.js';
+import { forEachConcurrently, runEval } from '../eval/runner.js';
 import type { Summary } from '../eval/metrics.js';
 import type { Rubric } from '../reward/rubric.js';
 import { scoreRollout } from '../suites/registry.js';
@@ -154,7 +154,7 @@ export async function sampleStep(run: GrpoRun, step: number, cursor: number, sam
     const first = groupIndex;
     groupIndex += count;
     const slots: Rollout[][] = positions.map(() => new Array<Rollout>(c.groupSize));
-    await pool(jobs, c.concurrency, async ({ pos, gi, j }) => {
+    await forEachConcurrently(jobs, c.concurrency, async ({ pos, gi, j }) => {
       const task = run.trainTasks[taskAt(pos, n, c.seed, run.orders)]!;
       const r = await runEpisode(agents[gi]!, env, task, c.budgets, { sample: j, id: `step${step}/g${first + gi}/${task.id}#${j}` });
       r.step = step;

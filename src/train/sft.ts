@@ -8,7 +8,7 @@ import type { AdamParams, Datum, Sampler } from '../backend/types.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Price } from '../eval/cost.js';
 import type { Summary } from '../eval/metrics.js';
-import { pool, runEval } from '../eval/runner.js';
+import { forEachConcurrently, runEval } from '../eval/runner.js';
 import { seededRandom } from '../random.js';
 import { factRecall } from '../reward/search.js';
 import type { Rubric } from '../reward/rubric.js';
@@ -137,7 +137,7 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
   const jobs = o.trainTasks.flatMap((task) => Array.from({ length: o.attempts }, (_, sample) => ({ task, sample })));
   const byTask = new Map<string, { rollout: Rollout; length: number; stream: TokenStream }[]>();
   const t0 = performance.now();
-  await pool(jobs, o.concurrency, async ({ task, sample }) => {
+  await forEachConcurrently(jobs, o.concurrency, async ({ task, sample }) => {
     const r = await runEpisode(o.teacher, o.env, task, o.budgets, { sample });
     r.reward = scoreRollout(task, r, o.rubric);
     if (o.openingSearch) checkOpening(o.teacher.spec, task, r, o.openingSearch);

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalBackend, type LocalBackend } from '../../src/backend/local/backend.js';
-import { wasmAvailable } from '../../src/backend/local/kernels.js';
+import { wasmAvailable } from '../../src/backend/local/tensor-math.js';
 import type { Datum } from '../../src/backend/types.js';
 import { trainBpe, type BpeTokenizer } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';

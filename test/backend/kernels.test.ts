@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createKernels, type Kernels, type Tensor } from '../../src/backend/local/kernels.js';
+import { createKernels, type Kernels, type Tensor } from '../../src/backend/local/tensor-math.js';
 import { seededRandom } from '../../src/random.js';
 import { ensureWasm } from './helpers.js';
 

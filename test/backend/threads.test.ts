@@ -10,7 +10,7 @@ const DIST = join(process.cwd(), 'dist/src/backend/local/backend.js');
 
 beforeAll(() => {
   ensureWasm();
-  if (!existsSync(join(process.cwd(), 'dist/src/backend/local/worker.js'))) spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'ignore' });
+  if (!existsSync(join(process.cwd(), 'dist/src/backend/local/gradient-worker.js'))) spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'ignore' });
 });
 
 describe('forwardBackward on two threads', () => {

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalBackend, type LocalBackend } from '../../src/backend/local/backend.js';
-import { wasmAvailable } from '../../src/backend/local/kernels.js';
+import { wasmAvailable } from '../../src/backend/local/tensor-math.js';
 import { createTinkerBackend, type TinkerBackend, type TinkerBackendOptions } from '../../src/backend/tinker/index.js';
 import { TinkerServer, type FaultRule } from '../../src/tinker-server/index.js';
 import type { Datum } from '../../src/backend/types.js';

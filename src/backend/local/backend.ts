@@ -5,7 +5,7 @@ import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, Trai
 import { validateDatums } from '../validate.js';
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpoint.js';
 import { accumulateGradients, splitByTokens, summarize } from './gradients.js';
-import { defaultThreads, GradientPool } from './pool.js';
+import { defaultThreads, GradientWorkers } from './gradient-workers.js';
 import { Model, ModelConfigSchema, paramShapes, type ModelConfig } from './model.js';
 import { LocalSampler } from './sampler.js';
 
@@ -73,7 +73,7 @@ export class LocalBackend implements TrainingBackend {
   private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
   /** Threads forwardBackward uses (this one included). */
   readonly threads: number;
-  private pool: GradientPool | undefined;
+  private workers: GradientWorkers | undefined;
 
   constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
@@ -110,8 +110,8 @@ export class LocalBackend implements TrainingBackend {
     const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads) : [datums];
     if (shards.length === 1) return this.forwardBackwardSync(datums, lossFn, config);
     this.validate(datums, lossFn);
-    const pool = (this.pool ??= new GradientPool(this.config, shards.length - 1, this.kernelsKind));
-    const remote = pool.run(this.model.params.a, shards.slice(1), lossFn, config);
+    const workers = (this.workers ??= new GradientWorkers(this.config, shards.length - 1, this.kernelsKind));
+    const remote = workers.run(this.model.params.a, shards.slice(1), lossFn, config);
     const local = accumulateGradients(this.model, shards[0]!, lossFn, config);
     const parts = [local, ...(await remote)];
     const g = this.model.grads!.a;
@@ -122,8 +122,8 @@ export class LocalBackend implements TrainingBackend {
 
   /** Stop the worker threads (they are also unref'd, so they never keep the process alive). */
   async close(): Promise<void> {
-    await this.pool?.close();
-    this.pool = undefined;
+    await this.workers?.close();
+    this.workers = undefined;
   }
 
   forwardBackwardSync(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): ForwardBackwardResult {

@@ -1,7 +1,7 @@
 import { seededRandom } from '../../random.js';
 import { z } from 'zod';
 import { InputError } from '../../errors.js';
-import { createKernels, rows, type IntTensor, type Kernels, type Tensor } from './kernels.js';
+import { createKernels, rows, type IntTensor, type Kernels, type Tensor } from './tensor-math.js';
 
 /**
  * A small GPT-2-style decoder (in the spirit of llm.c): token + learned position embeddings,

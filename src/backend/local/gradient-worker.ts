@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { accumulateGradients } from './gradients.js';
 import { Model, type ModelConfig } from './model.js';
-import type { WorkerReply, WorkerRequest } from './pool.js';
+import type { WorkerReply, WorkerRequest } from './gradient-workers.js';
 
 /** A gradient worker: loads the weights it is sent, runs its datums, returns loss, logprobs and gradient. */
 const { config, kernels } = workerData as { config: ModelConfig; kernels: 'auto' | 'wasm-simd' | 'js' };

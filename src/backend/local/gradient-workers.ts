@@ -8,7 +8,7 @@ import type { ModelConfig } from './model.js';
 
 /** The compiled worker script; absent when running from TypeScript sources (tests), so no workers then. */
 function workerFile(): string | null {
-  const url = new URL('./worker.js', import.meta.url);
+  const url = new URL('./gradient-worker.js', import.meta.url);
   const path = fileURLToPath(url);
   return existsSync(path) ? path : null;
 }
@@ -28,7 +28,7 @@ export interface WorkerRequest {
 export type WorkerReply = { id: number; part: GradientPart } | { id: number; error: string };
 
 /** Worker threads that each hold a copy of the model and return the gradient of their datums. */
-export class GradientPool {
+export class GradientWorkers {
   private readonly workers: Worker[];
   private next = 0;
   private readonly waiting = new Map<number, { resolve: (p: GradientPart) => void; reject: (e: Error) => void }>();
