@@ -82,7 +82,7 @@ export interface TrainingBackend {
   optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }>;
   /**
    * Optional: forwardBackward and optimStep submitted back to back, then both awaited. A remote
-   * backend (Tinker) saves a round trip and a server clock cycle per step (TINKER_API.md §1 rule 4).
+   * backend (Tinker) saves a round trip and a server clock cycle per step (docs/reference/TINKER_API.md §1 rule 4).
    */
   forwardBackwardAndStep?(datums: Datum[], lossFn: LossFn, config: LossConfig, adam: AdamParams): Promise<{ forwardBackward: ForwardBackwardResult; optim: { metrics: Record<string, number> } }>;
   saveWeightsForSampler(name: string): Promise<Sampler>;

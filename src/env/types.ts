@@ -54,7 +54,7 @@ export interface Budgets {
   contextTokens: number;
 }
 
-/** The seeds' budgets: 40 turns, 2,048 new tokens per turn, a 30,720-token context. */
+/** Budgets for a large model: 40 turns, 2,048 new tokens per turn, a 30,720-token context. */
 export const DEFAULT_BUDGETS: Budgets = { maxTurns: 40, maxTokensPerTurn: 2048, contextTokens: 30720 };
 
 /** One handled call, in the environment's log. */

@@ -1,5 +1,5 @@
 /**
- * The curves the seeds plot for a training run (train reward, share of valid rollouts, entropy,
+ * The curves that tell a training run's story (train reward, share of valid rollouts, entropy,
  * eval F1 against the step, plus eval reward and curated-set size), drawn as one standalone SVG from a run's metrics.jsonl lines, so a
  * README or a report can show them without a browser. The explorer draws the same series live.
  */
@@ -11,7 +11,7 @@ export interface CurvePanel {
   field: string;
 }
 
-/** The seeds' four, with the eval reward, the curated-set size and the searches per episode that explain them. */
+/** Train reward, valid share, entropy and mixed groups, with the eval reward, the curated-set size and the searches per episode that explain them. */
 export const SEED_CURVES: readonly CurvePanel[] = [
   { title: 'train reward', kind: 'train', field: 'reward' },
   { title: 'eval reward', kind: 'eval', field: 'reward' },

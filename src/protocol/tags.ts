@@ -2,7 +2,7 @@ import type { CallStatus } from '../env/types.js';
 import type { ParsedCall } from './types.js';
 
 /**
- * Search-R1 tags for the QA variant (FORMATS.md §3): `<search>query</search>`, results inside
+ * Search-R1 tags for the QA variant (docs/reference/FORMATS.md §3): `<search>query</search>`, results inside
  * `<information>…</information>`, and `<answer>…</answer>`; plus the `<<answer>>` form of the
  * seeds (the answer is the last `<<…>>` block). Pure text functions; the token-level renderer
  * that uses them is src/protocol/qwen3/tags-renderer.ts. Actions map onto the QA environment's
@@ -34,7 +34,7 @@ export function parseTagAction(text: string): TagAction {
   if (last) {
     const start = last.index;
     const inner = last[1]!.trim();
-    // "<<answer>> Paris" instead of "<<Paris>>" (a failure the seeds report): the answer follows.
+    // "<<answer>> Paris" instead of "<<Paris>>" (a failure small models make): the answer follows.
     if (inner.toLowerCase() === 'answer') {
       const after = /^[ \t]*([^\n]*)/.exec(text.slice(start + last[0].length))![1]!.trim();
       if (after !== '') {

@@ -46,7 +46,7 @@ export type StopReason = 'stop' | 'length';
 
 export interface ParseOptions {
   /**
-   * Decides unterminated calls (FORMATS.md §1.10 row 13): 'length' makes them unparseable, 'stop'
+   * Decides unterminated calls (docs/reference/FORMATS.md §1.10 row 13): 'length' makes them unparseable, 'stop'
    * means the sampler ended on a stop token it left out of the returned tokens. Unknown (absent):
    * the lenient parser accepts an unterminated call and the strict one does not (off_form).
    */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * Beta over training steps: constant, or annealed linearly or along a half cosine from `from` at
  * step 0 to `to` at step `steps`, and held at `to` after. Annealing beta down late in training
- * counters the "curate everything" drift that a recall-heavy F4 invites (seeds: Chroma Context-1).
+ * counters the "curate everything" drift that a recall-heavy F4 invites (as Chroma's Context-1 does).
  */
 export const BetaScheduleSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('constant'), beta: z.number().positive() }),

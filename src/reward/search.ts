@@ -3,7 +3,7 @@ import type { Task } from '../tasks/task.js';
 import type { Rollout } from '../agent/rollout.js';
 
 /**
- * Retrieval scores of one curated set against a task's facts (MISSION.md, Rewards).
+ * Retrieval scores of one curated set against a task's facts.
  * A fact is covered when any of its supporting chunks is in the set; a curated chunk is
  * relevant when it supports any fact. Duplicates in the curated list count once: it is a set.
  * Ids that are in no fact (including ids outside the corpus) are simply irrelevant.

@@ -16,7 +16,7 @@ export interface SubsetOptions {
   eval: number;
   /** Distractor chunks added per query besides its gold chunks (default 20). */
   distractors?: number;
-  /** BM25 neighbours of the query (hard negatives, as in the seeds' ablations) or uniform random chunks. */
+  /** BM25 neighbours of the query (hard negatives, which make retrieval harder than random chunks) or uniform random chunks. */
   mode?: DistractorMode;
   seed?: number | string;
   /** Replace an existing set at the destination. */
@@ -33,7 +33,7 @@ export interface SubsetSummary {
 }
 
 /**
- * The seeds' cheap ablation: N train and M eval queries chosen by a seeded hash, over a reduced
+ * A cheap ablation: N train and M eval queries chosen by a seeded hash, over a reduced
  * corpus of every gold chunk of those queries plus D distractors per query. Written as a task set
  * (tasks.jsonl with splits, taskset.json, index/) into `dir`, built beside it and renamed into place.
  */

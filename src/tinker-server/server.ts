@@ -17,7 +17,7 @@ import { checkpointJson, RunRegistry, runJson, type CheckpointType } from './reg
 import { API, inputTokens, ModelInputSchema, WireDatumSchema, type Flavor } from '../backend/tinker/wire.js';
 
 /**
- * `sleuth serve-tinker`: the Tinker REST API (TINKER_API.md §4) served over sleuth's local CPU
+ * `sleuth serve-tinker`: the Tinker REST API (docs/reference/TINKER_API.md §4) served over sleuth's local CPU
  * backend, on 127.0.0.1. It speaks either dialect (`flavor`): hosted Tinker's (failed futures are
  * 200 {error, category}, pending polls answer try_again, loss summed) or SkyRL's (failed futures
  * are 400 {detail}, pending polls answer 408, lora_config and max_tokens required, stop only as a

@@ -1,7 +1,7 @@
 /**
  * Group-relative advantages (GRPO). Every rollout of a group answers the same query; its advantage
  * is how much better it did than its group:
- *  - dr-grpo (Dr. GRPO, the seeds' default): reward - group mean, no division by the std, so that
+ *  - dr-grpo (Dr. GRPO, the default): reward - group mean, no division by the std, so that
  *    groups with small spread are not blown up and the update stays unbiased;
  *  - grpo: (reward - group mean) / (group std + eps), the original GRPO.
  * A group whose rewards are all equal carries no signal: every advantage is 0.

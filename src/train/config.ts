@@ -11,7 +11,7 @@ import { DEFAULT_SUITE, RUBRICS, resolveRubric, SUITE_KINDS, suiteOf } from '../
 /**
  * The configuration of a GRPO run (`sleuth train`). A preset file (JSON or YAML) and flags are
  * merged, then validated here; the resolved config is written to the run directory as config.json,
- * and `--resume` reads it back from there. Defaults are the seeds' settings (Tinker, gpt-oss-20b).
+ * and `--resume` reads it back from there. Defaults are those of a hosted run (Tinker, gpt-oss-20b); configs/ holds the local presets.
  */
 
 const AdamSchema = z
@@ -40,11 +40,11 @@ export const RewardConfigSchema = z
     rubric: z.string().default('f4'),
     /** F-beta's beta, constant (a number) or a schedule over training steps. */
     beta: z.union([z.number().positive(), BetaScheduleSchema]).optional(),
-    /** Reward when nothing was curated (the seeds: -0.2). */
+    /** Reward when nothing was curated (the named rubrics: -0.2). */
     emptyValue: z.number().optional(),
-    /** Weight of trajectory recall (the seeds: +0.2). */
+    /** Weight of trajectory recall (the `-traj` rubrics: +0.2). */
     trajectoryBonus: z.number().optional(),
-    /** Subtracted when any call of the episode was off-form (the seeds: 0.1). */
+    /** Subtracted when any call of the episode was off-form (the `-format` rubrics: 0.1). */
     offformPenalty: z.number().min(0).optional(),
   })
   .strict();
@@ -101,7 +101,7 @@ export const TrainConfigSchema = z
     openingSearch: z.number().int().min(0).max(50).default(0),
     /**
      * SFT by rejection sampling: which passing teacher attempt of a query is kept. shortest: the
-     * seeds' STaR rule; best: the highest-scoring one (shorter first on a tie).
+     * STaR rule; best: the highest-scoring one (shorter first on a tie).
      */
     sftKeep: z.enum(['shortest', 'best']).default('shortest'),
     budgets: BudgetsSchema.default(BudgetsSchema.parse({})),
@@ -122,7 +122,7 @@ export const TrainConfigSchema = z
     dynamicSampling: z.enum(['off', 'filter', 'refill']).default('off'),
     /** With refill: at most this many extra rounds of groups per step. */
     refillRounds: z.number().int().min(1).default(4),
-    /** Maximum off-policy staleness in steps (0 = fully synchronous, the seeds' setting). */
+    /** Maximum off-policy staleness in steps (0 = fully synchronous). */
     maxStaleness: z.number().int().min(0).max(0, 'only 0 (fully synchronous) is implemented').default(0),
     /** Eval on the eval split every N steps (0 = only at the end), with M samples per task. */
     evalEvery: z.number().int().min(0).default(0),

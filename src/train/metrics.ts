@@ -4,7 +4,7 @@ import { allEqual } from './advantages.js';
 import type { Group } from './dynamic.js';
 
 /**
- * The per-step numbers of the seeds (MISSION.md, Measuring): train reward (mean and per part),
+ * The per-step numbers of a GRPO run: train reward (mean and per part),
  * valid share (curated at least one chunk), entropy estimate (mean negative sampler logprob per
  * sampled token, nats), groups all-equal / mixed, curated-set size, turns and tokens per episode,
  * off-form calls (share of calls and of episodes), searches the agent wrote per episode (and the

@@ -21,7 +21,7 @@ import type { TrainingSetup } from './backend-factory.js';
 import { renderRollout, sftDatum, type TokenStream } from './datums.js';
 
 /**
- * SFT by rejection sampling (STaR, as in the seeds): run a teacher several times per training
+ * SFT by rejection sampling (STaR): run a teacher several times per training
  * query, keep the shortest attempt that (1) scored above a threshold, (2) searched at least once,
  * and (3) saw gold support in its tool results (so it did not just guess); render the kept episodes
  * in the student's format, train cross-entropy on the model-written tokens only, and pick the epoch
@@ -49,7 +49,7 @@ export function judgeAttempt(task: Task, r: Rollout, o: FilterOptions): Verdict 
 }
 
 /**
- * Which passing attempts become demonstrations: `shortest` (the seeds' STaR rule: fewest
+ * Which passing attempts become demonstrations: `shortest` (the STaR rule: fewest
  * model-written tokens) or `best` (highest reward, the shorter first on a tie). Shortest favours
  * narrow searches that curate little; best keeps what scored, whatever its length.
  */

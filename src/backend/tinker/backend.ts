@@ -26,7 +26,7 @@ import {
 /**
  * sleuth's TrainingBackend over the Tinker REST API (hosted Tinker or SkyRL's tx server).
  *
- * Loss reduction (TINKER_API.md §9): `reduction: 'sum'` (default) gives hosted Tinker's semantics
+ * Loss reduction (docs/reference/TINKER_API.md §9): `reduction: 'sum'` (default) gives hosted Tinker's semantics
  * on both servers: per-token losses summed over tokens and datums. SkyRL divides each sequence's
  * loss by its Σ weights and averages gradients over the B sequences of a step, so on SkyRL each
  * datum's advantages are multiplied by n_i · B (n_i = its Σ weights, B = datums of the

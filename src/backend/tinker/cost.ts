@@ -10,8 +10,8 @@ import type { TokenPrice } from './backend.js';
  *   prefill = Σ_{k<T} (P + k(o + r))    every turn sends the whole conversation (no prefix-cache discount)
  *   sample  = T·o
  *   train   = P + T·o + (T − 1)·r        the finished episode, one forward_backward datum
- * The typical shape defaults to the seeds' gpt-oss-20b run (about 15 turns and 2.3k written tokens
- * per episode; TINKER_API.md §14 and the seed blog's charts); the worst case fills the budgets
+ * The typical shape defaults to a gpt-oss-20b search run (about 15 turns and 2.3k written tokens
+ * per episode; docs/reference/TINKER_API.md §14); the worst case fills the budgets
  * (maxTurns turns of maxTokensPerTurn tokens, stopped by the context limit). Evaluation episodes
  * cost prefill and sampling only.
  */

@@ -4,7 +4,7 @@ import { InputError } from '../../errors.js';
 
 /**
  * HTTP for the Tinker client: JSON over fetch, with the retry and back-off rules of
- * TINKER_API.md §7 for ordinary calls and §6 for future polls (in client.ts). The API key goes
+ * docs/reference/TINKER_API.md §7 for ordinary calls and §6 for future polls (in client.ts). The API key goes
  * only into the X-API-Key header: it is never part of a message, a log line or a file.
  */
 

@@ -4,7 +4,7 @@ import { LOSSES } from '../losses.js';
 import type { AdamParams, Datum, LossConfig, LossFn, SampledSequence, SamplingParams } from '../types.js';
 
 /**
- * Tinker's JSON wire shapes (TINKER_API.md §4, §5, §10, §11), shared by the client and by
+ * Tinker's JSON wire shapes (docs/reference/TINKER_API.md §4, §5, §10, §11), shared by the client and by
  * `sleuth serve-tinker`. Replies are validated with zod where they enter the client; requests are
  * validated where they enter the server. Ids and paths are opaque strings (§1 rule 2).
  */

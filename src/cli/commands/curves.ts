@@ -10,7 +10,7 @@ export const command: Command = {
   usage: `usage: sleuth curves RUN_DIR [--out FILE] [--title TEXT]
 
 Reads RUN_DIR/metrics.jsonl (of sleuth train, or the grpo/ folder of a sleuth demo run) and writes
-the curves the seeds plot against the step: train reward, share of valid rollouts, entropy (mean
+the curves of the run against the step: train reward, share of valid rollouts, entropy (mean
 negative sampler logprob per sampled token) and eval F1, with eval reward and curated-set size,
 as one standalone SVG.
 

@@ -3,12 +3,12 @@ import { CHANNELS, type Terminator } from './render.js';
 import { SPECIAL, TERMINATORS, decodeTokens } from './tokens.js';
 
 /**
- * Parsing what a gpt-oss model wrote after `<|start|>assistant` (FORMATS.md §1.8 and §1.10).
+ * Parsing what a gpt-oss model wrote after `<|start|>assistant` (docs/reference/FORMATS.md §1.8 and §1.10).
  *
  * One pass, two verdicts: the lenient reading recovers every call it can, and each deviation
  * from the canonical form a strict parser would reject is recorded as a problem. A call with no
- * problems is `ok`, one with problems the lenient reading still executes is `off_form` (the seeds
- * penalise these), and one that cannot be executed at all is `unparseable`.
+ * problems is `ok`, one with problems the lenient reading still executes is `off_form` (the
+ * `-format` rubrics penalise these), and one that cannot be executed at all is `unparseable`.
  */
 
 export interface HarmonyParsedMessage {
@@ -123,7 +123,7 @@ interface HeaderFields {
   headerProblems: string[];
 }
 
-/** The reference header algorithm (FORMATS.md §1.8), recording every repair it needs. */
+/** The reference header algorithm (docs/reference/FORMATS.md §1.8), recording every repair it needs. */
 export function parseHeader(headerIn: string, roleImplied: boolean): HeaderFields {
   const problems: string[] = [];
   let header = headerIn;
@@ -205,7 +205,7 @@ interface Resolved {
 
 const GLUED_TYPE = /(json|code)$/;
 
-/** Maps what the model wrote after `to=` onto a tool name (FORMATS.md §1.10 rows 4 and 5). */
+/** Maps what the model wrote after `to=` onto a tool name (docs/reference/FORMATS.md §1.10 rows 4 and 5). */
 export function resolveRecipient(recipient: string, declared: ReadonlySet<string>): Resolved {
   const inFunctions = recipient.startsWith('functions.');
   const bare = inFunctions ? recipient.slice('functions.'.length) : recipient;

@@ -2,7 +2,7 @@ import type { JsonSchema } from '../../env/types.js';
 import { encodePieces, sp, type Piece } from './tokens.js';
 
 /**
- * Harmony rendering (FORMATS.md §1.2–1.7), checked byte for byte against the shared vectors from
+ * Harmony rendering (docs/reference/FORMATS.md §1.2–1.7), checked byte for byte against the shared vectors from
  * openai/harmony's test data. Everything here is pure: messages in, pieces/tokens out.
  */
 
@@ -193,7 +193,7 @@ function withNull(schema: Schema, type: string): string {
   return schema['nullable'] === true && !type.includes('null') ? `${type} | null` : type;
 }
 
-/** JSON Schema to the TypeScript-like type Harmony declares tools with (FORMATS.md §1.4). */
+/** JSON Schema to the TypeScript-like type Harmony declares tools with (docs/reference/FORMATS.md §1.4). */
 export function schemaToTs(schemaIn: unknown, indent: string): string {
   const schema = asSchema(schemaIn);
   const oneOf = schema['oneOf'];

@@ -7,7 +7,7 @@ import { SPECIAL, TERMINATORS, decodeTokens, encodePieces, encodeText, sp, type 
 /**
  * The Harmony renderer for gpt-oss episodes.
  *
- * History and the extension property. Harmony's history rules (FORMATS.md §1.5) drop the analysis
+ * History and the extension property. Harmony's history rules (docs/reference/FORMATS.md §1.5) drop the analysis
  * of turns that ended in a `final` message and write a finished answer's `<|return|>` as `<|end|>`.
  * An episode is one user query answered through tool calls, and analysis before tool calls is
  * kept until a final message follows, so within an episode the rules keep everything the model

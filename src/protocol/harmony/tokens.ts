@@ -17,7 +17,7 @@ export const SPECIAL = {
 
 export type SpecialName = keyof typeof SPECIAL;
 
-/** Tokens that end a message (FORMATS.md §1.1: the parser's terminator set). */
+/** Tokens that end a message (docs/reference/FORMATS.md §1.1: the parser's terminator set). */
 export const TERMINATORS: ReadonlySet<number> = new Set([SPECIAL.end, SPECIAL.return, SPECIAL.call]);
 
 const NO_SPECIAL = new Set<string>();

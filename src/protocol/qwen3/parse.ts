@@ -2,7 +2,7 @@ import type { ParsedCall, ParsedTurn, StopReason } from '../types.js';
 import { QWEN3, qwenDecode } from './tokenizer.js';
 
 /**
- * Parsing a Qwen3 (Hermes) turn (FORMATS.md §2.4). `<tool_call>`, `</tool_call>`, `<think>` and
+ * Parsing a Qwen3 (Hermes) turn (docs/reference/FORMATS.md §2.4). `<tool_call>`, `</tool_call>`, `<think>` and
  * `</think>` are single added tokens, so blocks and their token spans are found on ids, not text.
  *
  * ok: every block closed, a JSON object with a string `name` and an object `arguments`.

@@ -2,7 +2,7 @@ import type { ToolSpec } from '../../env/types.js';
 import type { Untrusted } from './tokenizer.js';
 
 /**
- * The text pieces of the official Qwen3 chat template (FORMATS.md §2.2), written out so an episode
+ * The text pieces of the official Qwen3 chat template (docs/reference/FORMATS.md §2.2), written out so an episode
  * can be built turn by turn. test/protocol/qwen3.test.ts renders the same conversations with the
  * template itself (@huggingface/jinja) and checks that the two agree token for token.
  */

@@ -7,7 +7,7 @@ import { QWEN3, qwenDecode, qwenEncode, qwenEncodeFramed } from './tokenizer.js'
 /**
  * The Hermes / Qwen3 renderer: `<tool_call>{json}</tool_call>` with the real Qwen3 tokenizer.
  *
- * Reasoning in history, the way the seeds' tutorial handles it: the template drops the `<think>`
+ * Reasoning in history, as the official chat template handles it: the template drops the `<think>`
  * block of every assistant turn before the last real user query, and drops even an empty block
  * (the one `enable_thinking=False` pre-fills) from every turn but the last. Re-rendering a
  * transcript would therefore rewrite tokens the model already produced. So the episode is stitched

@@ -6,7 +6,7 @@ import { Qwen3Renderer } from './renderer.js';
 import { QWEN3, qwenDecode, qwenEncode, qwenEncodeFramed } from './tokenizer.js';
 
 /**
- * Search-R1 tags in the Qwen3 chat format, as the seeds' tutorial runs its QA agent: no tool
+ * Search-R1 tags in the Qwen3 chat format, as Search-R1 runs its QA agent: no tool
  * declarations; the model writes `<search>…</search>` or `<answer>…</answer>` as text, and each
  * result comes back in a user turn inside `<information>…</information>`. The turns are stitched by
  * hand exactly like the Qwen3 renderer (see there), so the stream only grows.

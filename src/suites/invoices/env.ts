@@ -78,7 +78,7 @@ export function goldValuesOf(task: Task): string[] {
 
 /**
  * Reward parts for an invoice rollout: `gold_share` (share of gold values in the reply, the
- * seed's reward) and `pass` (1 when all are there). Only a final reply counts: an episode cut off
+ * reward) and `pass` (1 when all are there). Only a final reply counts: an episode cut off
  * by a budget has no reply and scores 0. Returns the same shape as the rubric's parts.
  */
 export function invoiceParts(task: Task, rollout: { answer?: string }): { gold_share: number; pass: number; answered: number } {

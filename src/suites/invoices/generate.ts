@@ -20,7 +20,7 @@ import { fold } from './text.js';
 
 export const DEFAULT_SEED = 'sleuth-invoices-v1';
 
-/** The seed's shape; tests hold the generator to these. */
+/** The size of the real database the world imitates; tests hold the generator to these. */
 export const WORLD_COUNTS = { suppliers: 149, products: 597, organisations: 96, orderRows: 1329, invoices: 600 } as const;
 /** The validation world's share of suppliers, organisations and invoices (about 15%). */
 const VALIDATION_COUNTS = { suppliers: 22, organisations: 14, invoices: 90 } as const;

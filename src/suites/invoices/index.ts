@@ -1,5 +1,5 @@
 /**
- * The invoice environment (issue 10), second environment of sleuth: customer emails about
+ * The invoice environment, second environment of sleuth: customer emails about
  * subscriptions, suppliers and invoices, answered from a procedurally generated SQLite database
  * with three SQL tools. Entry point for eval, SFT and training:
  *

@@ -1,6 +1,6 @@
 /**
- * Word lists for the procedural invoice world. Swedish and English, because the seed's client
- * is Swedish and half of its customer email is in English. Names are combined, never listed
+ * Word lists for the procedural invoice world. Swedish and English, because the agency the world
+ * models is Swedish and half of its customer email is in English. Names are combined, never listed
  * whole, so the world has more distinct entities than any list here.
  */
 

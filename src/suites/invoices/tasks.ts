@@ -5,7 +5,7 @@
  * contains a gold value, its gold route resolves to exactly the gold values, and its template
  * combination is new for its question type.
  *
- * Type mix (the seed's): three easy types, one GetOrderBySubscription call (58%); two types that
+ * Type mix (that of the real service's email): three easy types, one GetOrderBySubscription call (58%); two types that
  * need SearchSupplier first (21% by supplier name, 21% by bank identifier).
  * Tasks 0–1799 train, 1800–1999 validation; the validation tasks come from the database's
  * validation world, whose suppliers and organisations never trade with the training world.

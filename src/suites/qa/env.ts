@@ -8,7 +8,7 @@ import type { SearchBackend } from '../search/env.js';
 import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
 
 /**
- * The QA variant (HotpotQA, MuSiQue), after the seeds' tutorial and Search-R1: a search tool that
+ * The QA variant (HotpotQA, MuSiQue), after Search-R1: a search tool that
  * returns the top 3 paragraphs, a budget of 5 searches, then an answer. The answer comes either
  * from the `answer` tool or from a final message holding `<answer>…</answer>` or `<<…>>`.
  */
