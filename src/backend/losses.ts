@@ -69,6 +69,12 @@ export interface LossSpec {
 
 const RL_METRICS = ['ratio:mean', 'kl_sampler_learner:mean'] as const;
 
+/** The ratio learner / sampler of a token's probability, and the ratio clipped to [lo, hi]. */
+function ratios(lp: number, samplerLogprob: number, lo: number, hi: number): { r: number; rc: number } {
+  const r = Math.exp(lp - samplerLogprob);
+  return { r, rc: Math.min(Math.max(r, lo), hi) };
+}
+
 const TABLE = {
   cross_entropy: {
     summary: 'minus the weighted logprob of the targets (SFT)',
@@ -92,8 +98,7 @@ const TABLE = {
     clip: [0.8, 1.2],
     // L = -min(r A, clip(r) A). The clipped branch is constant in lp, so it has no gradient.
     token: ({ lp, weight: w, samplerLogprob, advantage: A }, lo, hi) => {
-      const r = Math.exp(lp - samplerLogprob);
-      const rc = Math.min(Math.max(r, lo), hi);
+      const { r, rc } = ratios(lp, samplerLogprob, lo, hi);
       const unclipped = r * A, clippedTerm = rc * A;
       if (unclipped <= clippedTerm) return { loss: -w * unclipped, grad: -w * r * A, clipped: false };
       return { loss: -w * clippedTerm, grad: 0, clipped: true };
@@ -106,8 +111,7 @@ const TABLE = {
     clip: [0, 4],
     // L = -sg(clip(r)) lp A: the clipped ratio is a constant weight on the logprob's gradient.
     token: ({ lp, weight: w, samplerLogprob, advantage: A }, lo, hi) => {
-      const r = Math.exp(lp - samplerLogprob);
-      const rc = Math.min(Math.max(r, lo), hi);
+      const { r, rc } = ratios(lp, samplerLogprob, lo, hi);
       return { loss: -w * rc * lp * A, grad: -w * rc * A, clipped: rc !== r };
     },
     metrics: [...RL_METRICS, 'clip_fraction:mean'],
