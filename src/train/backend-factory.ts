@@ -6,8 +6,8 @@ import { InputError } from '../errors.js';
 import { getRenderer } from '../protocol/registry.js';
 import type { Renderer } from '../protocol/types.js';
 import type { TrainConfig } from './config.js';
-import { baseSpecOf, ensureBaseModel, shippedBasePath } from './base-model.js';
-import { localRenderer } from './local-agent.js';
+import { baseSpecOf, ensureBaseModel, shippedBasePath } from '../backend/local/base-model.js';
+import { localRenderer } from '../protocol/compact/local.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 
 /**
@@ -52,7 +52,7 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
       if (config.model === 'base') path = await ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) });
       else if (config.model === 'shipped') {
         const shipped = shippedBasePath();
-        if (!shipped) throw new InputError('model shipped: src/train/assets/local-base.sampler.ckpt is missing (rebuild it with sleuth demo --build-base)');
+        if (!shipped) throw new InputError('model shipped: src/backend/local/assets/local-base.sampler.ckpt is missing (rebuild it with sleuth demo --build-base)');
         path = shipped;
       }
       backend = createLocalBackend({ checkpoint: path, dir: opts.checkpointDir });

@@ -75,7 +75,7 @@ export const TrainConfigSchema = z
     env: z.enum(SUITE_KINDS).default(DEFAULT_SUITE),
     backend: z.enum(['local', 'tinker']).default('local'),
     /**
-     * local: a checkpoint path, `shipped` (the pretrained base model in src/train/assets/), or `base`
+     * local: a checkpoint path, `shipped` (the pretrained base model in src/backend/local/assets/), or `base`
      * (a fresh model of localModel's size with its tokenizer, built on first use).
      * tinker: the base model name (e.g. openai/gpt-oss-20b) or a tinker:// checkpoint.
      */

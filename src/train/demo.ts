@@ -17,9 +17,9 @@ import { loadTaskSet } from '../tasks/registry.js';
 import { taskSource } from '../tasks/split.js';
 import type { Task } from '../tasks/task.js';
 import { createBackend } from './backend-factory.js';
-import { baseSpecOf, ensureBaseModel, shippedBasePath } from './base-model.js';
+import { baseSpecOf, ensureBaseModel, shippedBasePath } from '../backend/local/base-model.js';
 import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from './config.js';
-import { localAgent } from './local-agent.js';
+import { localAgent } from '../backend/local/agent.js';
 import { loadTrainInputs, priceOf, startTraining } from './run.js';
 import { runSft, type SftKeep, type SftResult } from './sft.js';
 

@@ -9,7 +9,7 @@ import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import type { Task } from '../../src/tasks/task.js';
 import { renderRollout, rlDatum, sftDatum, tokenStream } from '../../src/train/datums.js';
-import { localRenderer } from '../../src/train/local-agent.js';
+import { localRenderer } from '../../src/protocol/compact/local.js';
 import { Analyzer } from '../../src/search/analyzer.js';
 import { EpisodeReferences } from '../../src/protocol/compact/references.js';
 import { ensureWasm, tinyBackend } from '../backend/helpers.js';

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
 import { outputWidth } from '../width.js';
-import { BASE_BUILD, buildBaseModel } from '../../train/base-build.js';
+import { BASE_BUILD, buildBaseModel } from '../../demo/base-build.js';
 import { FULL_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../train/demo.js';
 import { clock } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
@@ -19,7 +19,7 @@ and compare them with paired bootstrap intervals. The model writes every search 
   --out DIR      the run directory (default runs/demo-TIMESTAMP)
   --json         print the result as JSON
   --build-base   rebuild the shipped pretrained base model bit for bit (default --out
-                 src/train/assets/local-base.sampler.ckpt); takes longer than the demo`;
+                 src/backend/local/assets/local-base.sampler.ckpt); takes longer than the demo`;
 
 export const command: Command = {
   usage,
@@ -28,7 +28,7 @@ export const command: Command = {
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     if (values['build-base']) {
-      const out = resolve(values.out ?? 'src/train/assets/local-base.sampler.ckpt');
+      const out = resolve(values.out ?? 'src/backend/local/assets/local-base.sampler.ckpt');
       if (!out.endsWith('.sampler.ckpt')) throw new InputError(`--out ${values.out}: the base model file name must end in .sampler.ckpt`);
       const r = await buildBaseModel({ ...BASE_BUILD, out, log });
       console.log(`base model: ${r.path} (final loss ${r.losses[r.losses.length - 1]?.toFixed(3)} per token)`);

@@ -41,7 +41,7 @@ interface BaseModelModule {
   ensureBaseModel(spec: unknown, opts?: { log?: (line: string) => void }): Promise<string>;
   shippedBasePath(): string | undefined;
 }
-const BASE_MODEL_MODULE = '../../train/base-model.js';
+const BASE_MODEL_MODULE = '../../backend/local/base-model.js';
 
 export const command: Command = {
   usage,

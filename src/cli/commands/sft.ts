@@ -5,7 +5,7 @@ import { suiteAgent } from '../../suites/registry.js';
 import { InputError } from '../../errors.js';
 import { createBackend } from '../../train/backend-factory.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../../train/config.js';
-import '../../train/local-agent.js';
+import '../../backend/local/agent.js';
 import { loadTrainInputs, priceOf } from '../../train/run.js';
 import { runSft } from '../../train/sft.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';

@@ -1,13 +1,12 @@
-import { loadSampler, type LocalSampler } from '../backend/local/index.js';
-import { localRenderer } from '../protocol/compact/local.js';
-import { openingSearch, TokenAgent } from '../agent/token-agent.js';
-import { baselineAgent, registerAgent } from '../agent/scripted.js';
-import type { Agent } from '../agent/types.js';
-import type { Sampler } from '../backend/types.js';
-import type { BpeTokenizer } from '../protocol/compact/bpe.js';
-import { InputError } from '../errors.js';
+import { loadSampler, type LocalSampler } from './index.js';
+import { localRenderer } from '../../protocol/compact/local.js';
+import { openingSearch, TokenAgent } from '../../agent/token-agent.js';
+import { baselineAgent, registerAgent } from '../../agent/scripted.js';
+import type { Agent } from '../../agent/types.js';
+import type { Sampler } from '../types.js';
+import type { BpeTokenizer } from '../../protocol/compact/bpe.js';
+import { InputError } from '../../errors.js';
 
-export { LOCAL_RESULT_FORMAT, LocalRenderer, localRenderer } from '../protocol/compact/local.js';
 
 /** A token-level agent over a local sampler (the trainer's, or one loaded from a checkpoint). */
 export function localAgent(spec: string, sampler: Sampler & { tokenizer: BpeTokenizer }, temperature = 1, seed?: number, openingK = 0): Agent {

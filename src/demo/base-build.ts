@@ -10,12 +10,12 @@ import { seededRandom } from '../random.js';
 import { loadTaskSet } from '../tasks/registry.js';
 import type { Task } from '../tasks/task.js';
 import { openIndex } from '../search/index.js';
-import { renderRollout } from './datums.js';
+import { renderRollout } from '../train/datums.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
-import { localRenderer } from './local-agent.js';
+import { localRenderer } from '../protocol/compact/local.js';
 
 /**
- * The shipped local base model (src/train/assets/local-base.sampler.ckpt): the local model
+ * The shipped local base model (src/backend/local/assets/local-base.sampler.ckpt): the local model
  * pretrained on the embedded corpus's text and on rendered search transcripts, which takes longer
  * than the demo may spend, so the file is in the repository and this rebuilds it bit for bit
  * (`sleuth demo --build-base`; two training threads, whose gradients the backend adds in a fixed

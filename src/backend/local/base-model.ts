@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, pretrain, trainLocalTokenizer } from '../backend/local/index.js';
-import { sleuthHome } from '../tasks/store.js';
+import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, pretrain, trainLocalTokenizer } from './index.js';
+import { sleuthHome } from '../../tasks/store.js';
 
 /**
  * The local base model: a BPE tokenizer trained on the embedded corpus and synthetic transcripts,
@@ -62,9 +62,10 @@ export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string
   return path;
 }
 
-/** The shipped, pretrained local base model (src/train/assets/, see base-build.ts), if present. */
+/** The shipped, pretrained local base model (src/backend/local/assets/, see base-build.ts), if present. */
 export function shippedBasePath(): string | undefined {
-  for (const rel of ['../../../src/train/assets/local-base.sampler.ckpt', './assets/local-base.sampler.ckpt']) {
+  // From dist/src/backend/local/ (the build) the asset is in the sources; from src/backend/local/ it is beside.
+  for (const rel of ['../../../../src/backend/local/assets/local-base.sampler.ckpt', './assets/local-base.sampler.ckpt']) {
     const p = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(p)) return p;
   }
