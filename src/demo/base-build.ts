@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { runEpisode } from '../agent/episode.js';
-import { followAgent, followPlans, PLAN_STRIDE } from '../agent/scripted.js';
+import { followAgent, followPlans, PLAN_STRIDE } from '../suites/search/agents.js';
 import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, trainLocalTokenizer } from '../backend/local/index.js';
 import type { Datum } from '../backend/types.js';
 import { embeddedChunks } from '../corpus/embedded.js';

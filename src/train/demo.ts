@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { ownSearches } from '../agent/rollout.js';
-import { baselineAgent, followSweepAgent } from '../agent/scripted.js';
+import { baselineAgent, followSweepAgent } from '../suites/search/agents.js';
 import type { Agent } from '../agent/types.js';
 import { loadSampler } from '../backend/local/index.js';
 import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval/compare.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import type { Rollout } from '../../src/agent/rollout.js';
-import { baselineAgent, goldIds, literalPattern, oracleAgent, resolveAgent } from '../../src/agent/scripted.js';
+import { baselineAgent, goldIds, literalPattern, oracleAgent, resolveAgent } from '../../src/suites/search/agents.js';
 import type { Agent, AgentTurn, ToolExchange } from '../../src/agent/types.js';
 import { QaEnvironment } from '../../src/suites/qa/env.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';

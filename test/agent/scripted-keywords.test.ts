@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keywordQuery } from '../../src/agent/scripted.js';
+import { keywordQuery } from '../../src/suites/search/agents.js';
 import { buildIndex, openIndex } from '../../src/search/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

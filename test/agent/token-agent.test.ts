@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import { RenderedAgent, TokenAgent } from '../../src/agent/token-agent.js';
-import { goldIds, oracleAgent } from '../../src/agent/scripted.js';
+import { goldIds, oracleAgent } from '../../src/suites/search/agents.js';
 import { createQwen3Renderer } from '../../src/protocol/qwen3/renderer.js';
 import type { SampledSequence, Sampler, SamplingParams } from '../../src/backend/types.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';

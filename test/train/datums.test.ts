@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import type { Rollout, TurnRecord } from '../../src/agent/rollout.js';
-import { baselineAgent } from '../../src/agent/scripted.js';
+import { baselineAgent } from '../../src/suites/search/agents.js';
 import { openingSearch, TokenAgent } from '../../src/agent/token-agent.js';
 import type { LocalBackend } from '../../src/backend/local/index.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';

@@ -1,7 +1,7 @@
 import { loadSampler, type LocalSampler } from './index.js';
 import { localRenderer } from '../../protocol/compact/local.js';
 import { openingSearch, TokenAgent } from '../../agent/token-agent.js';
-import { baselineAgent, registerAgent } from '../../agent/scripted.js';
+import { baselineAgent, registerAgent } from '../../suites/search/agents.js';
 import type { Agent } from '../../agent/types.js';
 import type { Sampler } from '../types.js';
 import type { BpeTokenizer } from '../../protocol/compact/bpe.js';

@@ -1,4 +1,4 @@
-import { registerAgent } from '../../agent/scripted.js';
+import { registerAgent } from '../../suites/search/agents.js';
 import { TokenAgent } from '../../agent/token-agent.js';
 import { InputError } from '../../errors.js';
 import { getRenderer } from '../../protocol/registry.js';

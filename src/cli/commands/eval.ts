@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { resolveAgent } from '../../agent/scripted.js';
+import { resolveAgent } from '../../suites/search/agents.js';
 import '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import { InputError } from '../../errors.js';

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { resolveAgent } from '../../agent/scripted.js';
+import { resolveAgent } from '../../suites/search/agents.js';
 import '../agents.js';
 import { suiteAgent } from '../../suites/registry.js';
 import { InputError } from '../../errors.js';

@@ -1,10 +1,10 @@
-import type { Chunk } from '../corpus/chunk.js';
-import { InputError } from '../errors.js';
-import type { Task } from '../tasks/task.js';
-import { seededKey } from '../tasks/split.js';
-import { Analyzer } from '../search/analyzer.js';
-import { literalPattern } from '../protocol/compact/references.js';
-import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
+import type { Chunk } from '../../corpus/chunk.js';
+import { InputError } from '../../errors.js';
+import type { Task } from '../../tasks/task.js';
+import { seededKey } from '../../tasks/split.js';
+import { Analyzer } from '../../search/analyzer.js';
+import { literalPattern } from '../../protocol/compact/references.js';
+import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from '../../agent/types.js';
 
 /**
  * Scripted agents bound every metric: `baseline` from below (search the query, curate the top k,
