@@ -4,7 +4,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { InputError } from '../errors.js';
 import { findLooseCall } from '../protocol/compact/renderer.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
-import { registerAgent, type AgentFactoryContext } from '../suites/search/agents.js';
+import { registerAgent, type AgentFactoryContext } from './registry.js';
 
 /**
  * A message-level agent over any OpenAI-compatible chat endpoint (hosted APIs, vLLM, SGLang,

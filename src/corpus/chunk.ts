@@ -51,3 +51,9 @@ export function contentChunkId(title: string, text: string): string {
   const h = createHash('sha256').update(normalizeWhitespace(title)).update('\n').update(normalizeWhitespace(text)).digest('hex');
   return h.slice(0, 10);
 }
+
+/** What agents and suites may read of a corpus: a chunk by id, and whether one exists. */
+export interface CorpusReader {
+  read(id: string): Chunk | undefined;
+  has(id: string): boolean;
+}

@@ -1,6 +1,6 @@
 import type { Agent } from '../agent/types.js';
 import type { Rollout } from '../agent/rollout.js';
-import type { Chunk } from '../corpus/chunk.js';
+import type { CorpusReader } from '../corpus/chunk.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Rubric } from '../reward/rubric.js';
 import type { Task } from '../tasks/task.js';
@@ -64,12 +64,6 @@ export interface EnvironmentOptions {
   searchWorkers?: number;
   /** Hits per search when the model does not say (suites with a search tool). */
   defaultK?: number;
-}
-
-/** What the agents and the oracle may read of a corpus. */
-export interface CorpusReader {
-  read(id: string): Chunk | undefined;
-  has(id: string): boolean;
 }
 
 export interface OpenedSuite {

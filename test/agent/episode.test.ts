@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import type { Rollout } from '../../src/agent/rollout.js';
-import { baselineAgent, goldIds, literalPattern, oracleAgent, resolveAgent } from '../../src/suites/search/agents.js';
+import { resolveAgent } from '../../src/agent/registry.js';
+import { qaBaselineAgent, qaOracleAgent } from '../../src/suites/qa/agents.js';
+import { baselineAgent, goldIds, literalPattern, oracleAgent } from '../../src/suites/search/agents.js';
 import type { Agent, AgentTurn, ToolExchange } from '../../src/agent/types.js';
 import { QaEnvironment } from '../../src/suites/qa/env.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
@@ -87,10 +89,10 @@ describe('scripted agents', () => {
   it('in the QA variant, both produce an answer; the oracle gives the gold one', async () => {
     const qa = new QaEnvironment(searcher);
     const task = tasks[0]!;
-    const o = await runEpisode(oracleAgent(searcher), qa, task);
+    const o = await runEpisode(qaOracleAgent(searcher), qa, task);
     expect(o).toMatchObject({ endReason: 'answer', answer: task.answers![0], env: 'qa' });
     expect(goldIds(task).every((id) => o.trajectory.includes(id))).toBe(true);
-    const b = await runEpisode(baselineAgent(), qa, task);
+    const b = await runEpisode(qaBaselineAgent(), qa, task);
     expect(b.endReason).toBe('answer');
     expect(b.answer).toBe(searcher.search(task.query, 3)[0]!.title);
   }, 30_000);
@@ -196,7 +198,7 @@ describe('runEpisode', () => {
     const path = join(dir, 'rollouts.jsonl');
     const rollouts: Rollout[] = [];
     for (const [i, task] of tasks.slice(0, 4).entries()) rollouts.push(await runEpisode(i % 2 ? oracleAgent(searcher) : baselineAgent(), env, task, undefined, { sample: i, id: `r${i}` }));
-    rollouts.push(await runEpisode(oracleAgent(searcher), new QaEnvironment(searcher), tasks[0]!));
+    rollouts.push(await runEpisode(qaOracleAgent(searcher), new QaEnvironment(searcher), tasks[0]!));
     appendJsonl(path, rollouts.slice(0, 2));
     appendJsonl(path, rollouts.slice(2));
     const back = readJsonl<Rollout>(path);

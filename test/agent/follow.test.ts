@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
-import { followAgent, followPlans, followSweepAgent, keywordQuery, PLAN_STRIDE, resolveAgent } from '../../src/suites/search/agents.js';
+import { resolveAgent } from '../../src/agent/registry.js';
+import { followAgent, followPlans, followSweepAgent, keywordQuery, PLAN_STRIDE } from '../../src/suites/search/agents.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { Analyzer } from '../../src/search/analyzer.js';
 import type { Task } from '../../src/tasks/task.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAIAgent, openAIAgentFromSpec, parseOpenAISpec } from '../../src/agent/openai.js';
 import { parseChatArguments } from '../../src/protocol/json-tools.js';
-import { resolveAgent } from '../../src/suites/search/agents.js';
+import { resolveAgent } from '../../src/agent/registry.js';
 import { runEpisode } from '../../src/agent/episode.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { ChatServer, completion } from './chat-server.js';

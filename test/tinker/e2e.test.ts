@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TinkerServer } from '../../src/tinker-server/index.js';
 import { TinkerAuthError, TinkerRequestError, createTinkerBackend } from '../../src/backend/tinker/index.js';
 import { InputError } from '../../src/errors.js';
-import { resolveAgent } from '../../src/suites/search/agents.js';
+import { resolveAgent } from '../../src/agent/registry.js';
 import type { TokenAgent } from '../../src/agent/token-agent.js';
 import { readCheckpoint } from '../../src/backend/local/checkpoint.js';
 import { BpeTokenizer } from '../../src/protocol/compact/bpe.js';

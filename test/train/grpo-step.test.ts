@@ -12,7 +12,7 @@ import { truncateRunAfter } from '../../src/runs/training.js';
 import type { TrainingSetup } from '../../src/train/backend-factory.js';
 import { parseTrainConfig } from '../../src/train/config.js';
 import { grpoStep, sampleStep, stepDatums, type GrpoRun } from '../../src/train/grpo.js';
-import { baselineSweepAgent } from '../../src/backend/local/agent.js';
+import { baselineSweepAgent } from '../../src/suites/search/agents.js';
 import type { Task } from '../../src/tasks/task.js';
 import { ensureWasm, tinyBackend, tinyTokenizer } from '../backend/helpers.js';
 import { hotpotFixture } from '../env/fixture.js';

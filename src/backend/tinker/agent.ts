@@ -1,4 +1,4 @@
-import { registerAgent } from '../../suites/search/agents.js';
+import { registerAgent } from '../../agent/registry.js';
 import { TokenAgent } from '../../agent/token-agent.js';
 import { InputError } from '../../errors.js';
 import { getRenderer } from '../../protocol/registry.js';

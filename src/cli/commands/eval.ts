@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { resolveAgent } from '../../suites/search/agents.js';
+import { resolveAgent } from '../../agent/registry.js';
 import '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import { InputError } from '../../errors.js';

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { resolveAgent } from '../../suites/search/agents.js';
+import { resolveAgent } from '../../agent/registry.js';
 import '../agents.js';
 import { suiteAgent } from '../../suites/registry.js';
 import { InputError } from '../../errors.js';

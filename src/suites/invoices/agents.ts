@@ -3,11 +3,11 @@
  * task's gold route through the real tools and writes a reply from what the tools returned; the
  * baseline makes one plausible call and replies with the first record it got back.
  *
- * They are written against the shapes of src/agent/types.ts (AgentTurn, ToolExchange, Agent)
- * without importing them, since environments sit before agents in the data flow: a plan
- * generator here can be delegated to (`yield*`) from a scripted agent, and the agents below are
- * structurally `Agent`s that runEpisode accepts.
+ * The plans yield turns of the shape of src/agent/types.ts's AgentTurn (a plan generator here can
+ * be delegated to, `yield*`, from another scripted agent); agent/plan.ts runs them as agents.
  */
+import { scriptedAgent } from '../../agent/plan.js';
+import type { Agent } from '../../agent/types.js';
 import type { Task } from '../../tasks/task.js';
 import type { ToolResult } from '../../env/types.js';
 import type { Lang } from './names.js';
@@ -132,33 +132,11 @@ export function* invoiceBaselinePlan(task: Task): InvoicePlan {
   yield turn(writeReply(langOf(task), rows[0] ?? {}, call.name === 'SearchSupplier' ? SUPPLIER_FIELDS : ORDER_ROW_FIELDS));
 }
 
-/** A scripted agent over a plan, shaped like src/agent/types.ts's Agent. */
-export interface PlanAgent {
-  readonly spec: string;
-  start(ctx: { task: Task }): { next(results: PlanExchange[]): Promise<PlanTurn> };
+/** The scripted plans as agents (agent/plan.ts); a plan that is done ends the episode with an empty reply. */
+export function invoiceOracleAgent(spec = 'oracle'): Agent {
+  return scriptedAgent(spec, (ctx) => invoiceOraclePlan(ctx.task), '');
 }
 
-function planAgent(spec: string, plan: (task: Task) => InvoicePlan): PlanAgent {
-  return {
-    spec,
-    start(ctx) {
-      const generator = plan(ctx.task);
-      let started = false;
-      return {
-        async next(results) {
-          const step = started ? generator.next(results) : generator.next(undefined as unknown as PlanExchange[]);
-          started = true;
-          return step.done ? turn('') : step.value;
-        },
-      };
-    },
-  };
-}
-
-export function invoiceOracleAgent(spec = 'oracle'): PlanAgent {
-  return planAgent(spec, invoiceOraclePlan);
-}
-
-export function invoiceBaselineAgent(spec = 'baseline'): PlanAgent {
-  return planAgent(spec, invoiceBaselinePlan);
+export function invoiceBaselineAgent(spec = 'baseline'): Agent {
+  return scriptedAgent(spec, (ctx) => invoiceBaselinePlan(ctx.task), '');
 }

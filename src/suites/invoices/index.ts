@@ -17,7 +17,7 @@ import { generateInvoiceTasks, toTask, type InvoiceSplit, type InvoiceTask } fro
 import { InvoiceTools } from './tools.js';
 
 export { InvoiceEnvironment, InvoiceEpisode, INVOICE_BUDGETS, INVOICE_ENV_NAME, invoiceBucket, invoiceParts, goldValuesOf } from './env.js';
-export { invoiceBaselineAgent, invoiceBaselinePlan, invoiceOracleAgent, invoiceOraclePlan, type InvoicePlan, type PlanAgent } from './agents.js';
+export { invoiceBaselineAgent, invoiceBaselinePlan, invoiceOracleAgent, invoiceOraclePlan, type InvoicePlan } from './agents.js';
 export { buildInvoiceDb, contentHash, DEFAULT_SEED, WORLD_COUNTS } from './generate.js';
 export { containsGoldValue, scoreReply, type ReplyScore } from './score.js';
 export { generateInvoiceTasks, ONE_CALL_TYPES, runGoldSql, toTask, TASK_COUNTS, type InvoiceSplit, type InvoiceTask } from './tasks.js';

@@ -10,9 +10,9 @@ import { INVOICE_TOOL_SPECS } from './tools.js';
 /** The one rubric: the share of gold values in the reply. */
 const RUBRICS: Rubric[] = [{ name: 'invoices', kind: 'invoices', beta: F4, weights: { gold_share: 1 } }];
 
-const scripted = (make: (spec: string) => unknown): SuiteAgentFactory => (arg, spec) => {
+const scripted = (make: (spec: string) => Agent): SuiteAgentFactory => (arg, spec) => {
   if (arg !== undefined) throw new InputError(`agent '${spec}': the invoice ${spec.split(':')[0]} takes no argument`);
-  return make(spec) as Agent;
+  return make(spec);
 };
 
 /**

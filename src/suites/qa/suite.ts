@@ -3,6 +3,7 @@ import { qaParts } from '../../reward/qa.js';
 import { F4, type Rubric } from '../../reward/rubric.js';
 import { openTaskSetSuite } from '../search/task-set.js';
 import type { Suite } from '../types.js';
+import { QA_AGENTS } from './agents.js';
 import { QaEnvironment } from './env.js';
 
 /**
@@ -40,7 +41,7 @@ export const qaSuite: Suite = {
   headline: ['reward', 'exact_match', 'f1'],
   lookupTools: new Set(['search']),
   taskSets: true,
-  agents: new Map(),
+  agents: QA_AGENTS,
   open: (options = {}) =>
     openTaskSetSuite(qaSuite, options, (backend, o) => new QaEnvironment(backend, o.budgets ? { budgets: o.budgets } : {}), (tasks, where) => {
       const missing = tasks.find((t) => !t.answers?.length);

@@ -1,60 +1,18 @@
-import type { Chunk } from '../../corpus/chunk.js';
+import type { CorpusReader } from '../../corpus/chunk.js';
 import { InputError } from '../../errors.js';
 import type { Task } from '../../tasks/task.js';
 import { seededKey } from '../../tasks/split.js';
 import { Analyzer } from '../../search/analyzer.js';
 import { literalPattern } from '../../protocol/compact/references.js';
-import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from '../../agent/types.js';
+import { call, idsIn, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
+import { registerAgents } from '../../agent/registry.js';
+import type { Agent, ToolExchange } from '../../agent/types.js';
 
 /**
- * Scripted agents bound every metric: `baseline` from below (search the query, curate the top k,
- * finish) and `oracle` from above (find and curate the gold chunks). They act only through the
- * tools, like a model, so their trajectories, call logs and budgets are real.
+ * The search suite's scripted agents, which bound every metric: `baseline` from below (search the
+ * query, curate the top k, finish), `follow` (follow the titles of the first hits), and `oracle`
+ * from above (find and curate the gold chunks). They register themselves in the agent registry.
  */
-
-/** A plan yields turns and receives the results of each turn's calls. */
-type Plan = Generator<AgentTurn, void, ToolExchange[]>;
-
-function call(name: string, args: Record<string, unknown>): AgentCall {
-  return { name, arguments: args, status: 'ok' };
-}
-
-function turn(text: string, ...calls: AgentCall[]): AgentTurn {
-  return { text, calls };
-}
-
-class PlanSession implements AgentSession {
-  private started = false;
-  constructor(private readonly plan: Plan) {}
-  async next(results: ToolExchange[]): Promise<AgentTurn> {
-    // The first next() of a generator runs it to its first yield; later ones hand in the results.
-    const step = this.started ? this.plan.next(results) : this.plan.next(undefined as unknown as ToolExchange[]);
-    this.started = true;
-    // A plan that has nothing more to do ends with a final message and no calls.
-    return step.done ? turn('Done.') : step.value;
-  }
-}
-
-class ScriptedAgent implements Agent {
-  constructor(
-    readonly spec: string,
-    private readonly plan: (ctx: AgentContext) => Plan,
-  ) {}
-  start(ctx: AgentContext): AgentSession {
-    return new PlanSession(this.plan(ctx));
-  }
-}
-
-function idsIn(results: ToolExchange[]): string[] {
-  return results.flatMap((r) => (r.result.outcome === 'ok' ? r.result.chunkIds : []));
-}
-
-function titlesIn(results: ToolExchange[]): string[] {
-  const titles: string[] = [];
-  // QA results are lines `Doc N(Title: T) text`; the lazy match stops at the first `) ` so titles may hold parentheses.
-  for (const r of results) for (const m of r.result.content.matchAll(/^Doc \d+\(Title: (.*?)\) /gmu)) titles.push(m[1]!);
-  return titles;
-}
 
 const ANALYZER = new Analyzer();
 
@@ -75,17 +33,12 @@ export function keywordQuery(query: string): string {
 }
 
 /**
- * Search the query, curate the top k hits, finish. In QA: search, answer with the top hit's title.
+ * Search the query, curate the top k hits, finish.
  * With `keywords`, the search is the query's keywords (keywordQuery) rather than the whole question;
  * with `searchK`, the search asks for that many hits (default k) and the top k are curated.
  */
 export function baselineAgent(k = 10, spec = 'baseline', options: { keywords?: boolean; searchK?: number } = {}): Agent {
-  return new ScriptedAgent(spec, function* (ctx): Plan {
-    if (ctx.env.name === 'qa') {
-      const results = yield turn('Search the question.', call('search', { query: ctx.task.query }));
-      yield turn('Answer with the title of the top hit.', call('answer', { answer: titlesIn(results)[0] ?? '' }));
-      return;
-    }
+  return scriptedAgent(spec, function* (ctx): Plan {
     const query = options.keywords ? keywordQuery(ctx.task.query) : ctx.task.query;
     const results = yield turn('Search the query.', call('bm25_search', { query, k: options.searchK ?? k }));
     const top = idsIn(results).slice(0, k);
@@ -138,7 +91,7 @@ function hitsIn(results: ToolExchange[]): { id: string; title: string }[] {
 
 export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap = 30): Agent {
   const searchK = plan.searchK ?? 10;
-  return new ScriptedAgent(spec, function* (ctx): Plan {
+  return scriptedAgent(spec, function* (ctx): Plan {
     const keywords = keywordQuery(ctx.task.query);
     const first = hitsIn(yield turn('Search the question.', call('bm25_search', { query: keywords, k: searchK })));
     if (first.length === 0) {
@@ -214,19 +167,14 @@ export function goldIds(task: Task): string[] {
   return [...new Set(ordered)];
 }
 
-export interface CorpusReader {
-  read(id: string): Chunk | undefined;
-  has(id: string): boolean;
-}
 
 /**
  * Curate the gold chunks. It searches the query first (so its trajectory is realistic), then
  * searches for each gold chunk it has not seen by its title and opening words, falls back to grep
  * on a literal phrase, curates every gold chunk it found (up to the cap), and finishes.
- * In QA it searches the gold paragraphs' titles and gives the first gold answer.
  */
 export function oracleAgent(corpus: CorpusReader, spec = 'oracle', curateCap = 30): Agent {
-  return new ScriptedAgent(spec, function* (ctx): Plan {
+  return scriptedAgent(spec, function* (ctx): Plan {
     const seen = new Set<string>();
     const gold = goldIds(ctx.task).filter((id) => corpus.has(id));
     const unseen = () => gold.filter((id) => !seen.has(id));
@@ -235,13 +183,6 @@ export function oracleAgent(corpus: CorpusReader, spec = 'oracle', curateCap = 3
       const chunk = corpus.read(id)!;
       return `${chunk.title} ${chunk.text.split(/\s+/u).slice(0, 30).join(' ')}`;
     };
-
-    if (ctx.env.name === 'qa') {
-      note(yield turn('Search the question.', call('search', { query: ctx.task.query })));
-      for (const id of unseen().slice(0, 4)) note(yield turn('Search a gold paragraph.', call('search', { query: probe(id) })));
-      yield turn('Answer.', call('answer', { answer: ctx.task.answers?.[0] ?? '' }));
-      return;
-    }
 
     note(yield turn('Search the query.', call('bm25_search', { query: ctx.task.query })));
     if (unseen().length) note(yield turn('Search for each gold chunk not found yet.', ...unseen().map((id) => call('bm25_search', { query: probe(id), k: 10 }))));
@@ -252,22 +193,7 @@ export function oracleAgent(corpus: CorpusReader, spec = 'oracle', curateCap = 3
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// The agent registry: a spec is `NAME` or `NAME:ARG`. Others add `openai:`, `local:`, `tinker:`
-// with registerAgent() from their own modules; the CLI imports those modules before resolving.
-// ---------------------------------------------------------------------------------------------
-
-/** What factories may need; each takes what it uses and names what is missing. */
-export interface AgentFactoryContext {
-  /** The corpus the tasks refer to (the oracle reads gold chunks from it). */
-  corpus?: CorpusReader;
-  [key: string]: unknown;
-}
-
-/** Makes an agent from the part of the spec after `NAME:` (undefined when there is none). */
-export type AgentFactory = (arg: string | undefined, spec: string, ctx: AgentFactoryContext) => Agent | Promise<Agent>;
-
-export const AGENT_FACTORIES = new Map<string, AgentFactory>([
+registerAgents([
   [
     'baseline',
     (arg, spec) => {
@@ -294,6 +220,14 @@ export const AGENT_FACTORIES = new Map<string, AgentFactory>([
     },
   ],
   [
+    'baseline-sweep',
+    (arg, spec, ctx) => {
+      const ks = (arg ?? '1,2,3,5,8').split(',').map(Number);
+      if (!ks.length || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new InputError(`agent '${spec}': baseline-sweep:K1,K2,... needs whole numbers from 1 to 50`);
+      return baselineSweepAgent(ks, spec, typeof ctx['openingSearch'] === 'number' ? ctx['openingSearch'] : 0);
+    },
+  ],
+  [
     'follow-sweep',
     (arg, spec) => {
       if (arg !== undefined) throw new InputError(`agent '${spec}': follow-sweep takes no argument`);
@@ -302,16 +236,13 @@ export const AGENT_FACTORIES = new Map<string, AgentFactory>([
   ],
 ]);
 
-export function registerAgent(name: string, factory: AgentFactory): void {
-  AGENT_FACTORIES.set(name, factory);
-}
-
-/** Resolve an agent spec (`baseline`, `baseline:5`, `oracle`, `openai:MODEL@URL`, ...). */
-export async function resolveAgent(spec: string, ctx: AgentFactoryContext = {}): Promise<Agent> {
-  const colon = spec.indexOf(':');
-  const name = colon < 0 ? spec : spec.slice(0, colon);
-  const arg = colon < 0 ? undefined : spec.slice(colon + 1);
-  const factory = AGENT_FACTORIES.get(name);
-  if (!factory) throw new InputError(`unknown agent '${spec}'; known: ${[...AGENT_FACTORIES.keys()].join(', ')}`);
-  return factory(arg, spec, ctx);
+/**
+ * A teacher that varies its search width: attempt j of a query is the baseline (search the query's
+ * keywords, curate the top k, finish) with k = ks[j mod len]. Rejection sampling then keeps the shortest
+ * attempt that was good enough, i.e. the narrowest search that found the evidence.
+ */
+export function baselineSweepAgent(ks: readonly number[], spec = `baseline-sweep:${ks.join(',')}`, openingK = 0): Agent {
+  // With an opening search, the teacher's first turn is exactly that search (the student's is inserted).
+  const agents = ks.map((k) => baselineAgent(k, spec, openingK ? { searchK: openingK } : { keywords: true }));
+  return { spec, start: (ctx) => agents[ctx.sample % agents.length]!.start(ctx) };
 }
