@@ -20,7 +20,7 @@ import { demoJson } from '../src/cli/commands/demo.js';
 import { curvesSvg } from '../src/explorer/curves-svg.js';
 import { loadRunRows } from '../src/eval/compare.js';
 import { readJsonl } from '../src/runs/jsonl.js';
-import { FULL_PLAN, LONG_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/train/demo.js';
+import { FULL_PLAN, LONG_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
 import { badFlag, benchArgs } from './args.js';
 
 const USAGE = `

@@ -3,7 +3,7 @@ import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
 import { outputWidth } from '../width.js';
 import { BASE_BUILD, buildBaseModel } from '../../demo/base-build.js';
-import { FULL_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../train/demo.js';
+import { FULL_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
 import { clock } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 

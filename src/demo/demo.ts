@@ -16,12 +16,12 @@ import { ensureDefaultIndex } from '../search/index.js';
 import { loadTaskSet } from '../tasks/registry.js';
 import { taskSource } from '../tasks/split.js';
 import type { Task } from '../tasks/task.js';
-import { createBackend } from './backend-factory.js';
+import { createBackend } from '../train/backend-factory.js';
 import { baseSpecOf, ensureBaseModel, shippedBasePath } from '../backend/local/base-model.js';
-import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from './config.js';
+import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from '../train/config.js';
 import { localAgent } from '../backend/local/agent.js';
-import { loadTrainInputs, priceOf, startTraining } from './run.js';
-import { runSft, type SftKeep, type SftResult } from './sft.js';
+import { loadTrainInputs, priceOf, startTraining } from '../train/run.js';
+import { runSft, type SftKeep, type SftResult } from '../train/sft.js';
 
 /**
  * The main job on the embedded default, local backend, no network: build the index; evaluate the
