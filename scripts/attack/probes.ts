@@ -257,7 +257,7 @@ function honestLoaders(work: string): Probe {
   r = sleuth(['index', '--corpus', 'latin1.jsonl', '--out', 'ix'], { cwd });
   p.cli('corpus bytes that are not UTF-8', r, { wrong: [exit(r, 0), /latin1\.jsonl: 1 line .*not UTF-8.*line 2/u.test(r.stderr) || `no warning naming the file and line: ${r.stderr.trim()}`] });
   // A sampling agent's eval repeats whatever the concurrency.
-  const agent = `local:${join(ROOT, 'src', 'train', 'assets', 'local-base.sampler.ckpt')}`;
+  const agent = `local:${join(ROOT, 'src', 'backend', 'local', 'assets', 'local-base.sampler.ckpt')}`;
   const tokens = (dir: string) =>
     readFileSync(join(dir, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { taskId: string; sample: number; turns: { sampledTokens?: number[] }[] })
       .map((x) => `${x.taskId}#${x.sample}:${JSON.stringify(x.turns.map((t) => t.sampledTokens ?? []))}`).sort();

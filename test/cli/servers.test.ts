@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 /** The servers as a user starts and stops them: through npx and by PID, from the built CLI (dist/). */
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'sleuth.js');
-const CHECKPOINT = join(ROOT, 'src', 'train', 'assets', 'local-base.sampler.ckpt');
+const CHECKPOINT = join(ROOT, 'src', 'backend', 'local', 'assets', 'local-base.sampler.ckpt');
 const tmp = mkdtempSync(join(tmpdir(), 'sleuth-servers-'));
 const runs = join(tmp, 'runs');
 mkdirSync(runs);
