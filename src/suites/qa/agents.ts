@@ -1,8 +1,8 @@
-import { call, idsIn, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
+import { call, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
 import type { CorpusReader } from '../../corpus/chunk.js';
 import { InputError } from '../../errors.js';
-import { goldIds } from '../search/agents.js';
+import { goldSearch } from '../search/agents.js';
 import type { SuiteAgentFactory } from '../types.js';
 
 /**
@@ -27,14 +27,7 @@ export function qaBaselineAgent(spec = 'baseline'): Agent {
 
 export function qaOracleAgent(corpus: CorpusReader, spec = 'oracle'): Agent {
   return scriptedAgent(spec, function* (ctx): Plan {
-    const seen = new Set<string>();
-    const gold = goldIds(ctx.task).filter((id) => corpus.has(id));
-    const unseen = () => gold.filter((id) => !seen.has(id));
-    const note = (results: ToolExchange[]) => idsIn(results).forEach((id) => seen.add(id));
-    const probe = (id: string) => {
-      const chunk = corpus.read(id)!;
-      return `${chunk.title} ${chunk.text.split(/\s+/u).slice(0, 30).join(' ')}`;
-    };
+    const { unseen, note, probe } = goldSearch(corpus, ctx.task);
     note(yield turn('Search the question.', call('search', { query: ctx.task.query })));
     for (const id of unseen().slice(0, 4)) note(yield turn('Search a gold paragraph.', call('search', { query: probe(id) })));
     yield turn('Answer.', call('answer', { answer: ctx.task.answers?.[0] ?? '' }));

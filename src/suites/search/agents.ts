@@ -169,21 +169,33 @@ export function goldIds(task: Task): string[] {
 
 
 /**
+ * What an oracle tracks while it looks for a task's gold chunks: those in the corpus, those its
+ * results have shown (`note` them), those still unseen, and a query that finds one (its title and
+ * opening words).
+ */
+export function goldSearch(corpus: CorpusReader, task: Task) {
+  const seen = new Set<string>();
+  const gold = goldIds(task).filter((id) => corpus.has(id));
+  return {
+    seen,
+    gold,
+    unseen: () => gold.filter((id) => !seen.has(id)),
+    note: (results: ToolExchange[]) => idsIn(results).forEach((id) => seen.add(id)),
+    probe: (id: string) => {
+      const chunk = corpus.read(id)!;
+      return `${chunk.title} ${chunk.text.split(/\s+/u).slice(0, 30).join(' ')}`;
+    },
+  };
+}
+
+/**
  * Curate the gold chunks. It searches the query first (so its trajectory is realistic), then
  * searches for each gold chunk it has not seen by its title and opening words, falls back to grep
  * on a literal phrase, curates every gold chunk it found (up to the cap), and finishes.
  */
 export function oracleAgent(corpus: CorpusReader, spec = 'oracle', curateCap = 30): Agent {
   return scriptedAgent(spec, function* (ctx): Plan {
-    const seen = new Set<string>();
-    const gold = goldIds(ctx.task).filter((id) => corpus.has(id));
-    const unseen = () => gold.filter((id) => !seen.has(id));
-    const note = (results: ToolExchange[]) => idsIn(results).forEach((id) => seen.add(id));
-    const probe = (id: string) => {
-      const chunk = corpus.read(id)!;
-      return `${chunk.title} ${chunk.text.split(/\s+/u).slice(0, 30).join(' ')}`;
-    };
-
+    const { seen, gold, unseen, note, probe } = goldSearch(corpus, ctx.task);
     note(yield turn('Search the query.', call('bm25_search', { query: ctx.task.query })));
     if (unseen().length) note(yield turn('Search for each gold chunk not found yet.', ...unseen().map((id) => call('bm25_search', { query: probe(id), k: 10 }))));
     if (unseen().length) note(yield turn('Grep for the rest.', ...unseen().map((id) => call('grep_corpus', { pattern: literalPattern(corpus.read(id)!.text), k: 10 }))));
