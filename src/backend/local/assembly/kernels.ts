@@ -119,6 +119,7 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
       const d = dout + <usize>t * rowOut;
       const di = dinp + <usize>t * rowIn;
       let o = 0;
+      // Unrolled four output columns at a time (hot path: four SIMD accumulators in flight); the loop after it does the rest one by one.
       for (; o + 4 <= OC; o += 4) {
         const g0 = load<f32>(d + (<usize>o << 2)), g1 = load<f32>(d + (<usize>o << 2) + 4);
         const g2 = load<f32>(d + (<usize>o << 2) + 8), g3 = load<f32>(d + (<usize>o << 2) + 12);
@@ -180,6 +181,7 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
         v128.store(dwr1 + c, acc1);
       }
     }
+    // The columns the four-wide loop above left over: the same work one column at a time (hot path, kept beside its unrolled form).
     for (; o < OC; o++) {
       const oo = <usize>o << 2;
       const g0 = load<f32>(d0 + oo), g1 = load<f32>(d0 + rowOut + oo), g2 = load<f32>(d0 + 2 * rowOut + oo), g3 = load<f32>(d0 + 3 * rowOut + oo);
