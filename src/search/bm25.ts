@@ -1,4 +1,4 @@
-import { MAX_SEGMENT_DOCS, type ScoringMemory } from './kernel.js';
+import { MAX_SEGMENT_DOCS, type ScoringMemory } from './scoring-memory.js';
 
 /** BM25 postings as loaded from an index, and Lucene-variant scoring over them. */
 export interface Postings {
@@ -15,6 +15,12 @@ export interface Postings {
   /** Per term, max over its postings of tf / (tf + norm(doc)): score bounds for pruning (topK needs none). */
   maxTf: Float64Array;
   /**
+   * Factor on the maxTf bounds (default 1): a segment scored with the collection's avgdl A
+   * instead of its own A_s, with which maxTf was computed, has norms at least min(1, A_s/A) times
+   * its own, so its weights are at most max(1, A/A_s) times the bounds.
+   */
+  boundScale?: number;
+  /**
    * When postDocs/postTfs are filled on demand (a loaded index reads a term's postings from disk
    * the first time a query needs them): make these terms' ranges valid before they are read.
    */
@@ -26,6 +32,17 @@ export interface Postings {
 export interface ScoredDoc {
   doc: number;
   score: number;
+}
+
+/** What topK may be told of the collection when this index is one segment of it. */
+export interface TopKContext {
+  /** The idf of each term id given (distinct), from the whole collection's counts. */
+  idfs?: readonly number[];
+  /**
+   * A score to beat: the k-th best of the segments before (whose documents come first, so a
+   * document of this one that only ties it ranks below). Documents scoring at most this are left out.
+   */
+  floor?: number;
 }
 
 /** Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)); never negative. */
@@ -125,18 +142,21 @@ export class Bm25Scorer {
    * best score so far exceeds the summed bounds of the common terms, only documents of the other
    * terms can enter, and only those are looked at. Ties rank the lower document number first.
    */
-  topK(termIds: readonly number[], k: number): ScoredDoc[] {
+  topK(termIds: readonly number[], k: number, context: TopKContext = {}): ScoredDoc[] {
     const { postOff, postDocs, postTfs } = this.p;
     const norm = this.norm;
     const kernel = this.kernel;
     const distinct = [...new Set(termIds)];
     const q = distinct.length;
     if (q === 0 || k <= 0) return [];
+    if (context.idfs && (context.idfs.length !== termIds.length || q !== termIds.length)) throw new Error(`topK: ${context.idfs.length} idfs for ${termIds.length} term ids (${q} distinct)`);
     this.p.load?.(distinct);
-    const idfs = Float64Array.from(distinct, (t) => this.idf(t));
+    const idfs = context.idfs ? Float64Array.from(context.idfs) : Float64Array.from(distinct, (t) => this.idf(t));
     const pos = Uint32Array.from(distinct, (t) => postOff[t]!);
     const ends = Uint32Array.from(distinct, (t) => postOff[t + 1]!);
-    const ubOf = (i: number) => idfs[i]! * this.p.maxTf[distinct[i]!]!;
+    const scale = this.p.boundScale ?? 1;
+    const ubOf = (i: number) => idfs[i]! * this.p.maxTf[distinct[i]!]! * scale;
+    const floor = context.floor ?? 0;
 
     const segStart = new Uint32Array(q);
     // Terms by upper bound (idf · largest tf weight), ascending, and the running sums of bounds.
@@ -148,9 +168,9 @@ export class Bm25Scorer {
     const acc = this.acc;
     const N = this.p.docs;
     const SEGMENT_DOCS = this.segmentDocs;
-    // The k-th best score so far (0 until there are k). Scanning a segment in order, a document
-    // tying it never displaces it (a lower document number holds the place).
-    let min = 0;
+    // The k-th best score so far (the floor until there are k). Scanning a segment in order, a
+    // document tying it never displaces it (a lower document number holds the place).
+    let min = floor;
     const bufDocs = new Uint32Array(BUFFER);
     const bufScores = new Float64Array(BUFFER);
     let nBuf = 0;
@@ -161,7 +181,7 @@ export class Bm25Scorer {
         heap.offer(doc, score);
       }
       nBuf = 0;
-      return heap.full ? heap.minScore : 0;
+      return heap.full ? Math.max(heap.minScore, floor) : floor;
     };
     for (let base = 0; base < N; base += SEGMENT_DOCS) {
       const limit = Math.min(N, base + SEGMENT_DOCS);

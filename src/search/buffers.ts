@@ -40,7 +40,7 @@ export class Grow<T extends Uint32Array | Uint16Array | Float64Array> {
 
 /**
  * Every document's (term, tf) pairs, in document order, as the index builder collected them
- * (PairChunks here, or the WebAssembly word loop's, ./word-kernel.ts), laid out into postings at
+ * (PairChunks here, or the WebAssembly word loop's, ./word-loops.ts), laid out into postings at
  * the end.
  */
 export interface PostingPairs {
