@@ -39,6 +39,23 @@ export interface WordDistribution {
   words: string[];
   /** Cumulative probabilities, same order as words (most frequent first, ties by word). */
   cdf: Float64Array;
+  /**
+   * guide[g]: the first word whose cdf reaches g / GUIDE_CELLS (a guide table: sample() searches
+   * only between guide[g] and guide[g + 1], and finds what a search of the whole cdf finds).
+   */
+  guide: Uint32Array;
+}
+
+const GUIDE_CELLS = 1 << 16;
+
+function guideTable(cdf: Float64Array): Uint32Array {
+  const guide = new Uint32Array(GUIDE_CELLS + 1);
+  let i = 0;
+  for (let g = 0; g <= GUIDE_CELLS; g++) {
+    while (i < cdf.length - 1 && cdf[i]! < g / GUIDE_CELLS) i++;
+    guide[g] = i;
+  }
+  return guide;
 }
 
 export async function embeddedWordDistribution(): Promise<WordDistribution> {
@@ -49,12 +66,14 @@ export async function embeddedWordDistribution(): Promise<WordDistribution> {
   const cdf = new Float64Array(entries.length);
   let acc = 0;
   entries.forEach(([, n], i) => (cdf[i] = acc += n / total));
-  return { words: entries.map(([w]) => w), cdf };
+  return { words: entries.map(([w]) => w), cdf, guide: guideTable(cdf) };
 }
 
+/** The first word whose cdf reaches r (r in [0, 1)). */
 function sample(d: WordDistribution, r: number): string {
-  let lo = 0;
-  let hi = d.cdf.length - 1;
+  const g = Math.floor(r * GUIDE_CELLS);
+  let lo = d.guide[g]!;
+  let hi = d.guide[g + 1]!;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (d.cdf[mid]! < r) lo = mid + 1;

@@ -13,8 +13,12 @@ import type { ByteSource } from './store.js';
  * a chunk decompresses only its block (a few recently used blocks are kept decompressed).
  */
 export const TEXT_CODEC = 'lz4';
-/** A block is closed after the text that takes it past this many bytes (and cut below 64 KiB). */
-export const BLOCK_BYTES = 1 << 15;
+/**
+ * A block is closed after the text that takes it past this many bytes (and cut below 64 KiB).
+ * Measured on the topical synthetic corpus: 16 KiB blocks compress 1.40x and decompress in about
+ * 110 us here, 32 KiB ones 1.46x in 220 us; a search decompresses a block per hit for its snippet.
+ */
+export const BLOCK_BYTES = 1 << 14;
 /** LZ4 offsets are 16 bits: a block holds less than 64 KiB. */
 const MAX_BLOCK = (1 << 16) - 1;
 /** Blocks kept decompressed per shard, most recently used. */

@@ -243,7 +243,7 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   /**
    * A text shard's bytes. Plain texts are read one at a time at random (reads, snippets, grep
    * hits): pages of 4 KiB, each a few chunks, so a read copies and faults in little more than the
-   * chunk it wants. Compressed ones a block (32 KiB before compression) at a time.
+   * chunk it wants. Compressed ones a block (16 KiB before compression) at a time.
    */
   const textShard = (s: Manifest['textShards'][number], i: number): ByteSource => {
     const raw = options.shared ? inMemory(options.shared.texts[i], s.file, sizeOf(s.file)) : paged(s.file, m.textCodec ? 1 << 14 : 1 << 12);
