@@ -64,7 +64,7 @@ export class Bm25Scorer {
    * useKernel false: the TypeScript loops even where the WebAssembly ones could run (the tests
    * compare the two).
    */
-  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true) {
+  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true, private readonly maxScore = MAX_SCORE) {
     const m = p.memory;
     this.kernel = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.postDocs === p.postDocs && m.postTfs === p.postTfs ? m : undefined;
     this.acc = this.kernel ? this.kernel.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
@@ -126,6 +126,20 @@ export class Bm25Scorer {
     return s;
   }
 
+  /** The TypeScript accumulate loop (assembly/bm25.ts's accumulate): one term's postings of a segment. */
+  private add(at: number, end: number, base: number, limit: number, idf: number): number {
+    const { postDocs, postTfs } = this.p;
+    const acc = this.acc;
+    const norm = this.norm;
+    for (; at < end; at++) {
+      const d = postDocs[at]!;
+      if (d >= limit) break;
+      const tf = postTfs[at]!;
+      acc[d - base] += idf * (tf / (tf + norm[d]!));
+    }
+    return at;
+  }
+
   /** Score accumulators for one segment of documents, all zero between segments. */
   private readonly acc: Float64Array;
 
@@ -185,6 +199,52 @@ export class Bm25Scorer {
     };
     for (let base = 0; base < N; base += SEGMENT_DOCS) {
       const limit = Math.min(N, base + SEGMENT_DOCS);
+      if (this.maxScore) {
+        // MaxScore over this segment: the terms whose bounds sum below the k-th score so far (the
+        // non-essential ones) are not added up; only the other terms' documents can enter, and
+        // those whose partial score plus that sum can beat the k-th are scored exactly.
+        let essential = 0;
+        while (essential < q && cum[essential]! < min * SLACK) essential++;
+        if (essential > 0) {
+          const rest = cum[essential - 1]!;
+          for (let j = 0; j < q; j++) {
+            const i = byBound[j]!;
+            const from = pos[i]!;
+            segStart[i] = from;
+            if (j < essential) pos[i] = seek(postDocs, from, ends[i]!, limit);
+            else pos[i] = kernel ? kernel.accumulate(from, ends[i]!, base, limit, idfs[i]!) : this.add(from, ends[i]!, base, limit, idfs[i]!);
+          }
+          for (let j = essential; j < q; j++) {
+            const i = byBound[j]!;
+            for (let at = segStart[i]!, end = pos[i]!; at < end; at++) {
+              const doc = postDocs[at]!;
+              const partial = acc[doc - base]!;
+              // Zeroed once seen (every weight is above zero), so a document is looked at once.
+              if (partial === 0) continue;
+              acc[doc - base] = 0;
+              if (partial + rest < min * SLACK) continue;
+              // Scored afresh in query term order, the additions the exhaustive loop makes, so the
+              // score is the same to the bit.
+              let score = 0;
+              for (let t = 0; t < q; t++) {
+                const e = pos[t]!;
+                const hit = seek(postDocs, segStart[t]!, e, doc);
+                if (hit < e && postDocs[hit] === doc) {
+                  const tf = postTfs[hit]!;
+                  score += idfs[t]! * (tf / (tf + norm[doc]!));
+                }
+              }
+              if (score >= min && score > 0) {
+                bufDocs[nBuf] = doc;
+                bufScores[nBuf++] = score;
+                if (nBuf === BUFFER) min = drain();
+              }
+            }
+          }
+          min = drain();
+          continue;
+        }
+      }
       let any = false;
       for (let i = 0; i < q; i++) {
         const idf = idfs[i]!;
@@ -256,6 +316,12 @@ export class Bm25Scorer {
     return heap.sorted();
   }
 }
+
+/**
+ * Whether topK prunes with MaxScore over its segments by default (see topK). Measured side by
+ * side on 1M chunks (npm run bench:search, bench/results/search.json: maxscore): on.
+ */
+export const MAX_SCORE = true;
 
 /** Relative slack on bound tests, so float rounding can only make them look at more documents. */
 const SLACK = 1 - 1e-9;

@@ -1,5 +1,5 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { Grow } from './buffers.js';
+import { writeSync } from 'node:fs';
+import { Grow, Utf8Sink } from './buffers.js';
 import { writeWhole } from './format.js';
 import { lz4Bound, lz4Compress, lz4Decompress } from './lz4.js';
 import type { ByteSource } from './store.js';
@@ -24,72 +24,31 @@ const MAX_BLOCK = (1 << 16) - 1;
 /** Blocks kept decompressed per shard, most recently used. */
 const CACHED_BLOCKS = 16;
 
-const encoder = new TextEncoder();
-
 /** The block index file of a compressed text shard file (text.<k>.lz4 -> text.<k>.blocks). */
 export function blocksFileOf(textFile: string): string {
   return textFile.replace(/\.lz4$/, '.blocks');
 }
 
 /**
- * The texts of a build, appended as UTF-8 and written compressed: the interface of Utf8Sink (the
- * same shard boundaries and positions, which are those of the uncompressed bytes).
+ * The texts of a build, appended as UTF-8 and written compressed: a Utf8Sink (the same shard
+ * boundaries and positions, which are those of the uncompressed bytes) whose every flush, at about
+ * BLOCK_BYTES and where a text ends, is compressed as a block (cut below 64 KiB if a text is longer).
  */
-export class Lz4TextSink {
-  private block = new Uint8Array(2 * BLOCK_BYTES);
-  private used = 0;
-  private out = new Uint8Array(lz4Bound(MAX_BLOCK));
-  private fd = -1;
-  /** Uncompressed and compressed bytes of the current shard so far. */
-  private fileBytes = 0;
+export class Lz4TextSink extends Utf8Sink {
+  private readonly out = new Uint8Array(lz4Bound(MAX_BLOCK));
+  /** Compressed bytes of the current shard so far. */
   private compressed = 0;
   /** The current shard's block index: (uncompressed start, compressed start) pairs. */
   private index = new Grow(Uint32Array);
-  position = 0;
-  readonly files: { file: string; start: number; bytes: number; firstItem: number }[] = [];
-  private items = 0;
-  private closed = false;
 
-  constructor(private readonly pathFor: (shard: number) => string, private readonly maxFileBytes = Number.MAX_SAFE_INTEGER) {}
-
-  write(s: string): void {
-    this.begin(s.length);
-    this.room(3 * s.length);
-    this.appended(encoder.encodeInto(s, this.block.subarray(this.used)).written);
+  constructor(pathFor: (shard: number) => string, maxFileBytes = Number.MAX_SAFE_INTEGER) {
+    super(pathFor, maxFileBytes, BLOCK_BYTES);
   }
 
-  writeBytes(bytes: Uint8Array, units: number): void {
-    this.begin(units);
-    this.room(bytes.length);
-    this.block.set(bytes, this.used);
-    this.appended(bytes.length);
-  }
-
-  /** The shard rule of Utf8Sink: a new file when this text (of `units` UTF-16 units) might pass the limit. */
-  private begin(units: number): void {
-    if (this.fd === -1 || (this.fileBytes > 0 && this.fileBytes + units * 3 > this.maxFileBytes)) this.startFile();
-    this.items++;
-  }
-
-  private room(bytes: number): void {
-    if (this.used + bytes <= this.block.length) return;
-    const next = new Uint8Array(Math.max(2 * this.block.length, this.used + bytes));
-    next.set(this.block.subarray(0, this.used));
-    this.block = next;
-  }
-
-  private appended(bytes: number): void {
-    this.used += bytes;
-    this.fileBytes += bytes;
-    this.position += bytes;
-    if (this.used >= BLOCK_BYTES) this.flushBlock();
-  }
-
-  /** Compress what is buffered as one block (several when it passes 64 KiB) and append it to the file. */
-  private flushBlock(): void {
+  protected override flush(): void {
     let start = this.fileBytes - this.used;
     for (let at = 0; at < this.used; at += MAX_BLOCK) {
-      const piece = this.block.subarray(at, Math.min(this.used, at + MAX_BLOCK));
+      const piece = this.buf.subarray(at, Math.min(this.used, at + MAX_BLOCK));
       const n = lz4Compress(piece, this.out);
       this.index.push(start);
       this.index.push(this.compressed);
@@ -101,33 +60,18 @@ export class Lz4TextSink {
     this.used = 0;
   }
 
-  private startFile(): void {
-    if (this.fd !== -1) this.closeFile();
-    const file = this.pathFor(this.files.length);
-    this.fd = openSync(file, 'w');
-    this.files.push({ file, start: this.position, bytes: 0, firstItem: this.items });
-    this.fileBytes = 0;
+  protected override startFile(): void {
+    super.startFile();
     this.compressed = 0;
     this.index = new Grow(Uint32Array);
   }
 
-  private closeFile(): void {
-    this.flushBlock();
-    closeSync(this.fd);
-    this.fd = -1;
-    this.index.push(this.fileBytes);
-    this.index.push(this.compressed);
+  protected override closeFile(): void {
+    super.closeFile();
     const shard = this.files[this.files.length - 1]!;
-    shard.bytes = this.fileBytes;
+    this.index.push(shard.bytes);
+    this.index.push(this.compressed);
     writeWhole(blocksFileOf(shard.file), this.index.view());
-  }
-
-  /** Flush and close (again: a no-op); creates an empty shard if nothing was written. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.fd === -1 && this.files.length === 0) this.startFile();
-    if (this.fd !== -1) this.closeFile();
   }
 }
 

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Chunk } from '../../src/corpus/chunk.js';
-import { buildIndex, openIndex, openSearcher, SegmentedIndex, type SearchIndex } from '../../src/search/index.js';
+import { Bm25Scorer, buildIndex, openIndex, openSearcher, SegmentedIndex, type SearchIndex } from '../../src/search/index.js';
+import { MAX_SEGMENT_DOCS } from '../../src/search/scoring-memory.js';
 import { lz4Bound, lz4Compress, lz4Decompress } from '../../src/search/lz4.js';
 import { expectSameRanking, iterate, randomChunks, reference, rng, VOCAB } from './bm25-reference.js';
 
@@ -197,5 +198,32 @@ describe('compressed texts', () => {
     const ix = await openIndex(dir);
     expect(() => ix.store.text(3)).toThrow(/text\.0\.lz4, block 0: damaged LZ4 block/);
     ix.close();
+  });
+});
+
+describe('MaxScore pruning', () => {
+  it('gives the exhaustive top k to the bit, in WebAssembly and TypeScript, over small and default segments', async () => {
+    const chunks = randomChunks(4000, 21);
+    const dir = freshDir();
+    await buildIndex(iterate(chunks), dir);
+    const index = await openIndex(dir);
+    const p = index.scorer.p;
+    const exhaustive = new Bm25Scorer(p, MAX_SEGMENT_DOCS, true, false);
+    const variants = [new Bm25Scorer(p, MAX_SEGMENT_DOCS, true, true), new Bm25Scorer(p, 64, true, true), new Bm25Scorer(p, 64, false, true), new Bm25Scorer(p, 256, false, false)];
+    expect(variants[0]!.usesKernel).toBe(index.scorer.usesKernel);
+    const r = rng(77);
+    let compared = 0;
+    for (let q = 0; q < 300; q++) {
+      const query = randomQuery(r);
+      if (index.analyzer.terms(query).length === 0) continue;
+      const ids = index.analyze(query).termIds;
+      for (const k of [1, 5, 10, 100]) {
+        const want = exhaustive.topK(ids, k);
+        for (const v of variants) expect(v.topK(ids, k), `query "${query}" k=${k}`).toEqual(want);
+      }
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(200);
+    index.close();
   });
 });
