@@ -86,7 +86,7 @@ async function childQuery(index: string) {
 const self = fileURLToPath(import.meta.url);
 
 function child(args: string[], timeoutS: number): Record<string, number> {
-  const r = spawnSync(process.execPath, ['--max-old-space-size=12000', self, '--child', ...args], { encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync(process.execPath, ['--max-old-space-size=12000', '--expose-gc', self, '--child', ...args], { encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = r.stdout?.trim().split('\n').pop() ?? '';
   if (r.status === 0 && line.startsWith('{')) return JSON.parse(line) as Record<string, number>;
   throw new Error(r.error ? String(r.error.message) : `child exited ${r.status}`);
