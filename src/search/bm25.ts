@@ -318,10 +318,12 @@ export class Bm25Scorer {
 }
 
 /**
- * Whether topK prunes with MaxScore over its segments by default (see topK). Measured side by
- * side on 1M chunks (npm run bench:search, bench/results/search.json: maxscore): on.
+ * Whether topK prunes with MaxScore over its segments by default. Measured side by side
+ * (bench/pruning.ts; bench/results/search.json, "pruning") on 1M chunks of both synthetic corpora
+ * with their queries, top 10: MaxScore costs about twice the CPU time per query of the exhaustive
+ * loop (its per-candidate lookups cost more than the additions it skips), so it is off.
  */
-export const MAX_SCORE = true;
+export const MAX_SCORE = false;
 
 /** Relative slack on bound tests, so float rounding can only make them look at more documents. */
 const SLACK = 1 - 1e-9;
