@@ -323,9 +323,9 @@ async function main(): Promise<void> {
     {
       child: { type: 'boolean' }, mode: { type: 'string' }, engine: { type: 'string' }, corpus: { type: 'string' }, index: { type: 'string' }, queries: { type: 'string' },
       sizes: { type: 'string' }, 'libs-at': { type: 'string' }, libs: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, timeout: { type: 'string' }, 'build-runs': { type: 'string' },
-      corpora: { type: 'string' }, peers: { type: 'string' }, 'peers-at': { type: 'string' }, 'peers-on': { type: 'string' }, python: { type: 'string' }, 'top-out': { type: 'string' },
+      corpora: { type: 'string' }, peers: { type: 'string' }, merge: { type: 'boolean' }, 'peers-at': { type: 'string' }, 'peers-on': { type: 'string' }, python: { type: 'string' }, 'top-out': { type: 'string' },
     },
-    `usage: npm run bench:search -- [--sizes N,N] [--corpora iid,topical] [--peers NAME,...] [--peers-at N] [--peers-on CORPORA] [--python PATH]
+    `usage: npm run bench:search -- [--sizes N,N] [--corpora iid,topical] [--peers NAME,...] [--peers-at N] [--peers-on CORPORA] [--python PATH] [--merge]
                                 [--libs NAME,...] [--libs-at N] [--build-runs N] [--work DIR] [--out FILE] [--timeout S]
 
 Builds and queries sleuth's index on synthetic corpora (--corpora, default iid,topical) of each size
@@ -334,7 +334,8 @@ Builds and queries sleuth's index on synthetic corpora (--corpora, default iid,t
 (Xapian and bm25s run in --python, default /usr/bin/python3); and the libraries (minisearch,
 wink-bm25-text-search, @orama/orama, sqlite-fts5; --libs '' for none) at --libs-at chunks (default
 100000). sleuth's build runs --build-runs times (default 3) and the median is reported; writes
-bench/results/search.json and prints a table.`,
+bench/results/search.json and prints a table. --merge keeps the runs already in --out that this run
+does not measure again (same engine, corpus and size), each with the date it was measured.`,
   );
   if (values.child) {
     const queries = values.queries ? readQueries(values.queries) : [];
@@ -364,13 +365,19 @@ bench/results/search.json and prints a table.`,
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, 'stopwords.txt'), ENGLISH_STOPWORDS.join('\n') + '\n');
 
-  const runs: Run[] = [];
+  // Each run is dated; with --merge, what --out holds already stays unless measured again.
+  const previous = values.merge && existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string }) : { runs: [] };
+  const kept: (Run & { date?: string })[] = previous.runs.map((r) => ({ date: previous.date, ...r }));
+  const started = new Date().toISOString();
+  const runs: (Run & { date?: string })[] = [];
   const skipped: { engine: string; install: string }[] = [];
   // Results are written after every run, so an interrupted benchmark keeps what it measured.
   const save = () => {
     mkdirSync(dirname(out), { recursive: true });
     const machine = { cores: cpus().length, memory_gb: Number((totalmem() / 2 ** 30).toFixed(1)), node: process.version, shared: 'with other engineers\' jobs (training, benchmarks) running', load_average_at_end: loadavg().map((x) => Number(x.toFixed(2))) };
-    writeFileSync(`${out}.tmp`, JSON.stringify({ date: new Date().toISOString(), machine, runs, skipped }, null, 2) + '\n');
+    const same = (a: Run, b: Run) => a.engine === b.engine && a.corpus === b.corpus && a.chunks === b.chunks;
+    const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started }))];
+    writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped }, null, 2) + '\n');
     renameSync(`${out}.tmp`, out);
   };
   const corpusOf = async (kind: CorpusKind, n: number) => {
