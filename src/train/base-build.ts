@@ -5,8 +5,8 @@ import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, trainLocalTo
 import type { Datum } from '../backend/types.js';
 import { embeddedChunks } from '../corpus/embedded.js';
 import type { Chunk } from '../corpus/chunk.js';
-import { SearchEnvironment } from '../env/search/env.js';
-import { seededRandom } from '../eval/stats.js';
+import { SearchEnvironment } from '../suites/search/env.js';
+import { seededRandom } from '../random.js';
 import { loadTaskSet } from '../tasks/registry.js';
 import type { Task } from '../tasks/task.js';
 import { openIndex } from '../search/index.js';

@@ -1,17 +1,14 @@
+import { addSums, addTokenLoss, clipRange, emptySums, lossMetrics, type LossSums } from '../losses.js';
 import type { Datum, ForwardBackwardResult, LossConfig, LossFn } from '../types.js';
-import { clipRange, tokenLoss } from './losses.js';
 import type { Model } from './model.js';
 
 /** What one thread's share of a forwardBackward call produced. */
 export interface GradientPart {
-  loss: number;
   logprobs: number[][];
-  /** Weighted tokens, and sums over them for the metrics. */
-  tokens: number;
+  /** The loss and the sums over weighted tokens its metrics come from. */
+  sums: LossSums;
+  /** Sum of the learner's entropy over weighted tokens. */
   entropy: number;
-  clipped: number;
-  ratio: number;
-  kl: number;
   /** The gradient (worker threads only; the main thread's stays in its model). */
   grads?: Float32Array;
 }
@@ -23,7 +20,7 @@ export interface GradientPart {
  */
 export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, config: LossConfig, backward = true): GradientPart {
   const [lo, hi] = clipRange(lossFn, config);
-  const part: GradientPart = { loss: 0, logprobs: [], tokens: 0, entropy: 0, clipped: 0, ratio: 0, kl: 0 };
+  const part: GradientPart = { logprobs: [], sums: emptySums(), entropy: 0 };
   for (const d of datums) {
     const n = d.inputTokens.length;
     m.forward(d.inputTokens, 0);
@@ -31,18 +28,8 @@ export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, c
     const lp = m.lp.a, g = m.g_lp.a;
     for (let t = 0; t < n; t++) {
       const q = d.logprobs?.[t] ?? 0;
-      const r = tokenLoss(lossFn, { lp: lp[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
-      part.loss += r.loss;
-      g[t] = r.grad;
-      if (d.weights[t] !== 0) {
-        part.tokens += 1;
-        part.entropy += m.entropy.a[t]!;
-        if (r.clipped) part.clipped += 1;
-        if (lossFn !== 'cross_entropy') {
-          part.ratio += Math.exp(lp[t]! - q);
-          part.kl += q - lp[t]!;
-        }
-      }
+      g[t] = addTokenLoss(part.sums, lossFn, { lp: lp[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi).grad;
+      if (d.weights[t] !== 0) part.entropy += m.entropy.a[t]!;
     }
     part.logprobs.push(Array.from(lp.subarray(0, n)));
     if (backward) m.backward(n);
@@ -52,16 +39,10 @@ export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, c
 
 /** Combine the parts (in shard order) into Tinker's result: summed loss, logprobs per datum, metrics. */
 export function summarize(parts: GradientPart[], lossFn: LossFn): ForwardBackwardResult {
-  const sum = (k: 'loss' | 'tokens' | 'entropy' | 'clipped' | 'ratio' | 'kl') => parts.reduce((s, p) => s + p[k], 0);
-  const tokens = sum('tokens');
-  const metrics: Record<string, number> = { 'loss:sum': sum('loss'), 'tokens:sum': tokens, 'entropy:mean': tokens ? sum('entropy') / tokens : 0 };
-  if (lossFn !== 'cross_entropy') {
-    metrics['ratio:mean'] = tokens ? sum('ratio') / tokens : 1;
-    // Mean of (sampler - learner) logprob over trained tokens: a KL(sampler || learner) estimate.
-    metrics['kl_sampler_learner:mean'] = tokens ? sum('kl') / tokens : 0;
-  }
-  if (lossFn === 'ppo' || lossFn === 'cispo') metrics['clip_fraction:mean'] = tokens ? sum('clipped') / tokens : 0;
-  return { loss: sum('loss'), logprobs: parts.flatMap((p) => p.logprobs), metrics };
+  const sums = addSums(parts.map((p) => p.sums));
+  const entropy = parts.reduce((s, p) => s + p.entropy, 0);
+  const metrics = lossMetrics(lossFn, sums, { 'entropy:mean': sums.tokens ? entropy / sums.tokens : 0 });
+  return { loss: sums.loss, logprobs: parts.flatMap((p) => p.logprobs), metrics };
 }
 
 /**

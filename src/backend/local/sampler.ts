@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import { InputError } from '../../errors.js';
 import type { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import type { SampledSequence, Sampler, SamplingParams } from '../types.js';
-import { Model, seededRandom, type ModelConfig } from './model.js';
+import { seededRandom } from '../../random.js';
+import { Model, type ModelConfig } from './model.js';
 
 /**
  * Samples from a frozen copy of the local model's weights, with a KV cache (the model's per-layer
