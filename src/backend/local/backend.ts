@@ -3,7 +3,7 @@ import { InputError, NumericalError } from '../../errors.js';
 import { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, TrainingBackend } from '../types.js';
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpoint.js';
-import { accumulateGradients, splitByTokens, summarize } from './gradients.js';
+import { accumulateGradients, splitByTokens, summarize, type TrainRows } from './gradients.js';
 import { defaultThreads, GradientPool } from './pool.js';
 import { Model, ModelConfigSchema, paramShapes, type ModelConfig } from './model.js';
 import { LocalSampler } from './sampler.js';
@@ -50,8 +50,10 @@ export interface LocalBackendOptions {
   /** Where saveState and saveWeightsForSampler write (default .sleuth/checkpoints). */
   dir?: string;
   kernels?: 'auto' | 'wasm-simd' | 'js';
-  /** Threads for forwardBackward (default: 2 when the machine has 2 or more cores, and workers can run). */
+  /** Threads for forwardBackward (default: by model size, see defaultThreads). */
   threads?: number;
+  /** How forwardBackward spends its work (default 'loss-rows'; see TrainRows). */
+  trainRows?: TrainRows;
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
@@ -72,9 +74,14 @@ export class LocalBackend implements TrainingBackend {
   private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
   /** Threads forwardBackward uses (this one included). */
   readonly threads: number;
+  /**
+   * forwardBackward's path: 'loss-rows' for training; 'all-rows' where every position's logprob is
+   * wanted (the Tinker API's forward_backward returns them) and as the bench's old path.
+   */
+  trainRows: TrainRows;
   private pool: GradientPool | undefined;
 
-  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number } = {}) {
+  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; trainRows?: TrainRows } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
     this.model = new Model(config, { training: true, kernels: opts.kernels });
     this.tokenizer = tokenizer;
@@ -89,7 +96,8 @@ export class LocalBackend implements TrainingBackend {
       off += s.size;
     }
     this.kernelsKind = opts.kernels ?? 'auto';
-    this.threads = opts.threads ?? defaultThreads();
+    this.threads = opts.threads ?? defaultThreads(config);
+    this.trainRows = opts.trainRows ?? 'loss-rows';
   }
 
   get config(): ModelConfig {
@@ -102,12 +110,12 @@ export class LocalBackend implements TrainingBackend {
    * added in shard order, so results are deterministic for a given thread count.
    */
   async forwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): Promise<ForwardBackwardResult> {
-    const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads) : [datums];
+    const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads, this.trainRows) : [datums];
     if (shards.length === 1) return this.forwardBackwardSync(datums, lossFn, config);
     this.validate(datums, lossFn);
     const pool = (this.pool ??= new GradientPool(this.config, shards.length - 1, this.kernelsKind));
-    const remote = pool.run(this.model.params.a, shards.slice(1), lossFn, config);
-    const local = accumulateGradients(this.model, shards[0]!, lossFn, config);
+    const remote = pool.run(this.model.params.a, shards.slice(1), lossFn, config, this.trainRows);
+    const local = accumulateGradients(this.model, shards[0]!, lossFn, config, true, this.trainRows);
     const parts = [local, ...(await remote)];
     const g = this.model.grads!.a;
     for (const p of parts.slice(1)) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
@@ -123,7 +131,7 @@ export class LocalBackend implements TrainingBackend {
 
   forwardBackwardSync(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): ForwardBackwardResult {
     this.validate(datums, lossFn);
-    const part = accumulateGradients(this.model, datums, lossFn, config);
+    const part = accumulateGradients(this.model, datums, lossFn, config, true, this.trainRows);
     this.pendingDatums += datums.length;
     return finite(summarize([part], lossFn));
   }
@@ -259,7 +267,7 @@ export class LocalBackend implements TrainingBackend {
 export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (opts.checkpoint) {
     const { header, tensors } = readCheckpoint(opts.checkpoint);
-    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads });
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows });
     b.model.params.a.set(tensors.params!);
     if (header.kind === 'state') b.loadStateSync(opts.checkpoint);
     else b.step = header.step;
@@ -268,7 +276,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (!opts.tokenizer) throw new InputError('createLocalBackend: give a checkpoint, or a tokenizer (and optionally a config) for a new model');
   const parsed = ModelConfigSchema.safeParse({ ...DEFAULT_MODEL, ...opts.config, vocabSize: opts.tokenizer.vocabSize });
   if (!parsed.success) throw new InputError(`local model config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`);
-  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads });
+  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows });
   b.model.init(opts.seed ?? 0);
   return b;
 }

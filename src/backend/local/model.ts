@@ -149,6 +149,11 @@ export class Model {
   readonly rowScratch: Tensor;
   readonly rowLse: Tensor;
   private readonly d: GradScratch | null;
+  /** Training: the loss rows' final-norm outputs (gathered) and their gradient. */
+  private readonly lossLnf: Tensor | null;
+  private readonly dLossLnf: Tensor | null;
+  /** Training: per layer, the key/value gradients a shared prefix's suffixes send it. */
+  private readonly prefixDqkv: Tensor[] | null;
   private tokens: Int32Array;
   /** Rows (token positions) run through the network so far: how much work a KV cache saved. */
   rowsRun = 0;
@@ -163,9 +168,9 @@ export class Model {
     const perLayer = S * (D * 3 + 3 * D + D + D + D + D + 4 * D * 2 + D + D) + 4 * S;
     // Sampling needs one attention buffer in all; training keeps each layer's for the backward pass.
     const attFloats = H * S * S * (opts.training ? L : 1);
-    const gradFloats = opts.training ? this.nParams + S * (D * 3 + 3 * D + 8 * D) + S : 0;
+    const gradFloats = opts.training ? this.nParams + S * (D * 3 + 3 * D + 8 * D) + S + 2 * S * D + L * S * 3 * D : 0;
     const floats = this.nParams + gradFloats + S * D + L * perLayer + attFloats + S * D + 2 * S + S * V + 4 * S + V;
-    const tensorsCount = 40 + 20 * L;
+    const tensorsCount = 48 + 24 * L;
     const bytes = (floats + tensorsCount * 4) * 4 + 65536 * 2;
     // WebAssembly (32-bit) memory holds at most 4 GiB; attention probabilities grow as heads x context².
     if (bytes > 2 ** 32 - 65536) throw new InputError(`local model config ${JSON.stringify(c)} needs ${(bytes / 2 ** 30).toFixed(1)} GiB of weights and activations, over the 4 GiB a WebAssembly memory holds: reduce context, nHeads or nLayers`);
@@ -199,6 +204,9 @@ export class Model {
     this.d = opts.training
       ? { dres: h.f32(S * D), dln: h.f32(S * D), datty: h.f32(S * D), dqkv: h.f32(S * 3 * D), dfch: h.f32(S * 4 * D), dfchGelu: h.f32(S * 4 * D), scratch: h.f32(S) }
       : null;
+    this.lossLnf = opts.training ? h.f32(S * D) : null;
+    this.dLossLnf = opts.training ? h.f32(S * D) : null;
+    this.prefixDqkv = opts.training ? Array.from({ length: L }, () => h.f32(S * 3 * D)) : null;
     this.tokens = new Int32Array(S);
   }
 
@@ -273,43 +281,130 @@ export class Model {
 
   /**
    * Accumulate into `grads` the gradient of a loss that depends on the logits only through
-   * lp[t] (the row's target logprob), given g_lp[t] = dL/dlp[t]. Call after logprobs().
+   * lp[t] (the row's target logprob), given g_lp[t] = dL/dlp[t]. Call after logprobs(): every row
+   * of the sequence has logits (the all-rows path).
    */
   backward(n: number): void {
-    if (!this.g || !this.d) throw new Error('model was created without gradients (training: false)');
-    const c = this.config, k = this.k, D = c.dModel, V = c.vocabSize, S = c.context, g = this.g, d = this.d;
+    const { k, d, g } = this.training();
+    const D = this.config.dModel, V = this.config.vocabSize;
     const R = (x: Tensor, w: number) => rows(x, 0, n, w);
-    const zero = (x: Tensor, w: number) => R(x, w).a.fill(0);
     // Logits = lnf · wteᵀ (tied embedding).
     k.softmaxBackward(R(this.logits, V), this.targets, this.g_lp, n, V);
-    zero(d.dln, D);
+    R(d.dln, D).a.fill(0);
     k.matmulBackward(R(d.dln, D), g.wte, null, R(this.logits, V), R(this.lnf, D), this.p.wte, n, D, V);
-    zero(d.dres, D);
-    const last = c.nLayers > 0 ? this.acts[c.nLayers - 1]!.res3 : this.encoded;
-    k.layernormBackward(R(d.dres, D), g.lnfw, g.lnfb, R(d.dln, D), R(last, D), this.p.lnfw, R(this.lnfMean, 1), R(this.lnfRstd, 1), n, D);
+    this.backwardFromLnf(0, n);
+    this.backwardBlocks(0, n, 'none');
+  }
+
+  /**
+   * After forward(tokens, from, n) (no logits): the logits, log-softmax and entropy of the K rows
+   * listed in `lossRows` only (ascending, each in [from, n)), into rows [0, K) of logits, lp and
+   * entropy; `targets[i]` is row lossRows[i]'s target. The output layer is most of a small model's
+   * work, and in RL only the model-written rows carry loss.
+   */
+  lossRowLogprobs(lossRows: ArrayLike<number>, targets: ArrayLike<number>): void {
+    const { k } = this.training();
+    const D = this.config.dModel, V = this.config.vocabSize, K = lossRows.length;
+    const src = this.lnf.a, dst = this.lossLnf!.a;
+    for (let i = 0; i < K; i++) {
+      const r = lossRows[i]!, tgt = targets[i]!;
+      if (!Number.isInteger(tgt) || tgt < 0 || tgt >= V) throw new Error(`target token ${tgt} at position ${r} is outside the vocabulary of ${V}`);
+      this.targets.a[i] = tgt;
+      dst.set(src.subarray(r * D, r * D + D), i * D);
+    }
+    if (K === 0) return;
+    k.matmulForward(rows(this.logits, 0, K, V), rows(this.lossLnf!, 0, K, D), this.p.wte, null, K, D, V);
+    k.softmaxRows(this.logits, this.targets, this.lp, this.entropy, null, K, V);
+  }
+
+  /**
+   * The gradient of lossRowLogprobs' rows (g_lp[i] = dL/dlp of loss row i), through rows
+   * [from, n) of the last forward. With from > 0 the rows before are a shared prefix: the
+   * gradient reaching its keys and values is added into prefixDqkv, and backwardPrefix(from)
+   * takes it through the prefix once, after all of the prefix's suffixes.
+   */
+  backwardLossRows(lossRows: ArrayLike<number>, from: number, n: number): void {
+    const { k, d, g } = this.training();
+    const D = this.config.dModel, V = this.config.vocabSize, K = lossRows.length;
+    if (K === 0) return;
+    k.softmaxBackward(rows(this.logits, 0, K, V), this.targets, this.g_lp, K, V);
+    const dl = rows(this.dLossLnf!, 0, K, D);
+    dl.a.fill(0);
+    k.matmulBackward(dl, g.wte, null, rows(this.logits, 0, K, V), rows(this.lossLnf!, 0, K, D), this.p.wte, K, D, V);
+    rows(d.dln, from, n - from, D).a.fill(0);
+    for (let i = 0; i < K; i++) d.dln.a.set(dl.a.subarray(i * D, i * D + D), lossRows[i]! * D);
+    this.backwardFromLnf(from, n);
+    this.backwardBlocks(from, n, from > 0 ? 'collect' : 'none');
+  }
+
+  /** Zero the shared prefix's collected key/value gradients of rows [0, P) (before its suffixes). */
+  beginPrefix(P: number): void {
+    const w = 3 * this.config.dModel;
+    for (const t of this.prefixDqkv!) t.a.fill(0, 0, P * w);
+  }
+
+  /**
+   * The gradient of a shared prefix (rows [0, P), forward once, no loss rows of its own): what its
+   * suffixes' attention sent to its keys and values, taken through every layer of its rows.
+   */
+  backwardPrefix(P: number): void {
+    const { d } = this.training();
+    rows(d.dres, 0, P, this.config.dModel).a.fill(0);
+    this.backwardBlocks(0, P, 'apply');
+  }
+
+  private training(): { k: Kernels; d: GradScratch; g: ParamViews } {
+    if (!this.g || !this.d) throw new Error('model was created without gradients (training: false)');
+    return { k: this.k, d: this.d, g: this.g };
+  }
+
+  /** dres of rows [from, n) from dln (the final layer norm's output gradient). */
+  private backwardFromLnf(from: number, n: number): void {
+    const { k, d, g } = this.training();
+    const D = this.config.dModel, T = n - from;
+    const R = (x: Tensor, w: number) => rows(x, from, T, w);
+    R(d.dres, D).a.fill(0);
+    const last = this.config.nLayers > 0 ? this.acts[this.config.nLayers - 1]!.res3 : this.encoded;
+    k.layernormBackward(R(d.dres, D), g.lnfw, g.lnfb, R(d.dln, D), R(last, D), this.p.lnfw, R(this.lnfMean, 1), R(this.lnfRstd, 1), T, D);
+  }
+
+  /**
+   * From dres of rows [from, n) (the last block's output gradient) down through every block and
+   * into the embeddings. prefix 'collect': rows before `from` are a shared prefix, whose key/value
+   * gradients are added into prefixDqkv; 'apply': these rows are that prefix, and the collected
+   * gradients join their own.
+   */
+  private backwardBlocks(from: number, n: number, prefix: 'none' | 'collect' | 'apply'): void {
+    const { k, d, g } = this.training();
+    const c = this.config, D = c.dModel, S = c.context, T = n - from;
+    const R = (x: Tensor, w: number) => rows(x, from, T, w);
+    const zero = (x: Tensor, w: number) => R(x, w).a.fill(0);
     for (let l = c.nLayers - 1; l >= 0; l--) {
       const p = this.p.layers[l]!, gl = g.layers[l]!, a = this.acts[l]!;
       const input = l === 0 ? this.encoded : this.acts[l - 1]!.res3;
       // res3 = res2 + fcproj: dres flows to both.
       zero(d.dfchGelu, 4 * D);
-      k.matmulBackward(R(d.dfchGelu, 4 * D), gl.fcprojw, gl.fcprojb, R(d.dres, D), R(a.fchGelu, 4 * D), p.fcprojw, n, 4 * D, D);
+      k.matmulBackward(R(d.dfchGelu, 4 * D), gl.fcprojw, gl.fcprojb, R(d.dres, D), R(a.fchGelu, 4 * D), p.fcprojw, T, 4 * D, D);
       zero(d.dfch, 4 * D);
-      k.geluBackward(R(d.dfch, 4 * D), R(a.fch, 4 * D), R(d.dfchGelu, 4 * D), n * 4 * D);
+      k.geluBackward(R(d.dfch, 4 * D), R(a.fch, 4 * D), R(d.dfchGelu, 4 * D), T * 4 * D);
       zero(d.dln, D);
-      k.matmulBackward(R(d.dln, D), gl.fcw, gl.fcb, R(d.dfch, 4 * D), R(a.ln2, D), p.fcw, n, D, 4 * D);
-      k.layernormBackward(R(d.dres, D), gl.ln2w, gl.ln2b, R(d.dln, D), R(a.res2, D), p.ln2w, R(a.ln2Mean, 1), R(a.ln2Rstd, 1), n, D);
+      k.matmulBackward(R(d.dln, D), gl.fcw, gl.fcb, R(d.dfch, 4 * D), R(a.ln2, D), p.fcw, T, D, 4 * D);
+      k.layernormBackward(R(d.dres, D), gl.ln2w, gl.ln2b, R(d.dln, D), R(a.res2, D), p.ln2w, R(a.ln2Mean, 1), R(a.ln2Rstd, 1), T, D);
       // res2 = input + attproj: dres flows to both.
       zero(d.datty, D);
-      k.matmulBackward(R(d.datty, D), gl.attprojw, gl.attprojb, R(d.dres, D), R(a.atty, D), p.attprojw, n, D, D);
-      zero(d.dqkv, 3 * D);
-      k.attentionBackward(R(d.dqkv, 3 * D), d.scratch, R(d.datty, D), a.qkv, a.att, n, D, c.nHeads, S);
+      k.matmulBackward(R(d.datty, D), gl.attprojw, gl.attprojb, R(d.dres, D), R(a.atty, D), p.attprojw, T, D, D);
+      // Queries of rows [from, n) attend to keys and values of rows [0, n).
+      rows(d.dqkv, 0, n, 3 * D).a.fill(0);
+      k.attentionBackward(d.dqkv, d.scratch, d.datty, a.qkv, a.att, from, n, D, c.nHeads, S);
+      if (prefix === 'collect') addInto(rows(this.prefixDqkv![l]!, 0, from, 3 * D).a, rows(this.prefixDqkv![l]!, 0, from, 3 * D).a, rows(d.dqkv, 0, from, 3 * D).a);
+      if (prefix === 'apply') addInto(R(d.dqkv, 3 * D).a, R(d.dqkv, 3 * D).a, rows(this.prefixDqkv![l]!, 0, n, 3 * D).a);
       zero(d.dln, D);
-      k.matmulBackward(R(d.dln, D), gl.qkvw, gl.qkvb, R(d.dqkv, 3 * D), R(a.ln1, D), p.qkvw, n, D, 3 * D);
-      k.layernormBackward(R(d.dres, D), gl.ln1w, gl.ln1b, R(d.dln, D), R(input, D), p.ln1w, R(a.ln1Mean, 1), R(a.ln1Rstd, 1), n, D);
+      k.matmulBackward(R(d.dln, D), gl.qkvw, gl.qkvb, R(d.dqkv, 3 * D), R(a.ln1, D), p.qkvw, T, D, 3 * D);
+      k.layernormBackward(R(d.dres, D), gl.ln1w, gl.ln1b, R(d.dln, D), R(input, D), p.ln1w, R(a.ln1Mean, 1), R(a.ln1Rstd, 1), T, D);
     }
     // Embeddings: encoded = wte[token] + wpe[position].
     const dres = d.dres.a, gwte = g.wte.a, gwpe = g.wpe.a;
-    for (let t = 0; t < n; t++) {
+    for (let t = from; t < n; t++) {
       const tok = this.tokens[t]!;
       for (let i = 0; i < D; i++) {
         gwte[tok * D + i]! += dres[t * D + i]!;

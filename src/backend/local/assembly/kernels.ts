@@ -301,15 +301,18 @@ export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T
   }
 }
 
-/** Gradient of attention_forward (all rows), accumulated into dqkv; scratch holds S floats. */
-export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, T: i32, C: i32, NH: i32, S: i32): void {
+/**
+ * Gradient of attention_forward for query rows [t0, T), accumulated into dqkv (the keys and values
+ * of rows before t0 get their share too: a shared prefix's); scratch holds S floats.
+ */
+export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32): void {
   const hs = C / NH;
   const hsb = <usize>hs << 2;
   const row3 = <usize>(3 * C) << 2;
   const kOff = <usize>C << 2;
   const vOff = <usize>(2 * C) << 2;
   const scale: f32 = 1 / Mathf.sqrt(<f32>hs);
-  for (let t = 0; t < T; t++) {
+  for (let t = t0; t < T; t++) {
     for (let h = 0; h < NH; h++) {
       const a = att + ((<usize>h * S + t) * S << 2);
       const dO = dout + (<usize>t * C << 2) + <usize>h * hsb;
