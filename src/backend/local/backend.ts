@@ -7,6 +7,7 @@ import { accumulateGradients, splitByTokens, summarize, type TrainRows } from '.
 import { defaultThreads, GradientPool } from './pool.js';
 import { Model, ModelConfigSchema, paramShapes, type ModelConfig } from './model.js';
 import { LocalSampler } from './sampler.js';
+import { BatchSampler, defaultDecodeThreads, InThreadHost, WorkerHost, type DecodeHost } from './batch-sampler.js';
 
 /**
  * Largest weight magnitude the float32 model can run: the product of two weights past 2^64
@@ -54,7 +55,16 @@ export interface LocalBackendOptions {
   threads?: number;
   /** How forwardBackward spends its work (default 'loss-rows'; see TrainRows). */
   trainRows?: TrainRows;
+  /** What saveWeightsForSampler returns (default 'batched'; see LocalBackend.sampling). */
+  sampling?: SamplingPath;
 }
+
+/**
+ * 'batched': saveWeightsForSampler's samplers decode all calls in flight together, in worker
+ * threads (BatchSampler); 'single': one sequence at a time on this thread (LocalSampler), the
+ * old path. Both give the same tokens and logprobs for a seed.
+ */
+export type SamplingPath = 'batched' | 'single';
 
 const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 
@@ -79,9 +89,11 @@ export class LocalBackend implements TrainingBackend {
    * wanted (the Tinker API's forward_backward returns them) and as the bench's old path.
    */
   trainRows: TrainRows;
+  sampling: SamplingPath;
   private pool: GradientPool | undefined;
+  private decodeHost: DecodeHost | undefined;
 
-  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; trainRows?: TrainRows } = {}) {
+  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; trainRows?: TrainRows; sampling?: SamplingPath } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
     this.model = new Model(config, { training: true, kernels: opts.kernels });
     this.tokenizer = tokenizer;
@@ -98,6 +110,7 @@ export class LocalBackend implements TrainingBackend {
     this.kernelsKind = opts.kernels ?? 'auto';
     this.threads = opts.threads ?? defaultThreads(config);
     this.trainRows = opts.trainRows ?? 'loss-rows';
+    this.sampling = opts.sampling ?? 'batched';
   }
 
   get config(): ModelConfig {
@@ -127,6 +140,8 @@ export class LocalBackend implements TrainingBackend {
   async close(): Promise<void> {
     await this.pool?.close();
     this.pool = undefined;
+    await this.decodeHost?.close();
+    this.decodeHost = undefined;
   }
 
   forwardBackwardSync(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): ForwardBackwardResult {
@@ -180,13 +195,27 @@ export class LocalBackend implements TrainingBackend {
     return metrics;
   }
 
-  async saveWeightsForSampler(name: string): Promise<LocalSampler> {
+  async saveWeightsForSampler(name: string): Promise<LocalSampler | BatchSampler> {
+    if (this.sampling === 'single') return this.saveWeightsForLocalSampler(name);
+    const path = this.pathFor(name, 'sampler');
+    this.write(path, name, 'sampler');
+    return this.batchSampler(path);
+  }
+
+  /** saveWeightsForSampler with the single-sequence sampler (streaming, prompt logprobs: the servers'). */
+  saveWeightsForLocalSampler(name: string): LocalSampler {
     const path = this.pathFor(name, 'sampler');
     this.write(path, name, 'sampler');
     return new LocalSampler(path, this.config, this.model.params.a, this.tokenizer, this.kernelsKind);
   }
 
-  /** A sampler on the current weights without writing a file (for evaluation inside a process). */
+  /** A batched sampler on the current weights; all of them share this backend's decoding threads. */
+  batchSampler(name: string): BatchSampler {
+    this.decodeHost ??= defaultDecodeThreads() > 0 ? new WorkerHost(this.config, this.tokenizer, this.kernelsKind, defaultDecodeThreads()) : new InThreadHost(this.config, this.tokenizer, this.kernelsKind);
+    return new BatchSampler(name, this.config, this.model.params.a, this.tokenizer, this.decodeHost, this.kernelsKind);
+  }
+
+  /** A single-sequence sampler on the current weights without writing a file (for evaluation inside a process). */
   samplerInMemory(name = 'memory'): LocalSampler {
     return new LocalSampler(`${this.baseModel}@${name}`, this.config, this.model.params.a, this.tokenizer, this.kernelsKind);
   }
@@ -267,7 +296,7 @@ export class LocalBackend implements TrainingBackend {
 export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (opts.checkpoint) {
     const { header, tensors } = readCheckpoint(opts.checkpoint);
-    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows });
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
     b.model.params.a.set(tensors.params!);
     if (header.kind === 'state') b.loadStateSync(opts.checkpoint);
     else b.step = header.step;
@@ -276,7 +305,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (!opts.tokenizer) throw new InputError('createLocalBackend: give a checkpoint, or a tokenizer (and optionally a config) for a new model');
   const parsed = ModelConfigSchema.safeParse({ ...DEFAULT_MODEL, ...opts.config, vocabSize: opts.tokenizer.vocabSize });
   if (!parsed.success) throw new InputError(`local model config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`);
-  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows });
+  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
   b.model.init(opts.seed ?? 0);
   return b;
 }

@@ -123,6 +123,11 @@ export function seededRandom(seed: number): () => number {
 export interface ModelOptions {
   /** Allocate gradients and backward scratch. */
   training: boolean;
+  /**
+   * Sampling: KV caches of this many sequences (slots), for decoding a batch of them one token
+   * each per step (decodeRows). 0: the one KV cache of forward().
+   */
+  kvSlots?: number;
   kernels?: 'auto' | 'wasm-simd' | 'js';
 }
 
@@ -155,6 +160,10 @@ export class Model {
   /** Training: per layer, the key/value gradients a shared prefix's suffixes send it. */
   private readonly prefixDqkv: Tensor[] | null;
   private tokens: Int32Array;
+  /** kvSlots: per slot, per layer, the q|k|v rows of that sequence; and a batch's scratch. */
+  private readonly slots: Tensor[][];
+  private readonly batchQkv: Tensor | null;
+  private readonly attyOne: Tensor | null;
   /** Rows (token positions) run through the network so far: how much work a KV cache saved. */
   rowsRun = 0;
 
@@ -169,8 +178,10 @@ export class Model {
     // Sampling needs one attention buffer in all; training keeps each layer's for the backward pass.
     const attFloats = H * S * S * (opts.training ? L : 1);
     const gradFloats = opts.training ? this.nParams + S * (D * 3 + 3 * D + 8 * D) + S + 2 * S * D + L * S * 3 * D : 0;
-    const floats = this.nParams + gradFloats + S * D + L * perLayer + attFloats + S * D + 2 * S + S * V + 4 * S + V;
-    const tensorsCount = 48 + 24 * L;
+    const nSlots = opts.kvSlots ?? 0;
+    const slotFloats = nSlots > 0 ? nSlots * L * S * 3 * D + S * 3 * D + S * D : 0;
+    const floats = this.nParams + gradFloats + S * D + L * perLayer + attFloats + S * D + 2 * S + S * V + 4 * S + V + slotFloats;
+    const tensorsCount = 48 + 24 * L + nSlots * L;
     const bytes = (floats + tensorsCount * 4) * 4 + 65536 * 2;
     // WebAssembly (32-bit) memory holds at most 4 GiB; attention probabilities grow as heads x context².
     if (bytes > 2 ** 32 - 65536) throw new InputError(`local model config ${JSON.stringify(c)} needs ${(bytes / 2 ** 30).toFixed(1)} GiB of weights and activations, over the 4 GiB a WebAssembly memory holds: reduce context, nHeads or nLayers`);
@@ -208,6 +219,69 @@ export class Model {
     this.dLossLnf = opts.training ? h.f32(S * D) : null;
     this.prefixDqkv = opts.training ? Array.from({ length: L }, () => h.f32(S * 3 * D)) : null;
     this.tokens = new Int32Array(S);
+    this.slots = Array.from({ length: nSlots }, () => Array.from({ length: L }, () => h.f32(S * 3 * D)));
+    this.batchQkv = nSlots > 0 ? h.f32(S * 3 * D) : null;
+    this.attyOne = nSlots > 0 ? h.f32(S * D) : null;
+    if (nSlots > 0) this.useSlot(0);
+  }
+
+  get kvSlots(): number {
+    return this.slots.length;
+  }
+
+  /** forward() now reads and writes the KV cache of slot i (its own rows stay as they were). */
+  useSlot(i: number): void {
+    this.acts.forEach((a, l) => (a.qkv = this.slots[i]![l]!));
+  }
+
+  /** Copy rows [0, n) of slot `from`'s KV cache into slot `to` (the samples of one prompt). */
+  copySlot(from: number, to: number, n: number): void {
+    const w = 3 * this.config.dModel;
+    for (let l = 0; l < this.config.nLayers; l++) this.slots[to]![l]!.a.set(this.slots[from]![l]!.a.subarray(0, n * w));
+  }
+
+  /**
+   * One decoding step of a batch: row b is token tokens[b] at position positions[b] of the sequence
+   * in slot slots[b] (whose KV cache holds its rows before that position). Logits of row b go to
+   * logits row b. Each row's arithmetic is that of forward() on its sequence alone (matmuls and
+   * norms are row by row, attention reads the row's own cache), so the logits are bit-identical.
+   */
+  decodeRows(slots: ArrayLike<number>, tokens: ArrayLike<number>, positions: ArrayLike<number>): void {
+    const c = this.config, k = this.k, D = c.dModel, S = c.context, B = slots.length;
+    if (B === 0) return;
+    if (B > S) throw new Error(`a decoding batch of ${B} rows exceeds the ${S} rows of the model's buffers`);
+    this.rowsRun += B;
+    const e = this.encoded.a, wte = this.p.wte.a, wpe = this.p.wpe.a;
+    for (let b = 0; b < B; b++) {
+      const tok = tokens[b]!, t = positions[b]!;
+      if (!Number.isInteger(tok) || tok < 0 || tok >= c.vocabSize) throw new Error(`token ${tok} is outside the vocabulary of ${c.vocabSize}`);
+      if (t >= S) throw new Error(`position ${t} exceeds the model context of ${S}`);
+      for (let i = 0; i < D; i++) e[b * D + i] = wte[tok * D + i]! + wpe[t * D + i]!;
+    }
+    const R = (x: Tensor, w: number) => rows(x, 0, B, w);
+    const W = 3 * D, qkvB = this.batchQkv!, one = this.attyOne!;
+    let input = this.encoded;
+    for (let l = 0; l < c.nLayers; l++) {
+      const p = this.p.layers[l]!, a = this.acts[l]!;
+      k.layernormForward(R(a.ln1, D), R(a.ln1Mean, 1), R(a.ln1Rstd, 1), R(input, D), p.ln1w, p.ln1b, B, D);
+      k.matmulForward(R(qkvB, W), R(a.ln1, D), p.qkvw, p.qkvb, B, D, W);
+      for (let b = 0; b < B; b++) {
+        const t = positions[b]!, kv = this.slots[slots[b]!]![l]!;
+        kv.a.set(qkvB.a.subarray(b * W, (b + 1) * W), t * W);
+        k.attentionForward(one, a.att, kv, t, t + 1, D, c.nHeads, S);
+        a.atty.a.set(one.a.subarray(t * D, (t + 1) * D), b * D);
+      }
+      k.matmulForward(R(a.attproj, D), R(a.atty, D), p.attprojw, p.attprojb, B, D, D);
+      addInto(R(a.res2, D).a, R(input, D).a, R(a.attproj, D).a);
+      k.layernormForward(R(a.ln2, D), R(a.ln2Mean, 1), R(a.ln2Rstd, 1), R(a.res2, D), p.ln2w, p.ln2b, B, D);
+      k.matmulForward(R(a.fch, 4 * D), R(a.ln2, D), p.fcw, p.fcb, B, D, 4 * D);
+      k.geluForward(R(a.fchGelu, 4 * D), R(a.fch, 4 * D), B * 4 * D);
+      k.matmulForward(R(a.fcproj, D), R(a.fchGelu, 4 * D), p.fcprojw, p.fcprojb, B, 4 * D, D);
+      addInto(R(a.res3, D).a, R(a.res2, D).a, R(a.fcproj, D).a);
+      input = a.res3;
+    }
+    k.layernormForward(R(this.lnf, D), R(this.lnfMean, 1), R(this.lnfRstd, 1), R(input, D), this.p.lnfw, this.p.lnfb, B, D);
+    k.matmulForward(R(this.logits, c.vocabSize), R(this.lnf, D), this.p.wte, null, B, D, c.vocabSize);
   }
 
   /** GPT-2 initialisation: N(0, 0.02), residual projections scaled by 1/sqrt(2 L), norms at 1. */

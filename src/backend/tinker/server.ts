@@ -718,7 +718,7 @@ export class TinkerServer {
         }
         const name = checkName(r.path, 'save_weights_for_sampler');
         return async () => {
-          const sampler = await b.saveWeightsForSampler(name);
+          const sampler = b.saveWeightsForLocalSampler(name);
           const entry = this.runs.addCheckpoint(m.id, { type: 'sampler', name, file: sampler.modelPath, ttlSeconds: r.ttl_seconds });
           const path = this.flavor === 'tinker' ? entry.tinkerPath : `tinker://${m.id}/${name}`;
           this.samplers.set(path, sampler);
