@@ -40,6 +40,12 @@ function finite(r: ForwardBackwardResult): ForwardBackwardResult {
  */
 export const DEFAULT_MODEL: Omit<ModelConfig, 'vocabSize'> = { context: 768, dModel: 64, nLayers: 2, nHeads: 2 };
 
+/**
+ * The long-episode size (with DEFAULT_VOCAB: 1.3M parameters): a context of 2,048 tokens for
+ * invoice and multi-search episodes, shipped as src/train/assets/local-long.sampler.ckpt.
+ */
+export const LONG_MODEL: Omit<ModelConfig, 'vocabSize'> = { context: 2048, dModel: 128, nLayers: 4, nHeads: 4 };
+
 export interface LocalBackendOptions {
   /** A checkpoint to start from (weights, tokenizer, and Adam state if it is a 'state' checkpoint). */
   checkpoint?: string;
@@ -82,8 +88,8 @@ export class LocalBackend implements TrainingBackend {
   private readonly decayMask: Uint8Array;
   private pendingDatums = 0;
   private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
-  /** Threads forwardBackward uses (this one included). */
-  readonly threads: number;
+  /** Threads forwardBackward uses (this one included); set before the first call. */
+  threads: number;
   /**
    * forwardBackward's path: 'loss-rows' for training; 'all-rows' where every position's logprob is
    * wanted (the Tinker API's forward_backward returns them) and as the bench's old path.
