@@ -64,8 +64,13 @@ const ANALYZER = new Analyzer();
  * model imitating a teacher that writes it has about half as much to copy.
  */
 export function keywordQuery(query: string): string {
+  // Each term once, as the local model's references number them, so a teacher's query is "1-".
   const words: string[] = [];
-  ANALYZER.forEachTerm(query, (_term, start, end) => words.push(query.slice(start, end)));
+  const terms = new Set<string>();
+  ANALYZER.forEachTerm(query, (term, start, end) => {
+    if (!terms.has(term)) words.push(query.slice(start, end));
+    terms.add(term);
+  });
   return words.length ? words.join(' ') : query;
 }
 
@@ -192,10 +197,13 @@ export function followPlans(): FollowPlan[] {
       else for (const withQuestion of [true, false]) for (const k2 of [2, 5, 10]) plans.push({ k1, follow, withQuestion, k2 });
     }
   }
-  // Selective curation: a few top hits and the hits the question names, with or without a follow-up.
+  // Selective curation: a few top hits and the hits the question names, with or without follow-ups.
   for (const k1 of [1, 2, 3]) {
     plans.push({ k1, follow: 0, withQuestion: false, k2: 0, select: 'titles' });
     plans.push({ k1, follow: 1, withQuestion: true, k2: 5, select: 'titles' });
+    plans.push({ k1, follow: 1, withQuestion: false, k2: 2, select: 'titles' });
+    plans.push({ k1, follow: 2, withQuestion: true, k2: 2, select: 'titles' });
+    plans.push({ k1: k1 + 3, follow: 0, withQuestion: false, k2: 0, select: 'titles' });
   }
   return plans;
 }

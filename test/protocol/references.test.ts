@@ -32,11 +32,19 @@ describe('references in the compact format', () => {
     repeated.setQuestion('Tell, tell me: telling?');
     expect(repeated.words).toEqual(['Tell']);
     expect(spanString([1, 2, 3, 4, 7, 9, 10])).toBe('1-4,7,9-10');
+    expect(spanString([1, 2, 3, 4, 7, 9, 10], 10)).toBe('1-4,7,9-');
+    expect(spanString([10], 10)).toBe('10');
+    // The question words a title contains, as a search engine highlights matched terms.
+    expect(refs.matchedWords('Kiss and Tell (1945 film)')).toBe('8-10');
+    expect(refs.matchedWords('Corliss Archer in Kiss')).toBe('6-7,9');
+    expect(refs.matchedWords('Shirley Temple')).toBe('');
   });
 
   it('expands words (a number, a list, spans), titles, and both, into the real query', () => {
     const refs = refsWithHits();
     expect(refs.expand('bm25_search', { q: '1-10' })).toEqual({ ok: true, arguments: { query: 'government position held woman portrayed Corliss Archer film Kiss Tell' } });
+    expect(refs.expand('bm25_search', { q: '1-' })).toEqual({ ok: true, arguments: { query: 'government position held woman portrayed Corliss Archer film Kiss Tell' } });
+    expect(refs.expand('bm25_search', { q: '2,8-' })).toEqual({ ok: true, arguments: { query: 'position film Kiss Tell' } });
     expect(refs.expand('bm25_search', { q: [6, 7], k: 5 })).toEqual({ ok: true, arguments: { query: 'Corliss Archer', k: 5 } });
     expect(refs.expand('bm25_search', { q: 9 })).toEqual({ ok: true, arguments: { query: 'Kiss' } });
     expect(refs.expand('bm25_search', { q: '1-2, 9' })).toEqual({ ok: true, arguments: { query: 'government position Kiss' } });
@@ -58,6 +66,8 @@ describe('references in the compact format', () => {
     expect(error('bm25_search', { q: '11' })).toBe('q: "11" is not a question word (words are numbered 1 to 10)');
     expect(error('bm25_search', { q: [0] })).toBe('q: 0 is not a question word (words are numbered 1 to 10)');
     expect(error('bm25_search', { q: '3-2' })).toContain('"3-2" is not a question word');
+    expect(error('bm25_search', { q: '11-' })).toContain('"11-" is not a question word');
+    expect(error('bm25_search', { q: '-3' })).toContain('"-3" is not a question word');
     expect(error('bm25_search', { q: 'x' })).toContain('"x" is not a question word');
     expect(error('bm25_search', { q: [] })).toContain('is not a question word');
     expect(error('bm25_search', { q: { a: 1 } })).toContain('is not a question word');
@@ -68,9 +78,12 @@ describe('references in the compact format', () => {
 
   it("writes a teacher's searches as references, and they expand back to the same BM25 terms", () => {
     const refs = refsWithHits();
-    expect(refs.compress('bm25_search', { query: 'government position held woman portrayed Corliss Archer film Kiss Tell', k: 10 })).toEqual({ q: '1-10', k: 10 });
+    // A span that reaches the last word is written open: "1-" is the whole question.
+    expect(refs.compress('bm25_search', { query: 'government position held woman portrayed Corliss Archer film Kiss Tell', k: 10 })).toEqual({ q: '1-', k: 10 });
     // The whole question: its stopwords drop out, every kept word is numbered.
-    expect(refs.compress('bm25_search', { query: QUESTION })).toEqual({ q: '1-10' });
+    expect(refs.compress('bm25_search', { query: QUESTION })).toEqual({ q: '1-' });
+    expect(refs.compress('bm25_search', { query: 'Archer film Kiss Tell' })).toEqual({ q: '7-' });
+    expect(refs.compress('bm25_search', { query: 'government position held' })).toEqual({ q: '1-3' });
     expect(refs.compress('bm25_search', { query: 'Shirley Temple government position' })).toEqual({ t: 2, q: '1-2' });
     expect(refs.compress('bm25_search', { query: 'Kiss and Tell (1945 film)' })).toEqual({ t: 1 });
     expect(refs.compress('grep_corpus', { pattern: literalPattern('Shirley Temple', 12) })).toEqual({ t: 2 });
@@ -100,6 +113,14 @@ describe('references in the compact format', () => {
     const second = r.parse(enc('<|call|>{"name":"bm25_search","arguments":{"t":2,"q":"1-2"}}<|call|>{"name":"curate","arguments":{"ids":[1,2]}}<|call|>{"name":"bm25_search","arguments":{"t":9}}<|end|>'));
     expect(second.calls.map((c) => c.arguments)).toEqual([{ query: 'Shirley Temple government position' }, { ids: ['a1b2c3d4e5', 'ffeeddccbb'] }, { t: 9 }]);
     expect(second.calls[2]!.argumentError).toContain('t: 9 is not a hit shown');
+    // Hit numbers in curate and drop may be a span string; a number never shown is an error to the model.
+    const spans = r.parse(enc('<|call|>{"name":"curate","arguments":{"ids":"1-2"}}<|call|>{"name":"drop","arguments":{"ids":"2-"}}<|call|>{"name":"curate","arguments":{"ids":"1,3"}}<|end|>'));
+    expect(spans.calls.map((c) => c.arguments)).toEqual([{ ids: ['a1b2c3d4e5', 'ffeeddccbb'] }, { ids: ['ffeeddccbb'] }, { ids: '1,3' }]);
+    expect(spans.calls[2]!.argumentError).toBe('ids: "3" is not a shown hit (hits are numbered 1 to 2)');
+    // Hit lines carry the numbers of the question words in their titles.
+    expect(r.renderToolContent(hits.content)).toContain('1 Kiss and Tell (1945 film) [8-10]');
+    // A teacher's curate is written as spans of hit numbers.
+    expect(r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids: ['a1b2c3d4e5', 'ffeeddccbb'] } }] }))).toBe('<|call|>{"name":"curate","arguments":{"ids":"1-2"}}<|end|>');
     // A teacher's turn is written with references and parses back to its real calls.
     const written = writeTurnTokens(r, { calls: [{ name: 'bm25_search', arguments: { query: 'Shirley Temple government position', k: 5 } }] });
     expect(r.decode(written)).toBe('<|call|>{"name":"bm25_search","arguments":{"k":5,"t":2,"q":"1-2"}}<|end|>');

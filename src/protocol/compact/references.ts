@@ -6,13 +6,19 @@ import { Analyzer } from '../../search/analyzer.js';
  * (`words: 1 Corliss 2 Archer 3 Kiss 4 Tell`) and, with id aliases, every hit it shows
  * (`3 Kiss and Tell (1945 film): snippet`). A search or grep call may then name
  *
- *   q: question words, as one number, a list of numbers, or a string of numbers and spans: "1-4,7"
+ *   q: question words, as one number, a list of numbers, or a string of numbers and spans: "1-4,7";
+ *      a span without an end runs to the last word: "1-" is the whole question
  *   t: a shown hit (or a list of them), standing for its title
  *
- *   bm25_search {"q":"1-4"}            → {"query":"Corliss Archer Kiss Tell"}
+ *   bm25_search {"q":"1-"}             → {"query":"Corliss Archer Kiss Tell"}
+ *   bm25_search {"q":"1-2"}            → {"query":"Corliss Archer"}
  *   bm25_search {"t":3,"q":"2,4"}      → {"query":"Kiss and Tell (1945 film) Archer Tell"}
  *   grep_corpus {"t":3}                → {"pattern":"Kiss\\s+and\\s+Tell\\s+\\(1945\\s+film\\)"}
  *   grep_corpus {"q":"1-2"}            → {"pattern":"(?i)Corliss\\s+Archer"}
+ *
+ * Hit numbers in curate and drop take the same string form: curate {"ids":"1-3,7"}. Every hit line
+ * ends its title with the numbers of the question words the title contains (`3 Kiss and Tell
+ * (1945 film) [3-4]: snippet`), as a search engine highlights matched terms.
  *
  * The renderer expands references before the environment sees the call, so rollouts, rewards and
  * the explorer hold the real query. A reference to a word or hit that does not exist is not run:
@@ -39,16 +45,36 @@ export function literalPattern(text: string, words = 8): string {
     .join('\\s+');
 }
 
-/** Numbers and spans as the shortest string: [1,2,3,4,7] → "1-4,7". */
-export function spanString(numbers: readonly number[]): string {
+/**
+ * Numbers and spans as the shortest string: [1,2,3,4,7] → "1-4,7". With `last`, a span of two or
+ * more that ends at it is written open: [1,2,3,4,5] with last 5 → "1-".
+ */
+export function spanString(numbers: readonly number[], last?: number): string {
   const parts: string[] = [];
   for (let i = 0; i < numbers.length; ) {
     let j = i;
     while (j + 1 < numbers.length && numbers[j + 1] === numbers[j]! + 1) j++;
-    parts.push(j > i ? `${numbers[i]}-${numbers[j]}` : String(numbers[i]));
+    parts.push(j > i ? `${numbers[i]}-${numbers[j] === last ? '' : numbers[j]}` : String(numbers[i]));
     i = j + 1;
   }
   return parts.join(',');
+}
+
+/**
+ * The numbers a model wrote as one number, a list of numbers, or a string of numbers and spans
+ * ("1-4,7"; "3-" runs to `last`), each from 1 to `last`; or the first item that is not one.
+ */
+export function readSpans(value: unknown, last: number): { ok: true; numbers: number[] } | { ok: false; item: unknown } {
+  const items = Array.isArray(value) ? value : typeof value === 'number' ? [value] : typeof value === 'string' ? value.split(',') : [value];
+  const numbers: number[] = [];
+  for (const item of items) {
+    const m = typeof item === 'number' ? [String(item), String(item)] : typeof item === 'string' ? /^\s*(\d+)\s*(?:-\s*(\d*)\s*)?$/u.exec(item)?.slice(1) : undefined;
+    if (!m) return { ok: false, item };
+    const from = Number(m[0]), to = m[1] === undefined ? from : m[1] === '' ? last : Number(m[1]);
+    if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to > last || from > to) return { ok: false, item };
+    for (let i = from; i <= to; i++) numbers.push(i);
+  }
+  return numbers.length ? { ok: true, numbers } : { ok: false, item: value };
 }
 
 /** One episode's references: the question's numbered words and the titles of the hits shown. */
@@ -77,6 +103,16 @@ export class EpisodeReferences {
 
   noteTitle(alias: number, title: string): void {
     if (title) this.titles.set(alias, title);
+  }
+
+  /** The numbers of the question words a text contains, in order, as a span string ('' for none). */
+  matchedWords(text: string): string {
+    const found = new Set<number>();
+    ANALYZER.forEachTerm(text, (term) => {
+      const n = this.terms.indexOf(term);
+      if (n >= 0) found.add(n + 1);
+    });
+    return spanString([...found].sort((a, b) => a - b));
   }
 
   /** The call's arguments with every reference replaced by its text, or why a reference is wrong. */
@@ -129,7 +165,7 @@ export class EpisodeReferences {
     if (new Set(numbers).size !== numbers.length) return args;
     const out: Args = withoutKey(args, 'query');
     if (t !== undefined) out.t = t;
-    if (numbers.length) out.q = spanString(numbers);
+    if (numbers.length) out.q = spanString(numbers, this.terms.length);
     return out;
   }
 
@@ -146,19 +182,10 @@ export class EpisodeReferences {
   }
 
   private wordTexts(q: unknown): { ok: true; texts: string[] } | { ok: false; error: string } {
-    const numbers: number[] = [];
-    const items = Array.isArray(q) ? q : typeof q === 'number' ? [q] : typeof q === 'string' ? q.split(',') : [q];
     const n = this.words.length;
-    const bad = (item: unknown) => ({ ok: false as const, error: `q: ${JSON.stringify(item)} is not a question word (words are numbered 1 to ${n})` });
-    for (const item of items) {
-      const m = typeof item === 'number' ? [String(item), String(item)] : typeof item === 'string' ? /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/u.exec(item)?.slice(1) : undefined;
-      if (!m) return bad(item);
-      const from = Number(m[0]), to = Number(m[1] ?? m[0]);
-      if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to > n || from > to) return bad(item);
-      for (let i = from; i <= to; i++) numbers.push(i);
-    }
-    if (!numbers.length) return bad(q);
-    return { ok: true, texts: numbers.map((i) => this.words[i - 1]!) };
+    const read = readSpans(q, n);
+    if (!read.ok) return { ok: false, error: `q: ${JSON.stringify(read.item)} is not a question word (words are numbered 1 to ${n})` };
+    return { ok: true, texts: read.numbers.map((i) => this.words[i - 1]!) };
   }
 }
 

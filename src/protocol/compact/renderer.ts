@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParsedCall, ParsedTurn, Renderer } from '../types.js';
 import { BpeTokenizer } from './bpe.js';
-import { EpisodeReferences } from './references.js';
+import { EpisodeReferences, readSpans, spanString } from './references.js';
 
 /**
  * The compact chat format of sleuth's small local model: few template tokens, JSON tool calls,
@@ -58,6 +58,11 @@ export class IdAliases {
       this.byId.set(id, n);
     }
     return n;
+  }
+
+  /** How many ids have been shown (aliases run from 1 to this). */
+  get size(): number {
+    return this.ids.length;
   }
 
   /** The alias of an id already shown, else undefined. */
@@ -130,7 +135,7 @@ export class CompactRenderer implements Renderer {
     const aliases = this.aliases;
     if (!aliases) return assistantText(text, calls);
     const shown = (v: unknown) => (typeof v === 'string' ? (aliases.known(v) ?? v) : v);
-    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: mapIdArguments(c.arguments, shown) })));
+    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(mapIdArguments(c.arguments, shown)) : mapIdArguments(c.arguments, shown) })));
   }
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
@@ -163,11 +168,21 @@ export class CompactRenderer implements Renderer {
       if (loose) calls.push({ ...loose, status: 'off_form', problem: 'call written without <|call|>', tokenSpan: [0, end] });
     }
     const aliases = this.aliases;
-    if (aliases) for (const c of calls) c.arguments = mapIdArguments(c.arguments, (v) => aliases.resolve(v));
     const refs = this.refs;
+    if (aliases && refs) {
+      // Hit numbers written as a string of spans ("1-3,7"), as references allow, become a list.
+      for (const c of calls) {
+        const args = c.arguments;
+        if (!isObject(args) || (typeof args.ids !== 'string' && typeof args.ids !== 'number')) continue;
+        const read = readSpans(args.ids, aliases.size);
+        if (read.ok) c.arguments = { ...args, ids: read.numbers };
+        else c.argumentError = `ids: ${JSON.stringify(read.item)} is not a shown hit (hits are numbered 1 to ${aliases.size})`;
+      }
+    }
+    if (aliases) for (const c of calls) c.arguments = mapIdArguments(c.arguments, (v) => aliases.resolve(v));
     if (refs) {
       for (const c of calls) {
-        if (c.status === 'unparseable') continue;
+        if (c.status === 'unparseable' || c.argumentError) continue;
         const e = refs.expand(c.name, c.arguments);
         if (e.ok) c.arguments = e.arguments;
         else c.argumentError = e.error;
@@ -193,6 +208,12 @@ export class CompactRenderer implements Renderer {
   private decodeText(tokens: number[]): string {
     return this.tokenizer.decode(tokens.filter((t) => !this.tokenizer.isSpecial(t)));
   }
+}
+
+/** Arguments whose `ids` are all hit numbers, with the ids written as a span string ("1-3,7"). */
+function idSpans(args: unknown): unknown {
+  if (!isObject(args) || !Array.isArray(args.ids) || !args.ids.length || !args.ids.every((v) => typeof v === 'number')) return args;
+  return { ...args, ids: spanString(args.ids as number[]) };
 }
 
 /** Text of an assistant turn: free text, then each call as `<|call|>{"name":..,"arguments":..}`, then <|end|>. */
@@ -260,7 +281,9 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
     // A hit the episode has shown before is one number and its title: the model has read its snippet.
     const line = (h: Record<string, unknown>) => {
       const shown = aliases?.known(String(h.id ?? '')) !== undefined;
-      const head = `${idOf(h.id, h.title)} ${String(h.title ?? '')}`;
+      const title = String(h.title ?? '');
+      const matched = refs?.matchedWords(title);
+      const head = `${idOf(h.id, h.title)} ${title}${matched ? ` [${matched}]` : ''}`;
       return shown ? head : `${head}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}`;
     };
     const lines = value.hits.map((h) => (isObject(h) ? line(h) : JSON.stringify(shrink(h))));
