@@ -1,6 +1,6 @@
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NumericalError } from '../errors.js';
+import { InputError, NumericalError } from '../errors.js';
 import { performance } from 'node:perf_hooks';
 import type { Rollout } from '../agent/rollout.js';
 import { runEpisode } from '../agent/episode.js';
@@ -21,7 +21,14 @@ import type { TrainingSetup } from './backend-factory.js';
 import type { TrainConfig } from './config.js';
 import { rlDatum } from './datums.js';
 import { collectBatch, type Group } from './dynamic.js';
+import { DifficultyFilter } from './difficulty.js';
+import { applyKlPenalty } from './kl.js';
+import { learningRateAt } from './lr-schedule.js';
 import { rolloutMetrics, samplingSplit } from './metrics.js';
+import { pruneStateCheckpoints } from './retention.js';
+import { SamplingPipeline } from './staleness.js';
+import { updateOnBatch } from './update.js';
+import { loadSampler } from '../backend/local/index.js';
 
 /**
  * The GRPO loop of the seeds, fully synchronous: each step samples a group of rollouts per query
@@ -185,6 +192,18 @@ function evalRecord(step: number, s: Summary): Record<string, unknown> {
   return out;
 }
 
+/**
+ * The frozen reference of the KL penalty: the run's starting weights (step 0's sampler; on resume,
+ * its file, which only the local backend can load back).
+ */
+async function referenceSampler(o: TrainRunOptions, current: Sampler): Promise<Sampler> {
+  if (!o.start) return current;
+  const first = readCheckpoints<CheckpointRecord>(o.dir).find((r) => r.step === 0);
+  const path = first ? join(first.path, '..', 'sampler-0.sampler.ckpt') : undefined;
+  if (!path || !existsSync(path)) throw new InputError(`klPenaltyCoef: resuming needs the run's starting weights (checkpoints/sampler-0.sampler.ckpt), which this run does not have`);
+  return loadSampler(path);
+}
+
 export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
   const { config: c, setup, env, rubric } = o;
   const { backend } = setup;
@@ -231,25 +250,36 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
   };
 
   let sampler: Sampler = await backend.saveWeightsForSampler(`sampler-${step}`);
+  /** The step whose weights `sampler` holds. */
+  let samplerStep = step;
   if (!o.start) {
     // Step 0's state: a run killed during its first step resumes from here.
     const path = await backend.saveState(`step-0`);
     last = { step: 0, path, samplerPath: null, cursor: 0, time: new Date().toISOString() };
     appendCheckpoints(o.dir, [last]);
   }
+  const reference = c.klPenaltyCoef > 0 ? await referenceSampler(o, sampler) : undefined;
+  const difficulty = new DifficultyFilter(c.difficultyFilter);
+  if (c.difficultyFilter > 0 && o.start) difficulty.replay(readJsonl<Rollout>(runPath(o.dir, 'rollouts')).records);
   if (c.evalAtStart && step === 0) await evalAt(0, sampler);
 
-  let stopped = false;
-  while (step < o.steps) {
+  // Sampling one step's batch with the newest weights at the time it starts (maxStaleness > 0:
+  // while an earlier step trains).
+  const sampleStep = async (s: number) => {
     const t0 = performance.now();
-    const s = step + 1;
-    let groupIndex = 0;
+    const stepSampler = sampler, fromStep = samplerStep;
+    let skipped = 0, groupIndex = 0;
     const sampleGroups = async (count: number): Promise<Group<Rollout>[]> => {
-      const positions = Array.from({ length: count }, (_, i) => cursor + i);
-      cursor += count;
+      const positions: number[] = [];
+      // The difficulty filter passes over tasks it skips (at most one epoch of them per call).
+      for (let scanned = 0; positions.length < count; scanned++) {
+        const pos = cursor++;
+        if (scanned < n && difficulty.skips(o.trainTasks[taskAt(pos, n, c.seed, orders)]!.id)) skipped++;
+        else positions.push(pos);
+      }
       const groups: Group<Rollout>[] = positions.map((pos) => ({ query: pos, rewards: [], rollouts: [] }));
       const jobs = positions.flatMap((pos, gi) => Array.from({ length: c.groupSize }, (_, j) => ({ pos, gi, j })));
-      const agents = positions.map((pos) => setup.agent(sampler, `train:${o.dir}@step-${step}`, c.temperature, groupSeed(c.seed, pos)));
+      const agents = positions.map((pos) => setup.agent(stepSampler, `train:${o.dir}@step-${fromStep}`, c.temperature, groupSeed(c.seed, pos)));
       const first = groupIndex;
       groupIndex += count;
       const slots: Rollout[][] = positions.map(() => new Array<Rollout>(c.groupSize));
@@ -264,57 +294,65 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
       groups.forEach((g, gi) => {
         g.rollouts = slots[gi]!;
         g.rewards = g.rollouts.map((r) => r.reward!.total);
+        difficulty.record(g.rollouts[0]!.taskId, g.rewards);
       });
       return groups;
     };
     const batch = await collectBatch(c.groupsPerStep, c.dynamicSampling, c.refillRounds, sampleGroups);
+    return { batch, cursorAfter: cursor, skipped, samplerStep: fromStep, sampleSeconds: (performance.now() - t0) / 1000 };
+  };
+  const pipeline = new SamplingPipeline(c.maxStaleness, sampleStep);
+
+  let stopped = false;
+  while (step < o.steps) {
+    const t0 = performance.now();
+    const s = step + 1;
+    const sampledStep = await pipeline.take(s, o.steps);
+    const { batch } = sampledStep;
     const tSampled = performance.now();
 
     // Advantages per group; every sampled rollout is recorded with its advantage (0 when dropped).
     const keptSet = new Set(batch.kept);
-    const datums: Datum[] = [];
-    const pending: { rollout: Rollout; advantage: number }[] = [];
+    const pending: { rollout: Rollout; advantage: number; group: number }[] = [];
     for (const g of batch.sampled) {
       const adv = groupAdvantages(g.rewards, c.advantage);
       g.rollouts.forEach((r, i) => {
         r.advantage = keptSet.has(g) ? adv[i]! : 0;
-        if (keptSet.has(g) && adv[i] !== 0 && r.endReason !== 'error') pending.push({ rollout: r, advantage: adv[i]! });
+        if (keptSet.has(g) && adv[i] !== 0 && r.endReason !== 'error') pending.push({ rollout: r, advantage: adv[i]!, group: g.query });
       });
     }
-    const built = pending.map((p) => rlDatum(p.rollout, p.advantage)).filter((d): d is Datum => d !== undefined);
+    const built = pending.map((p) => ({ datum: rlDatum(p.rollout, p.advantage), group: p.group })).filter((x): x is { datum: Datum; group: number } => x.datum !== undefined);
     // A sequence longer than the model's context cannot be trained on; it is counted, not sent.
-    const trained = built.filter((d) => setup.contextLimit === undefined || d.inputTokens.length <= setup.contextLimit);
+    const fits = built.filter((x) => setup.contextLimit === undefined || x.datum.inputTokens.length <= setup.contextLimit);
+    const trained = fits.map((x) => x.datum);
     const trainTokens = trained.reduce((sum, d) => sum + d.weights.reduce((a, w) => a + w, 0), 0);
-    // Tinker sums the loss over tokens; scaling advantages by 1/tokens makes it the batch's mean.
-    const scale = c.lossScale === 'tokens' && trainTokens > 0 ? 1 / trainTokens : 1;
-    if (scale !== 1) for (const d of trained) d.advantages = d.advantages!.map((a) => a * scale);
-    let fb: Record<string, number> = {}, opt: Record<string, number> = {};
+    let fb: Record<string, number> = {}, opt: Record<string, number> = {}, updates = 0, klReference: number | null = null;
+    const learningRate = learningRateAt(c.adam.learningRate, s, o.steps, c.lrSchedule);
     // A NaN or infinite number stops the run here, before this step is recorded or checkpointed:
     // the last checkpoint stays the last good one, and the message says which it is.
     const diverged = (what: string) =>
-      new NumericalError(`training stopped at step ${s}: ${what}; learning rate ${c.adam.learningRate}; last good checkpoint: ${last ? `step ${last.step} (${last.path})` : 'none'}`);
+      new NumericalError(`training stopped at step ${s}: ${what}; learning rate ${learningRate}; last good checkpoint: ${last ? `step ${last.step} (${last.path})` : 'none'}`);
     const blownSampler = batch.sampled.flatMap((g) => g.rollouts).find((r) => r.turns.some((t) => t.sampledLogprobs?.some((x) => !Number.isFinite(x))));
     if (blownSampler) throw diverged(`the sampler's log-probabilities are not finite (rollout ${blownSampler.id}): the weights have blown up`);
     try {
-      if (trained.length > 0) {
-        const lossConfig = { ...(c.clipLow !== undefined ? { clipLowThreshold: c.clipLow } : {}), ...(c.clipHigh !== undefined ? { clipHighThreshold: c.clipHigh } : {}) };
-        const r = await backend.forwardBackward(trained, c.loss, lossConfig);
-        fb = { loss: r.loss, ...r.metrics };
-        if (!Number.isFinite(r.loss)) throw new NumericalError(`the loss is not finite (${r.loss})`);
-      }
-      // An optimiser step even on an empty batch keeps step numbers and Adam's clock aligned.
-      opt = (await backend.optimStep({ ...c.adam })).metrics;
-      const gradNorm = opt['grad_norm'];
-      if (gradNorm !== undefined && !Number.isFinite(gradNorm)) throw new NumericalError(`the gradient is not finite (norm ${gradNorm})`);
+      if (reference && trained.length) klReference = await applyKlPenalty(trained, reference, c.klPenaltyCoef, c.klEstimator);
+      const lossConfig = { ...(c.clipLow !== undefined ? { clipLowThreshold: c.clipLow } : {}), ...(c.clipHigh !== undefined ? { clipHighThreshold: c.clipHigh } : {}) };
+      // Tinker sums the loss over tokens; lossScale 'tokens' divides by each minibatch's tokens (a mean).
+      const u = await updateOnBatch(backend, trained, fits.map((x) => x.group), { loss: c.loss, lossConfig, adam: { ...c.adam, learningRate }, ppoEpochs: c.ppoEpochs, minibatches: c.minibatches, lossScale: c.lossScale });
+      fb = u.fb;
+      opt = u.opt;
+      updates = u.updates;
     } catch (err) {
       if (err instanceof NumericalError) throw diverged(err.message);
       throw err;
     }
     sampler = await backend.saveWeightsForSampler(`sampler-${s}`);
+    samplerStep = s;
     const tTrained = performance.now();
 
     const split = samplingSplit(batch.sampled);
-    const sampleWall = (tSampled - t0) / 1000;
+    // With maxStaleness > 0 the batch was sampled while earlier steps trained: its own sampling time.
+    const sampleWall = c.maxStaleness > 0 ? sampledStep.sampleSeconds : (tSampled - t0) / 1000;
     const envShare = split.sampleMs + split.envMs > 0 ? split.envMs / (split.sampleMs + split.envMs) : 0;
     const m = rolloutMetrics(batch.sampled, o.price);
     const record: Record<string, unknown> = {
@@ -333,10 +371,15 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
       ratio_mean: fb['ratio:mean'] ?? null,
       clip_fraction: fb['clip_fraction:mean'] ?? null,
       grad_norm: opt['grad_norm'] ?? null,
-      learning_rate: c.adam.learningRate,
+      learning_rate: learningRate,
+      updates,
+      kl_reference: klReference,
+      sampler_staleness: s - 1 - sampledStep.samplerStep,
+      tasks_skipped: sampledStep.skipped,
       beta: rubric.beta.kind === 'constant' ? rubric.beta.beta : null,
       time_sampling_s: sampleWall * (1 - envShare),
       time_env_s: sampleWall * envShare,
+      time_waiting_s: (tSampled - t0) / 1000,
       time_training_s: (tTrained - tSampled) / 1000,
       time_step_s: (tTrained - t0) / 1000,
       cost_usd: costUsd({ promptTokens: m['prompt_tokens'] as number, completionTokens: m['completion_tokens'] as number, trainTokens }, o.price),
@@ -351,12 +394,12 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
     stopped = o.shouldStop?.() ?? false;
     if (step % c.checkpointEvery === 0 || step === o.steps || stopped) {
       const path = await backend.saveState(`step-${step}`);
-      const previous = last;
-      last = { step, path, samplerPath: sampler.modelPath, cursor, time: new Date().toISOString() };
+      // The cursor after this step's own batch: a batch sampled ahead is sampled again on resume.
+      last = { step, path, samplerPath: sampler.modelPath, cursor: sampledStep.cursorAfter, time: new Date().toISOString() };
       appendCheckpoints(o.dir, [last]);
-      // Optimiser state is three times the weights: keep it for the newest checkpoint only (the
+      // Optimiser state is three times the weights: keep the newest keepCheckpoints of them (the
       // records stay, and every step's sampler weights stay for evaluation and the explorer).
-      if (previous && previous.path !== path && !previous.path.startsWith('tinker://')) rmSync(previous.path, { force: true });
+      pruneStateCheckpoints(readCheckpoints<CheckpointRecord>(o.dir), c.keepCheckpoints);
     }
     o.onStep?.({ step, steps: o.steps, metrics: record, stepSeconds: (performance.now() - t0) / 1000 });
     if (stopped) break;
