@@ -164,7 +164,7 @@ async function sampleRollouts(sampler: Sampler, ep: Episode, concurrent: boolean
   return { datums, sampled };
 }
 
-async function measureSize(label: string, vocab: number, config: Omit<ModelConfig, 'vocabSize'>, ep: Episode) {
+async function measureSize(label: string, vocab: number, config: Omit<ModelConfig, 'vocabSize'>, ep: Episode, paths: Path[]) {
   const tok = benchTokenizer(vocab);
   const dir = mkdtempSync(join(tmpdir(), 'sleuth-bench-'));
   // Old: the old default of two gradient threads; new: threads by model size.
@@ -180,9 +180,9 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
   batchTokens = datums.reduce((s, d) => s + d.inputTokens.length, 0);
   lossTokens = datums.reduce((s, d) => s + d.weights.filter((w) => w !== 0).length, 0);
   const adam = { learningRate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 };
-  for (const p of PATHS) await backends[p].forwardBackward(datums.slice(0, 4), 'importance_sampling');
+  for (const p of paths) await backends[p].forwardBackward(datums.slice(0, 4), 'importance_sampling');
   for (let round = 0; round < ROUNDS; round++) {
-    for (const p of PATHS) {
+    for (const p of paths) {
       const b = backends[p];
       b.model.zeroGrads();
       runs[p].fb.push((await time(() => b.forwardBackward(datums, 'importance_sampling'))).wall);
@@ -207,7 +207,7 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
   }
   await Promise.all(PATHS.map((p) => backends[p].close()));
   rmSync(dir, { recursive: true, force: true });
-  const per = (p: Path) => ({
+  const per = (p: Path) => (runs[p].fb.length === 0 ? null : {
     fwd_bwd_tokens_per_s: Math.round(batchTokens / median(runs[p].fb)),
     loss_tokens_per_s: Math.round(lossTokens / median(runs[p].fb)),
     sample_tokens_per_s: Math.round(sampledTokens / median(runs[p].sample)),
@@ -225,7 +225,7 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
     loss_tokens: lossTokens,
     sampled_tokens: sampledTokens,
     old: per('old'),
-    new: per('new'),
+    new: per('new')!,
     seconds: runs,
   };
 }
@@ -277,16 +277,18 @@ async function demoSteps(stepsPerRun: number) {
   return { config: 'configs/local-demo.json', rollouts: c.groupsPerStep * c.groupSize, steps_per_run: stepsPerRun, old: per('old'), new: per('new'), seconds: out };
 }
 
-const sizes = [await measureSize('default', DEFAULT_VOCAB, { ...DEFAULT_MODEL, context: 1024 }, DEMO_EPISODE), await measureSize('long-episode', DEFAULT_VOCAB, LONG_MODEL, LONG_EPISODE)];
+// The long-episode model is new: only the new path runs it (the old one would take most of an hour here).
+const sizes = [await measureSize('default', DEFAULT_VOCAB, { ...DEFAULT_MODEL, context: 1024 }, DEMO_EPISODE, PATHS), await measureSize('long-episode', DEFAULT_VOCAB, LONG_MODEL, LONG_EPISODE, ['new'])];
 const demo = await demoSteps(Number(process.env['BENCH_DEMO_STEPS'] ?? 4));
 console.log(`\nGRPO batch of ${ROLLOUTS} rollouts (groups of ${GROUP}), median of ${ROUNDS} alternating rounds, wall clock:`);
 console.table(
   Object.fromEntries(
     sizes.flatMap((s) =>
-      PATHS.map((p) => [
-        `${s.label} d${s.config.dModel} L${s.config.nLayers} ctx${s.config.context} (${(s.params / 1e6).toFixed(2)}M), ${p}`,
-        { 'fwd+bwd tok/s': s[p].fwd_bwd_tokens_per_s, 'loss tok/s': s[p].loss_tokens_per_s, 'sampling tok/s': s[p].sample_tokens_per_s, 'GRPO step s': s[p].grpo_step_s, threads: s[p].threads },
-      ]),
+      PATHS.flatMap((p) => {
+        const r = s[p];
+        if (!r) return [];
+        return [[`${s.label} d${s.config.dModel} L${s.config.nLayers} ctx${s.config.context} (${(s.params / 1e6).toFixed(2)}M), ${p}`, { 'fwd+bwd tok/s': r.fwd_bwd_tokens_per_s, 'loss tok/s': r.loss_tokens_per_s, 'sampling tok/s': r.sample_tokens_per_s, 'GRPO step s': r.grpo_step_s, threads: r.threads }]];
+      }),
     ),
   ),
 );

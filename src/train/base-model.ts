@@ -62,9 +62,13 @@ export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string
   return path;
 }
 
-/** The shipped, pretrained local base model (src/train/assets/, see base-build.ts), if present. */
-export function shippedBasePath(): string | undefined {
-  for (const rel of ['../../../src/train/assets/local-base.sampler.ckpt', './assets/local-base.sampler.ckpt']) {
+/**
+ * A shipped, pretrained local model (src/train/assets/, see base-build.ts), if present: the base
+ * (local-base.sampler.ckpt) or the long-episode one (local-long.sampler.ckpt).
+ */
+export function shippedBasePath(size: 'base' | 'long' = 'base'): string | undefined {
+  const file = `local-${size}.sampler.ckpt`;
+  for (const rel of [`../../../src/train/assets/${file}`, `./assets/${file}`]) {
     const p = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(p)) return p;
   }

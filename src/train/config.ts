@@ -73,7 +73,8 @@ export const TrainConfigSchema = z
     env: z.enum(['search', 'qa', 'invoices']).default('search'),
     backend: z.enum(['local', 'tinker']).default('local'),
     /**
-     * local: a checkpoint path, `shipped` (the pretrained base model in src/train/assets/), or `base`
+     * local: a checkpoint path, `shipped` (the pretrained base model in src/train/assets/),
+     * `shipped-long` (the long-episode model there, context 2,048), or `base`
      * (a fresh model of localModel's size with its tokenizer, built on first use).
      * tinker: the base model name (e.g. openai/gpt-oss-20b) or a tinker:// checkpoint.
      */
@@ -329,7 +330,7 @@ export function configFromFlags(values: Record<string, unknown>): Record<string,
 export function configFlagsUsage(): string {
   return `Every config field is also a flag (kebab case; nested fields with a dot):
   --tasks NAME --train-split S --eval-split S --train-limit N --eval-limit N --env search|qa
-  --backend local|tinker --model PATH|shipped|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
+  --backend local|tinker --model PATH|shipped|shipped-long|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
   --local.d-model N --local.n-layers N --local.n-heads N --local.context N --local.vocab N --local.pretrain-steps N
   --groups-per-step N --group-size N --steps N --epochs X --concurrency N --search-workers N --seed N
   --lr X (= --adam.learning-rate) --adam.beta1 --adam.beta2 --adam.eps --adam.weight-decay --adam.grad-clip-norm

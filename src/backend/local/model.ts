@@ -260,10 +260,8 @@ export class Model {
     }
     const R = (x: Tensor, w: number) => rows(x, 0, B, w);
     const W = 3 * D, qkvB = this.batchQkv!, one = this.attyOne!;
-    let input = this.encoded;
-    for (let l = 0; l < c.nLayers; l++) {
-      const p = this.p.layers[l]!, a = this.acts[l]!;
-      k.layernormForward(R(a.ln1, D), R(a.ln1Mean, 1), R(a.ln1Rstd, 1), R(input, D), p.ln1w, p.ln1b, B, D);
+    const last = this.blocks(0, B, (l, p, a) => {
+      // Each row's q|k|v goes to its own sequence's cache, and attends over that cache.
       k.matmulForward(R(qkvB, W), R(a.ln1, D), p.qkvw, p.qkvb, B, D, W);
       for (let b = 0; b < B; b++) {
         const t = positions[b]!, kv = this.slots[slots[b]!]![l]!;
@@ -271,16 +269,8 @@ export class Model {
         k.attentionForward(one, a.att, kv, t, t + 1, D, c.nHeads, S);
         a.atty.a.set(one.a.subarray(t * D, (t + 1) * D), b * D);
       }
-      k.matmulForward(R(a.attproj, D), R(a.atty, D), p.attprojw, p.attprojb, B, D, D);
-      addInto(R(a.res2, D).a, R(input, D).a, R(a.attproj, D).a);
-      k.layernormForward(R(a.ln2, D), R(a.ln2Mean, 1), R(a.ln2Rstd, 1), R(a.res2, D), p.ln2w, p.ln2b, B, D);
-      k.matmulForward(R(a.fch, 4 * D), R(a.ln2, D), p.fcw, p.fcb, B, D, 4 * D);
-      k.geluForward(R(a.fchGelu, 4 * D), R(a.fch, 4 * D), B * 4 * D);
-      k.matmulForward(R(a.fcproj, D), R(a.fchGelu, 4 * D), p.fcprojw, p.fcprojb, B, 4 * D, D);
-      addInto(R(a.res3, D).a, R(a.res2, D).a, R(a.fcproj, D).a);
-      input = a.res3;
-    }
-    k.layernormForward(R(this.lnf, D), R(this.lnfMean, 1), R(this.lnfRstd, 1), R(input, D), this.p.lnfw, this.p.lnfb, B, D);
+    });
+    k.layernormForward(R(this.lnf, D), R(this.lnfMean, 1), R(this.lnfRstd, 1), R(last, D), this.p.lnfw, this.p.lnfb, B, D);
     k.matmulForward(R(this.logits, c.vocabSize), R(this.lnf, D), this.p.wte, null, B, D, c.vocabSize);
   }
 
@@ -302,6 +292,30 @@ export class Model {
   }
 
   /**
+   * Every block over rows [from, from + T) of the activations (encoded rows already set);
+   * `attention(l, p, a)` turns the rows of a.ln1 into those of a.atty. Returns the last block's output.
+   */
+  private blocks(from: number, T: number, attention: (l: number, p: LayerParams, a: LayerActs) => void): Tensor {
+    const k = this.k, D = this.config.dModel;
+    const R = (x: Tensor, w: number) => rows(x, from, T, w);
+    let input = this.encoded;
+    for (let l = 0; l < this.config.nLayers; l++) {
+      const p = this.p.layers[l]!, a = this.acts[l]!;
+      k.layernormForward(R(a.ln1, D), R(a.ln1Mean, 1), R(a.ln1Rstd, 1), R(input, D), p.ln1w, p.ln1b, T, D);
+      attention(l, p, a);
+      k.matmulForward(R(a.attproj, D), R(a.atty, D), p.attprojw, p.attprojb, T, D, D);
+      addInto(R(a.res2, D).a, R(input, D).a, R(a.attproj, D).a);
+      k.layernormForward(R(a.ln2, D), R(a.ln2Mean, 1), R(a.ln2Rstd, 1), R(a.res2, D), p.ln2w, p.ln2b, T, D);
+      k.matmulForward(R(a.fch, 4 * D), R(a.ln2, D), p.fcw, p.fcb, T, D, 4 * D);
+      k.geluForward(R(a.fchGelu, 4 * D), R(a.fch, 4 * D), T * 4 * D);
+      k.matmulForward(R(a.fcproj, D), R(a.fchGelu, 4 * D), p.fcprojw, p.fcprojb, T, 4 * D, D);
+      addInto(R(a.res3, D).a, R(a.res2, D).a, R(a.fcproj, D).a);
+      input = a.res3;
+    }
+    return input;
+  }
+
+  /**
    * Run rows [from, n) of `tokens` (rows before `from` must hold the same tokens from an earlier
    * call: the KV cache), and the logits of rows [logitsFrom, n).
    */
@@ -319,22 +333,11 @@ export class Model {
       for (let i = 0; i < D; i++) e[t * D + i] = wte[tok * D + i]! + wpe[t * D + i]!;
     }
     const R = (x: Tensor, w: number) => rows(x, from, T, w);
-    let input = this.encoded;
-    for (let l = 0; l < c.nLayers; l++) {
-      const p = this.p.layers[l]!, a = this.acts[l]!;
-      k.layernormForward(R(a.ln1, D), R(a.ln1Mean, 1), R(a.ln1Rstd, 1), R(input, D), p.ln1w, p.ln1b, T, D);
+    const last = this.blocks(from, T, (_, p, a) => {
       k.matmulForward(R(a.qkv, 3 * D), R(a.ln1, D), p.qkvw, p.qkvb, T, D, 3 * D);
       k.attentionForward(a.atty, a.att, a.qkv, from, n, D, c.nHeads, S);
-      k.matmulForward(R(a.attproj, D), R(a.atty, D), p.attprojw, p.attprojb, T, D, D);
-      addInto(R(a.res2, D).a, R(input, D).a, R(a.attproj, D).a);
-      k.layernormForward(R(a.ln2, D), R(a.ln2Mean, 1), R(a.ln2Rstd, 1), R(a.res2, D), p.ln2w, p.ln2b, T, D);
-      k.matmulForward(R(a.fch, 4 * D), R(a.ln2, D), p.fcw, p.fcb, T, D, 4 * D);
-      k.geluForward(R(a.fchGelu, 4 * D), R(a.fch, 4 * D), T * 4 * D);
-      k.matmulForward(R(a.fcproj, D), R(a.fchGelu, 4 * D), p.fcprojw, p.fcprojb, T, 4 * D, D);
-      addInto(R(a.res3, D).a, R(a.res2, D).a, R(a.fcproj, D).a);
-      input = a.res3;
-    }
-    k.layernormForward(R(this.lnf, D), R(this.lnfMean, 1), R(this.lnfRstd, 1), R(input, D), this.p.lnfw, this.p.lnfb, T, D);
+    });
+    k.layernormForward(R(this.lnf, D), R(this.lnfMean, 1), R(this.lnfRstd, 1), R(last, D), this.p.lnfw, this.p.lnfb, T, D);
     const TL = n - logitsFrom;
     if (TL > 0) k.matmulForward(rows(this.logits, logitsFrom, TL, c.vocabSize), rows(this.lnf, logitsFrom, TL, D), this.p.wte, null, TL, D, c.vocabSize);
   }
