@@ -25,16 +25,16 @@
  * building its index once into .sleuth/bench/.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { seededRandom } from '../src/eval/stats.js';
+import { seededRandom } from '../src/random.js';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
 import { runEpisode } from '../src/agent/episode.js';
 import type { Agent, AgentCall, AgentTurn, ToolExchange } from '../src/agent/types.js';
-import { SearchEnvironment, type SearchBackend } from '../src/env/search/env.js';
-import { CachedBackend } from '../src/env/search/cache.js';
-import { SearchPool } from '../src/env/search/pool.js';
+import { SearchEnvironment, type SearchBackend } from '../src/suites/search/env.js';
+import { CachedBackend } from './search-cache.js';
+import { SearchWorkers } from '../src/suites/search/search-workers.js';
 import { openIndex, type SearchIndex } from '../src/search/index.js';
 import { readSharedBytes } from '../src/search/open.js';
 import type { Task } from '../src/tasks/task.js';
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
   // index (reads) and every worker's alike.
   const shared = values.lazy ? undefined : readSharedBytes(indexDir);
   const index = await openIndex(indexDir, shared ? { shared } : {});
-  const pool = workers > 0 ? await SearchPool.open(indexDir, index, { workers, recordServiceTimes: true, preload: !values.lazy, ...(shared ? { shared } : {}) }) : undefined;
+  const pool = workers > 0 ? await SearchWorkers.open(indexDir, index, { workers, recordServiceTimes: true, preload: !values.lazy, ...(shared ? { shared } : {}) }) : undefined;
   if (!values.lazy) index.store.loadAll();
   const cache = values.cache ? new CachedBackend(pool ?? index) : undefined;
   const backend: SearchBackend = cache ?? pool ?? index;

@@ -24,7 +24,8 @@ import { parseTrainConfig, readConfigFile, rubricOf } from '../src/train/config.
 import { trainGrpo } from '../src/train/grpo.js';
 import { loadTrainInputs } from '../src/train/run.js';
 import { createKernels, type Kernels } from '../src/backend/local/kernels.js';
-import { paramCount, seededRandom, type ModelConfig } from '../src/backend/local/model.js';
+import { paramCount, type ModelConfig } from '../src/backend/local/model.js';
+import { seededRandom } from '../src/random.js';
 import { DEFAULT_VOCAB } from '../src/backend/local/tokenizer.js';
 import type { Datum } from '../src/backend/types.js';
 import { BpeTokenizer } from '../src/protocol/compact/bpe.js';

@@ -1,6 +1,6 @@
 import type { Sampler } from '../backend/types.js';
 import type { ParsedCall, Renderer } from '../protocol/types.js';
-import { writeTurnTokens } from '../protocol/write-turn.js';
+import { canWriteTurns, writeTurnTokens } from '../protocol/write-turn.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
 
 export interface TokenSampling {
@@ -142,7 +142,7 @@ export class RenderedAgent implements Agent {
     readonly inner: Agent,
     readonly renderer: Renderer,
   ) {
-    if (!renderer.writeTurn) throw new Error(`renderer ${renderer.name} cannot write turns (no writeTurn)`);
+    if (!canWriteTurns(renderer)) throw new Error(`renderer ${renderer.name} cannot write turns (no writeTurn)`);
     this.spec = inner.spec;
   }
 
@@ -150,7 +150,7 @@ export class RenderedAgent implements Agent {
     const inner = await this.inner.start(ctx);
     const renderer = this.renderer.forEpisode?.() ?? this.renderer;
     const write = (text: string, calls: AgentCall[]) =>
-      renderer.writeTurn!({ text, calls: calls.map((c) => ({ name: c.name, arguments: typeof c.arguments === 'string' ? safeJson(c.arguments) : c.arguments })) });
+      writeTurnTokens(renderer, { text, calls: calls.map((c) => ({ name: c.name, arguments: typeof c.arguments === 'string' ? safeJson(c.arguments) : c.arguments })) });
     const context: number[] = [];
     let lastSampled: number[] | undefined;
     // The teacher's current turn: calls not yet written, and results of those already run.

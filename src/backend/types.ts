@@ -1,5 +1,9 @@
+import type { LossConfig, LossFn } from './losses.js';
+
+export type { LossConfig, LossFn };
+
 /**
- * The training backend has Tinker's shape (../shared/docs/reference/TINKER_API.md), so the trainer
+ * The training backend has Tinker's shape (docs/tinker.md), so the trainer
  * drives the local CPU model and a remote Tinker (or SkyRL) server through one interface.
  * The backend knows nothing about rewards; the trainer knows nothing about the backend.
  */
@@ -20,13 +24,6 @@ export interface Datum {
   advantages?: number[];
 }
 
-export type LossFn = 'cross_entropy' | 'importance_sampling' | 'ppo' | 'cispo';
-
-export interface LossConfig {
-  /** ppo defaults 0.8 / 1.2; cispo defaults 0.0 / 4.0. */
-  clipLowThreshold?: number;
-  clipHighThreshold?: number;
-}
 
 export interface ForwardBackwardResult {
   /** Summed loss over all tokens of all datums (Tinker's reduction). */
@@ -79,6 +76,8 @@ export interface Sampler {
 export interface TrainingBackend {
   readonly kind: 'local' | 'tinker';
   readonly baseModel: string;
+  /** Longest training sequence (inputTokens) the model takes, when the backend knows it. */
+  readonly contextLimit: number | undefined;
   forwardBackward(datums: Datum[], lossFn: LossFn, config?: LossConfig): Promise<ForwardBackwardResult>;
   optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }>;
   /**
@@ -90,4 +89,6 @@ export interface TrainingBackend {
   /** Weights and optimiser state; returns the path (or tinker:// URI) it was saved to. */
   saveState(name: string): Promise<string>;
   loadState(path: string): Promise<void>;
+  /** Stop what the backend started (worker threads, connections); the backend is unusable after. */
+  close(): Promise<void>;
 }

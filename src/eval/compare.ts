@@ -1,30 +1,31 @@
 import { InputError } from '../errors.js';
 import { latestRollouts, readRollouts, readRunConfig } from '../runs/store.js';
 import type { Price } from './cost.js';
-import { MEAN_METRICS, rolloutRow, taskMeans, type EvalKind, type RolloutRow } from './metrics.js';
+import { suiteOfRun } from '../suites/registry.js';
+import { MEAN_METRICS, rolloutRow, taskMeans, type RolloutRow } from './metrics.js';
 import { bootstrapMean, pairedBootstrap, type BootstrapOptions, type Interval } from './stats.js';
 
 /** A run directory's scored rollouts as metric rows. */
 export interface RunRows {
   dir: string;
   agent: string;
-  kind: EvalKind;
+  /** The suite the run's rollouts belong to. */
+  kind: string;
   rows: RolloutRow[];
 }
 
 /** Read a run's rollouts (the latest record per task and sample) with the kind and price it was run with. */
 export function loadRunRows(dir: string): RunRows {
   const config = readRunConfig(dir);
-  const rubric = config['rubric'] as { kind?: unknown } | undefined;
-  const kind: EvalKind = rubric?.kind === 'qa' ? 'qa' : 'search';
   const price = (config['price'] ?? undefined) as Price | undefined;
   const { rollouts } = readRollouts(dir);
   if (rollouts.length === 0) throw new InputError(`run ${dir}: rollouts.jsonl holds no rollouts`);
+  const suite = suiteOfRun(config, rollouts);
   const rows = latestRollouts(rollouts).map((r) => {
     if (!r.reward) throw new InputError(`run ${dir}: rollout ${r.id} has no reward; was it written by sleuth eval?`);
-    return rolloutRow(r, kind, price);
+    return rolloutRow(r, suite.kind, price);
   });
-  return { dir, agent: String(config['agent'] ?? rollouts[0]!.agent), kind, rows };
+  return { dir, agent: String(config['agent'] ?? rollouts[0]!.agent), kind: suite.kind, rows };
 }
 
 export interface RunComparison {

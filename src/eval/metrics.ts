@@ -1,11 +1,9 @@
 import type { Rollout } from '../agent/rollout.js';
 import { allCalls } from '../reward/search.js';
-import { invoiceBucket } from '../env/invoices/env.js';
+import { suiteOf } from '../suites/registry.js';
+
 import { costUsd, type Price } from './cost.js';
 import { bestOf, bootstrapMean, groupBy, mean, pairedBootstrap, passAtK, type BootstrapOptions, type Interval } from './stats.js';
-
-/** Which kind of scoring a run used: it decides success (pass@k) and the failure buckets. */
-export type EvalKind = 'search' | 'qa' | 'invoices';
 
 /**
  * One rollout's numbers under plain names: every reward part, plus the episode's shape.
@@ -23,32 +21,10 @@ export interface RolloutRow {
   offformCalls: number;
 }
 
-/**
- * Failure buckets, checked in order so each rollout lands in exactly one.
- * QA (seed: small language models): correct (exact match), near miss (answered, token F1 >= 0.5),
- * wrong (answered), no answer. Search: complete (every fact covered), partial, missed (curated
- * but covered nothing), empty (curated nothing).
- */
-export const BUCKETS: Record<EvalKind, readonly string[]> = {
-  qa: ['correct', 'near_miss', 'wrong', 'no_answer'],
-  search: ['complete', 'partial', 'missed', 'empty'],
-  invoices: ['correct', 'partial', 'wrong', 'no_answer'],
-};
-
-function bucketOf(kind: EvalKind, parts: Record<string, number>, curatedSize: number): string {
-  if (kind === 'invoices') return invoiceBucket(parts);
-  if (kind === 'qa') {
-    if (parts['exact_match'] === 1) return 'correct';
-    if (parts['answered'] !== 1) return 'no_answer';
-    return (parts['f1'] ?? 0) >= 0.5 ? 'near_miss' : 'wrong';
-  }
-  if (curatedSize === 0) return 'empty';
-  const recall = parts['recall'] ?? 0;
-  return recall >= 1 ? 'complete' : recall > 0 ? 'partial' : 'missed';
-}
-
 /** A rollout must have been scored (rollout.reward) before it becomes a row. */
-export function rolloutRow(r: Rollout, kind: EvalKind, price: Price | undefined): RolloutRow {
+/** The suite of `kind` decides the row's failure bucket and success, and whether it has a curated set. */
+export function rolloutRow(r: Rollout, kind: string, price: Price | undefined): RolloutRow {
+  const suite = suiteOf(kind);
   if (!r.reward) throw new Error(`rollout ${r.id} (task ${r.taskId}) has not been scored`);
   const parts = r.reward.parts;
   const calls = allCalls(r);
@@ -58,8 +34,8 @@ export function rolloutRow(r: Rollout, kind: EvalKind, price: Price | undefined)
   const values: Record<string, number> = {
     reward: r.reward.total,
     ...parts,
-    // A curated set is what a search episode returns; QA episodes return an answer instead.
-    ...(kind === 'search' ? { valid: curatedSize > 0 ? 1 : 0, curated_size: curatedSize } : {}),
+    // Only an episode that returns a curated set has one to measure.
+    ...(suite.result === 'curated set' ? { valid: curatedSize > 0 ? 1 : 0, curated_size: curatedSize } : {}),
     turns: r.turns.length,
     tokens: r.promptTokens + r.completionTokens,
     prompt_tokens: r.promptTokens,
@@ -69,8 +45,7 @@ export function rolloutRow(r: Rollout, kind: EvalKind, price: Price | undefined)
     wall_s: r.wallMs / 1000,
   };
   if (costUsdValue !== null) values['cost_usd'] = costUsdValue;
-  const success = kind === 'invoices' ? parts['pass'] === 1 : kind === 'qa' ? parts['exact_match'] === 1 : (parts['recall'] ?? 0) >= 1;
-  return { taskId: r.taskId, sample: r.sample, endReason: r.endReason, bucket: bucketOf(kind, parts, curatedSize), success, values, costUsd: costUsdValue, calls: calls.length, offformCalls };
+  return { taskId: r.taskId, sample: r.sample, endReason: r.endReason, bucket: suite.bucket(parts, curatedSize), success: suite.success(parts), values, costUsd: costUsdValue, calls: calls.length, offformCalls };
 }
 
 /** Per task, the mean of a metric over its samples (tasks are the unit a bootstrap resamples). */
@@ -84,8 +59,8 @@ export function taskMeans(rows: readonly RolloutRow[], metric: string): Map<stri
 }
 
 export interface Summary {
-  /** How rollouts were scored: search (curated sets) or qa (answers). */
-  scoring: EvalKind;
+  /** The suite whose rubric scored the rollouts (its kind). */
+  scoring: string;
   tasks: number;
   rollouts: number;
   /** Most samples of any task (the N of best-of-N and the k of pass_at_k). */
@@ -104,11 +79,12 @@ export const MEAN_METRICS = [
   'valid', 'curated_size', 'turns', 'tokens', 'offform_episode', 'wall_s', 'cost_usd',
 ] as const;
 
-export function summarize(rows: readonly RolloutRow[], kind: EvalKind, bootstrap: BootstrapOptions = {}): Summary {
+export function summarize(rows: readonly RolloutRow[], kind: string, bootstrap: BootstrapOptions = {}): Summary {
+  const suite = suiteOf(kind);
   const byTask = groupBy(rows, (r) => r.taskId);
   const samples = Math.max(0, ...[...byTask.values()].map((l) => l.length));
   const summary: Summary = {
-    scoring: kind,
+    scoring: suite.kind,
     tasks: byTask.size,
     rollouts: rows.length,
     samples,
@@ -137,7 +113,7 @@ export function summarize(rows: readonly RolloutRow[], kind: EvalKind, bootstrap
   summary['offform_call_share'] = calls === 0 ? 0 : rows.reduce((s, r) => s + r.offformCalls, 0) / calls;
 
   for (const r of rows) summary.end_reasons[r.endReason] = (summary.end_reasons[r.endReason] ?? 0) + 1;
-  for (const b of BUCKETS[kind]) summary.buckets[b] = rows.length === 0 ? 0 : rows.filter((r) => r.bucket === b).length / rows.length;
+  for (const b of suite.buckets) summary.buckets[b] = rows.length === 0 ? 0 : rows.filter((r) => r.bucket === b).length / rows.length;
 
   if (samples > 0) {
     const passAt = (k: number) => mean([...byTask.values()].map((list) => passAtK(list.length, list.filter((r) => r.success).length, Math.min(k, list.length))));

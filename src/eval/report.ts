@@ -1,3 +1,4 @@
+import { suiteOf } from '../suites/registry.js';
 import type { Comparison } from './compare.js';
 import type { Headroom, Summary } from './metrics.js';
 import type { Interval } from './stats.js';
@@ -58,7 +59,7 @@ export function formatSummary(s: Summary, title: string): string {
   if (s['total_cost_usd'] === null) rows.push(['cost', 'unknown', '(no price for this model)']);
   const lines = [title, `${s.tasks} tasks x up to ${s.samples} samples = ${s.rollouts} rollouts${s.errors ? `, ${s.errors} ended in error` : ''}`, '', alignRows(rows).join('\n'), ''];
   lines.push('end reasons: ' + Object.entries(s.end_reasons).map(([k, v]) => `${k} ${v}`).join(', '));
-  lines.push(`${s.scoring === 'search' ? 'curated sets' : 'answers'}: ` + Object.entries(s.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
+  lines.push(`${suiteOf(s.scoring).result === 'curated set' ? 'curated sets' : 'answers'}: ` + Object.entries(s.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
   return lines.join('\n');
 }
 

@@ -5,10 +5,11 @@ import { runEpisode } from '../agent/episode.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Task } from '../tasks/task.js';
 import { seededKey } from '../tasks/split.js';
-import { scoreRollout, type Rubric } from '../reward/rubric.js';
+import type { Rubric } from '../reward/rubric.js';
+import { scoreRollout } from '../suites/registry.js';
 import { appendRollouts, finishedKeys, latestRollouts, openRunDir, readRollouts, rolloutKey, writeSummary, type RunConfig } from '../runs/store.js';
 import type { Price } from './cost.js';
-import { rolloutRow, summarize, type EvalKind, type Summary } from './metrics.js';
+import { rolloutRow, summarize, type Summary } from './metrics.js';
 import type { BootstrapOptions } from './stats.js';
 
 export interface EvalOptions {
@@ -69,7 +70,8 @@ export function episodeSeed(seed: number, taskId: string, sample: number): numbe
 }
 
 /** Score rollouts and summarise them (also used to re-summarise a run directory). */
-export function summarizeRollouts(rollouts: readonly Rollout[], kind: EvalKind, price: Price | undefined, bootstrap?: BootstrapOptions): Summary {
+/** `kind`: the suite whose rubric scored them. */
+export function summarizeRollouts(rollouts: readonly Rollout[], kind: string, price: Price | undefined, bootstrap?: BootstrapOptions): Summary {
   return summarize(latestRollouts(rollouts).map((r) => rolloutRow(r, kind, price)), kind, bootstrap);
 }
 
@@ -100,8 +102,7 @@ export async function runEval(o: EvalOptions): Promise<EvalResult> {
   const wanted = new Set(o.tasks.flatMap((t) => Array.from({ length: o.samples }, (_, s) => rolloutKey({ taskId: t.id, sample: s }))));
   const after = readRollouts(o.dir);
   const rollouts = after.rollouts.filter((r) => wanted.has(rolloutKey(r)));
-  const kind: EvalKind = o.rubric.kind;
-  const summary = summarizeRollouts(rollouts, kind, o.price, o.bootstrap);
+  const summary = summarizeRollouts(rollouts, o.rubric.kind, o.price, o.bootstrap);
   summary['eval_wall_s'] = (performance.now() - t0) / 1000;
   summary['rubric'] = o.rubric.name;
   writeSummary(o.dir, summary);

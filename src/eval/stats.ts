@@ -3,17 +3,7 @@
  * paired differences between runs, unbiased pass@k, best-of-N.
  */
 
-/** mulberry32: a small, fast, seeded PRNG, so that every interval is reproducible. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../random.js';
 
 export function mean(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;

@@ -1,6 +1,6 @@
 import type { Rollout } from '../agent/rollout.js';
-import { fBeta } from '../reward/search.js';
-import { scoreRollout, type Rubric } from '../reward/rubric.js';
+import type { Rubric } from '../reward/rubric.js';
+import { scoreRollout, suiteOf } from '../suites/registry.js';
 import type { Task } from '../tasks/task.js';
 import { allEqual, groupAdvantages, type AdvantageKind } from '../train/advantages.js';
 
@@ -39,7 +39,9 @@ export interface LabResult {
   allEqual: boolean;
 }
 
-export function rescoreGroup(rollouts: readonly Rollout[], settings: LabSettings, kind: 'search' | 'qa', tasks: ReadonlyMap<string, Task> | undefined): LabResult {
+/** `kind`: the suite the rollouts belong to. */
+export function rescoreGroup(rollouts: readonly Rollout[], settings: LabSettings, kind: string, tasks: ReadonlyMap<string, Task> | undefined): LabResult {
+  const suite = suiteOf(kind);
   const rubric: Rubric = { name: 'lab', kind, weights: settings.weights, beta: { kind: 'constant', beta: settings.beta } };
   const useTasks = tasks !== undefined && rollouts.every((r) => tasks.has(r.taskId));
   const scored = rollouts.map((r) => {
@@ -47,8 +49,8 @@ export function rescoreGroup(rollouts: readonly Rollout[], settings: LabSettings
       const b = scoreRollout(tasks.get(r.taskId)!, r, rubric, r.step ?? 0);
       return { total: b.total, parts: b.parts };
     }
-    const parts = { ...(r.reward?.parts ?? {}) };
-    if (kind === 'search' && typeof parts['precision'] === 'number' && typeof parts['recall'] === 'number') parts['fbeta'] = fBeta(parts['precision'], parts['recall'], settings.beta);
+    const stored = { ...(r.reward?.parts ?? {}) };
+    const parts = suite.partsAtBeta?.(stored, settings.beta) ?? stored;
     let total = 0;
     for (const [name, w] of Object.entries(settings.weights)) total += w * (parts[name] ?? 0);
     return { total, parts };

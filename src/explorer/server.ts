@@ -6,6 +6,7 @@ import type { Rollout } from '../agent/rollout.js';
 import { InputError, isInputError } from '../errors.js';
 import { compareRuns, loadRunRows } from '../eval/compare.js';
 import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';
+import { suiteOfRun } from '../suites/registry.js';
 import { readTaskSet, TASKSET_FILES, taskSetDir } from '../tasks/registry.js';
 import { sleuthHome } from '../tasks/store.js';
 import { runPath } from '../runs/layout.js';
@@ -236,7 +237,7 @@ class Api {
     if (members.length === 0) throw new PathRefused(`run '${v.id}' has no such group`);
     const rollouts = members.map((s) => v.index.read(s.n)!);
     const config = v.config();
-    const kind: 'search' | 'qa' = rubricKind(config, rollouts);
+    const suite = suiteOfRun(config, rollouts);
     const defaults: LabSettings = {
       weights: { ...(rollouts[0]!.reward?.weights ?? {}) },
       // The trainer scores step s's rollouts with the beta of step s - 1 (the policy that sampled them).
@@ -245,13 +246,13 @@ class Api {
     };
     const settings = labSettings(p, defaults, Object.keys(rollouts[0]!.reward?.parts ?? {}));
     const tasks = this.taskMap(v);
-    const lab = rescoreGroup(rollouts, settings, kind, tasks.tasks);
+    const lab = rescoreGroup(rollouts, settings, suite.kind, tasks.tasks);
     return {
       taskId: rollouts[0]!.taskId,
       query: rollouts[0]!.query,
       step: rollouts[0]!.step ?? null,
       group: rollouts[0]!.group ?? null,
-      kind,
+      kind: suite.kind,
       members: members.map((s, i) => ({ ...s, parts: rollouts[i]!.reward?.parts ?? {}, curatedIds: [...new Set(rollouts[i]!.curated)], finalText: rollouts[i]!.turns.at(-1)?.text.slice(0, 600) ?? '' })),
       defaults,
       parts: Object.keys(rollouts[0]!.reward?.parts ?? {}),
@@ -323,12 +324,6 @@ function numberOr(v: unknown): number | null {
 function intervalsOf(summary: Record<string, unknown> | null): Record<string, { mean: number; lo: number; hi: number; n: number }> {
   const iv = summary?.['intervals'];
   return typeof iv === 'object' && iv !== null ? (iv as Record<string, { mean: number; lo: number; hi: number; n: number }>) : {};
-}
-
-function rubricKind(config: Record<string, unknown>, rollouts: Rollout[]): 'search' | 'qa' {
-  const rubric = config['rubric'] as { kind?: unknown } | undefined;
-  if (rubric?.kind === 'qa' || rubric?.kind === 'search') return rubric.kind;
-  return 'fbeta' in (rollouts[0]?.reward?.parts ?? {}) ? 'search' : 'qa';
 }
 
 /** F-beta's beta the run used at a step: eval runs store the rubric, training runs their reward config. */

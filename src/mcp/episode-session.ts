@@ -3,7 +3,8 @@ import type { Rollout, RewardBreakdown } from '../agent/rollout.js';
 import type { Agent, AgentSession, AgentTurn, ToolExchange } from '../agent/types.js';
 import { errorResult } from '../env/episode-base.js';
 import type { Budgets, Environment, ToolResult } from '../env/types.js';
-import { scoreRollout, type Rubric } from '../reward/index.js';
+import type { Rubric } from '../reward/rubric.js';
+import { scoreRollout } from '../suites/registry.js';
 import type { Task } from '../tasks/task.js';
 
 /** What finish (or the call that ran out the budget) reports besides the tool's own result. */

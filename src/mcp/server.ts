@@ -20,10 +20,10 @@ import {
   ErrorCode,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { SearchEnvironment } from '../env/search/env.js';
+import type { SearchEnvironment } from '../suites/search/env.js';
 import type { Budgets, ToolResult } from '../env/types.js';
 import { readJsonBody, RequestError, sendJson } from '../http/json.js';
-import type { Rubric } from '../reward/index.js';
+import type { Rubric } from '../reward/rubric.js';
 import type { Task } from '../tasks/task.js';
 import { ExternalEpisode, type EpisodeOutcome } from './episode-session.js';
 

@@ -14,12 +14,12 @@
  *
  * POST /search and POST /grep answer in sleuth's own JSON, as `sleuth search --json` and
  * `sleuth grep --json` print it. GET /health says the server is up. Every search and grep goes
- * through the SearchBackend it is given: a SearchPool's worker threads answer a batch in parallel.
+ * through the SearchBackend it is given: a SearchWorkers's worker threads answer a batch in parallel.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { Chunk } from '../corpus/chunk.js';
-import type { SearchBackend } from '../env/search/env.js';
+import type { SearchBackend } from '../suites/search/env.js';
 import { isInputError } from '../errors.js';
 import { readJsonBody, RequestError, sendJson } from '../http/json.js';
 import type { SearchHit } from '../search/types.js';

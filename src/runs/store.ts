@@ -16,12 +16,17 @@ export const RunKindSchema = z.enum(['eval', 'sft', 'train']);
 export const RunConfigSchema = z.object({ kind: RunKindSchema }).passthrough();
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
-/** Write JSON through a temporary sibling and a rename: readers see the old file or the new one, never half. */
-export function writeJsonAtomic(path: string, value: unknown): void {
+/** Write text through a temporary sibling and a rename: readers see the old file or the new one, never half. */
+export function writeTextAtomic(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
+  writeFileSync(tmp, text);
   renameSync(tmp, path);
+}
+
+/** JSON (two-space indent, final newline) through writeTextAtomic. */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  writeTextAtomic(path, JSON.stringify(value, null, 2) + '\n');
 }
 
 function readJsonFile(path: string, what: string): unknown {

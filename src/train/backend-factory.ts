@@ -18,8 +18,6 @@ import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 export interface TrainingSetup {
   backend: TrainingBackend;
   renderer: Renderer;
-  /** Longest training sequence the model takes (tokens), when the backend has a limit. */
-  contextLimit?: number;
   /** A token-level agent over a sampler of this backend. */
   agent(sampler: Sampler, spec: string, temperature: number, seed?: number): Agent;
 }
@@ -69,7 +67,6 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
     return {
       backend,
       renderer,
-      contextLimit: backend.config.context,
       agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, samplingOf(config, temperature, seed)),
     };
   }

@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { lossUsage, RL_LOSS_NAMES } from '../backend/losses.js';
 import { InputError } from '../errors.js';
 import { BetaScheduleSchema } from '../reward/schedule.js';
-import { RUBRICS, resolveRubric, type Rubric } from '../reward/rubric.js';
+import type { Rubric } from '../reward/rubric.js';
+import { DEFAULT_SUITE, RUBRICS, resolveRubric, SUITE_KINDS, suiteOf } from '../suites/registry.js';
 import { CONSTANT_LR, LrScheduleSchema } from './lr-schedule.js';
 
 /**
@@ -70,7 +72,8 @@ export const TrainConfigSchema = z
     /** Only the first N tasks of each split (0 = all). */
     trainLimit: z.number().int().min(0).default(0),
     evalLimit: z.number().int().min(0).default(0),
-    env: z.enum(['search', 'qa', 'invoices']).default('search'),
+    /** The environment: a suite of src/suites/. */
+    env: z.enum(SUITE_KINDS).default(DEFAULT_SUITE),
     backend: z.enum(['local', 'tinker']).default('local'),
     /**
      * local: a checkpoint path, `shipped` (the pretrained base model in src/train/assets/),
@@ -109,7 +112,8 @@ export const TrainConfigSchema = z
     reward: RewardConfigSchema.default(RewardConfigSchema.parse({})),
     /** dr-grpo: reward - group mean; grpo: also divided by the group's std. */
     advantage: z.enum(['dr-grpo', 'grpo']).default('dr-grpo'),
-    loss: z.enum(['importance_sampling', 'ppo', 'cispo']).default('importance_sampling'),
+    /** An RL loss of the loss table (src/backend/losses.ts); clipLow/clipHigh override a clipping loss's thresholds. */
+    loss: z.enum(RL_LOSS_NAMES).default('importance_sampling'),
     clipLow: z.number().min(0).optional(),
     clipHigh: z.number().min(0).optional(),
     /**
@@ -201,9 +205,10 @@ export function parseTrainConfig(value: unknown, source: string): TrainConfig {
   const c = r.data;
   if (c.steps === undefined && c.epochs === undefined) throw new InputError(`${source}: give steps or epochs`);
   if (c.backend === 'local' && c.renderer !== 'compact') throw new InputError(`${source}: renderer: the local backend's model speaks only the compact renderer, got '${c.renderer}'`);
-  // The invoice environment has one reward (the share of gold values in the reply), so a preset's
-  // search rubric gives way to it there; the resolved config records the rubric actually used.
-  if (c.env === 'invoices' && resolveRubric(c.reward.rubric).kind !== 'invoices') c.reward = { ...c.reward, rubric: 'invoices' };
+  // A suite with one rubric (the invoices' share of gold values in the reply) has no other reward,
+  // so a preset's rubric of another suite gives way to it; the resolved config records the one used.
+  const suite = suiteOf(c.env);
+  if (suite.rubrics.length === 1 && resolveRubric(c.reward.rubric).kind !== c.env) c.reward = { ...c.reward, rubric: suite.defaultRubric };
   const rubric = resolveRubric(c.reward.rubric);
   if (rubric.kind !== c.env) throw new InputError(`${source}: reward.rubric '${rubric.name}' scores ${rubric.kind} rollouts, but env is ${c.env}`);
   return c;
@@ -246,10 +251,11 @@ export function rubricOf(c: TrainConfig): Rubric {
     schedule = typeof beta === 'number' ? { kind: 'constant', beta } : beta;
     notes.push(`beta=${schedule.kind === 'constant' ? schedule.beta : `${schedule.kind}:${schedule.from}->${schedule.to}@${schedule.steps}`}`);
   }
-  if (base.kind === 'qa' && notes.length) {
-    const bad = [emptyValue, trajectoryBonus, offformPenalty, beta].some((x) => x !== undefined);
-    if (bad) throw new InputError(`reward: emptyValue, trajectoryBonus, offformPenalty and beta apply to search rubrics, not '${base.name}'`);
-  }
+  // The overrides set the weight of a part, or beta: the rubric's suite must have that part, or use beta.
+  const suite = suiteOf(base.kind);
+  const has = (part: string) => suite.rubrics.some((r) => part in r.weights);
+  const misplaced = ([['emptyValue', emptyValue !== undefined && !has('empty')], ['trajectoryBonus', trajectoryBonus !== undefined && !has('trajectory_recall')], ['offformPenalty', offformPenalty !== undefined && !has('offform')], ['beta', beta !== undefined && !suite.usesBeta]] as const).filter(([, bad]) => bad);
+  if (misplaced.length) throw new InputError(`reward: ${misplaced.map(([name]) => name).join(', ')} do not apply to the ${base.kind} rubric '${base.name}'`);
   return { name: notes.length ? `${base.name}[${notes.join(',')}]` : base.name, kind: base.kind, weights, beta: schedule };
 }
 
@@ -329,7 +335,7 @@ export function configFromFlags(values: Record<string, unknown>): Record<string,
 /** One usage line per flag group, for --help. */
 export function configFlagsUsage(): string {
   return `Every config field is also a flag (kebab case; nested fields with a dot):
-  --tasks NAME --train-split S --eval-split S --train-limit N --eval-limit N --env search|qa
+  --tasks NAME --train-split S --eval-split S --train-limit N --eval-limit N --env ${SUITE_KINDS.join('|')}
   --backend local|tinker --model PATH|shipped|shipped-long|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
   --local.d-model N --local.n-layers N --local.n-heads N --local.context N --local.vocab N --local.pretrain-steps N
   --groups-per-step N --group-size N --steps N --epochs X --concurrency N --search-workers N --seed N
@@ -338,8 +344,10 @@ export function configFlagsUsage(): string {
   --temperature T --max-turns N --max-tokens-per-turn N --context-tokens N
   --rubric NAME (${Object.keys(RUBRICS).join(', ')}) --beta B|linear:FROM:TO:STEPS|cosine:FROM:TO:STEPS
   --empty-value X --trajectory-bonus X --offform-penalty X
-  --advantage dr-grpo|grpo --loss importance_sampling|ppo|cispo --clip-low X --clip-high X --loss-scale tokens|none
+  --advantage dr-grpo|grpo --loss ${RL_LOSS_NAMES.join('|')} --clip-low X --clip-high X --loss-scale tokens|none
   --dynamic-sampling off|filter|refill --refill-rounds N --max-staleness K --difficulty-filter K
   --kl-penalty-coef X --kl-estimator k1|k3 --ppo-epochs N --minibatches N --keep-checkpoints N
-  --eval-every N --eval-samples M --eval-at-start true|false --checkpoint-every N`;
+  --eval-every N --eval-samples M --eval-at-start true|false --checkpoint-every N
+Losses (--loss):
+${lossUsage(RL_LOSS_NAMES).map((l) => `  ${l}`).join('\n')}`;
 }

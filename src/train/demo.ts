@@ -217,7 +217,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
       log: (l) => log(`  ${l}`),
       onEpoch: (e, loss, s) => log(`  sft epoch ${e}: loss ${loss.toFixed(3)}, ${config.evalSplit} reward ${num(s?.['reward'])}`),
     });
-    await (setup.backend as { close?: () => Promise<void> }).close?.();
+    await setup.backend.close();
     return r;
   });
   const sft = await phase(`eval SFT (${plan.reportSplit})`, () => evalRun(evalDirs.sft, studentOf(sftRun.best.samplerPath)));

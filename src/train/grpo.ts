@@ -1,51 +1,59 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError, NumericalError } from '../errors.js';
 import { performance } from 'node:perf_hooks';
+import { InputError, NumericalError } from '../errors.js';
 import type { Rollout } from '../agent/rollout.js';
 import { runEpisode } from '../agent/episode.js';
-import type { Datum, Sampler } from '../backend/types.js';
+import { loadSampler } from '../backend/local/index.js';
+import type { Datum, Sampler, TrainingBackend } from '../backend/types.js';
 import type { Environment } from '../env/types.js';
 import { costUsd, type Price } from '../eval/cost.js';
 import { pool, runEval } from '../eval/runner.js';
 import type { Summary } from '../eval/metrics.js';
-import { scoreRollout, type Rubric } from '../reward/rubric.js';
-import { readJsonl } from '../runs/jsonl.js';
-import { runPath } from '../runs/layout.js';
-import { appendCheckpoints, readCheckpoints } from '../runs/checkpoints.js';
-import { appendMetrics, appendRollouts, openRunDir, sealJsonlTail, writeSummary } from '../runs/store.js';
+import type { Rubric } from '../reward/rubric.js';
+import { scoreRollout } from '../suites/registry.js';
+import { readCheckpoints } from '../runs/checkpoints.js';
+import { appendMetrics, openRunDir, writeSummary } from '../runs/store.js';
+import { evaluatedSteps, evalRecord, lastCheckpoint, recordCheckpoint, recordStep, truncateRunAfter, type CheckpointRecord } from '../runs/training.js';
 import type { Task } from '../tasks/task.js';
-import { seededRandom } from '../eval/stats.js';
+import { seededRandom } from '../random.js';
 import { groupAdvantages } from './advantages.js';
 import type { TrainingSetup } from './backend-factory.js';
 import type { TrainConfig } from './config.js';
 import { rlDatum } from './datums.js';
-import { collectBatch, type Group } from './dynamic.js';
 import { DifficultyFilter } from './difficulty.js';
+import { collectBatch, type BatchResult, type Group } from './dynamic.js';
 import { applyKlPenalty } from './kl.js';
 import { learningRateAt } from './lr-schedule.js';
 import { rolloutMetrics, samplingSplit } from './metrics.js';
 import { pruneStateCheckpoints } from './retention.js';
 import { SamplingPipeline } from './staleness.js';
 import { updateOnBatch } from './update.js';
-import { loadSampler } from '../backend/local/index.js';
+import { readJsonl } from '../runs/jsonl.js';
+import { runPath } from '../runs/layout.js';
+
+export type { CheckpointRecord };
 
 /**
- * The GRPO loop of the seeds, fully synchronous: each step samples a group of rollouts per query
- * with the current weights (through runEpisode, the same function eval uses), scores them with the
- * rubric, takes advantages relative to the group, builds datums from the rollouts' own tokens,
- * runs one forwardBackward + optimStep, and saves weights for the next step's sampler.
+ * GRPO. A step is four functions, in order:
+ *  1. sampleStep: a group of rollouts per query with the current weights (through runEpisode, the
+ *     same function eval uses), each scored with the rubric (with maxStaleness > 0, while earlier
+ *     steps train: src/train/staleness.ts);
+ *  2. stepDatums: advantages relative to the group, and datums from the rollouts' own tokens;
+ *  3. trainStep: the optional KL penalty (kl.ts), then ppoEpochs x minibatches forwardBackward +
+ *     optimStep at the step's scheduled learning rate (update.ts, lr-schedule.ts), and weights
+ *     saved for the next step's sampler;
+ *  4. stepMetrics: the step's metrics record, written with its rollouts by recordStep (src/runs/).
+ * trainGrpo runs steps, checkpoints and evaluates; what is kept in the run directory, and how a
+ * resumed run drops the work of a step cut before its checkpoint, is src/runs/training.ts.
  *
  * Files (src/runs/layout.ts): config.json; rollouts.jsonl (every rollout, with step, group and
  * advantage); metrics.jsonl ({step, kind: 'train' | 'eval', ...}); checkpoints.jsonl ({step, path,
  * samplerPath, cursor, time}); evals/step-N/ (a full eval run directory per eval point).
  *
- * Resume: a step's rollouts and metrics are appended before its checkpoint record, so after a
- * crash the last checkpoint is the truth. `--resume` drops records of steps after it (rewriting
- * the two files through a rename), reloads the weights and Adam state, and continues at the
- * stored cursor of the data order. Every random choice derives from (seed, step, cursor): data
- * order is a seeded permutation per epoch, sampling seeds are a hash of the seed and the query's
- * position, so a resumed run samples exactly what the uninterrupted run would have.
+ * Every random choice derives from (seed, step, cursor): data order is a seeded permutation per
+ * epoch, sampling seeds are a hash of the seed and the query's position, so a resumed run samples
+ * exactly what the uninterrupted run would have.
  */
 export interface TrainRunOptions {
   dir: string;
@@ -83,16 +91,6 @@ export interface StepReport {
   steps: number;
   metrics: Record<string, unknown>;
   stepSeconds: number;
-}
-
-export interface CheckpointRecord {
-  step: number;
-  /** Weights and optimiser state (saveState). */
-  path: string;
-  /** Weights for sampling (saveWeightsForSampler). */
-  samplerPath: string | null;
-  cursor: number;
-  time: string;
 }
 
 export interface TrainResult {
@@ -133,72 +131,261 @@ export function groupSeed(seed: number, cursor: number): number {
   return (h ^ (h >>> 16)) % 1_000_000_007;
 }
 
-/** The last checkpoint of a run directory whose files exist (a resume point), if any. */
-export function lastCheckpoint(dir: string): CheckpointRecord | undefined {
-  const records = readCheckpoints<CheckpointRecord>(dir);
-  for (let i = records.length - 1; i >= 0; i--) {
-    const r = records[i]!;
-    if (typeof r.step === 'number' && typeof r.path === 'string' && (r.path.startsWith('tinker://') || existsSync(r.path))) return r;
-  }
-  return undefined;
+/** What every step of one run shares. */
+export interface GrpoRun {
+  dir: string;
+  config: TrainConfig;
+  setup: TrainingSetup;
+  env: Environment;
+  trainTasks: readonly Task[];
+  rubric: Rubric;
+  price: Price | undefined;
+  /** The data order's permutation of each epoch, computed once (taskAt's cache). */
+  orders: Map<number, number[]>;
+  /** Steps of the run (the learning-rate schedule's length; default: this step is the last). */
+  totalSteps?: number;
+  /** The KL penalty's frozen reference (with klPenaltyCoef > 0). */
+  reference?: Sampler;
+  /** The difficulty filter's record of each task's recent groups (difficultyFilter > 0). */
+  difficulty?: DifficultyFilter;
+}
+
+export interface SampledStep {
+  batch: BatchResult<Rollout>;
+  /** The data order's cursor after this step's queries. */
+  cursor: number;
+  /** The step whose weights sampled it (step - 1 unless sampled ahead). */
+  samplerStep: number;
+  /** Queries the difficulty filter passed over. */
+  skipped: number;
+  /** Wall-clock seconds the sampling took. */
+  seconds: number;
 }
 
 /**
- * Drop records of steps after `step` from a JSONL file (the work of a step that was cut before its
- * checkpoint): rewritten whole through a temporary file and a rename, so a crash here loses nothing.
+ * 1. Sample step `step` (1-based) with `sampler`, from position `cursor` of the data order: a group
+ * of groupSize rollouts per query, each scored, collected into a batch as dynamic sampling says.
+ * Rollouts carry their step and group; the groups are numbered in the order they were sampled.
  */
-export function truncateAfterStep(path: string, step: number): number {
-  if (!existsSync(path)) return 0;
-  sealJsonlTail(path);
-  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
-  const keep: string[] = [];
-  let dropped = 0;
-  for (const line of lines) {
-    let v: { step?: unknown };
-    try {
-      v = JSON.parse(line) as { step?: unknown };
-    } catch {
-      dropped++; // a line cut by the crash
-      continue;
+export async function sampleStep(run: GrpoRun, step: number, cursor: number, sampler: Sampler, samplerStep = step - 1): Promise<SampledStep> {
+  const { config: c, setup, env, rubric } = run;
+  const n = run.trainTasks.length;
+  const start = performance.now();
+  let groupIndex = 0, skipped = 0;
+  const sampleGroups = async (count: number): Promise<Group<Rollout>[]> => {
+    const positions: number[] = [];
+    // The difficulty filter passes over tasks it skips (at most one epoch of them per call).
+    for (let scanned = 0; positions.length < count; scanned++) {
+      const pos = cursor++;
+      if (run.difficulty && scanned < n && run.difficulty.skips(run.trainTasks[taskAt(pos, n, c.seed, run.orders)]!.id)) skipped++;
+      else positions.push(pos);
     }
-    if (typeof v.step === 'number' && v.step > step) dropped++;
-    else keep.push(line);
+    const groups: Group<Rollout>[] = positions.map((pos) => ({ query: pos, rewards: [], rollouts: [] }));
+    const jobs = positions.flatMap((pos, gi) => Array.from({ length: c.groupSize }, (_, j) => ({ pos, gi, j })));
+    const agents = positions.map((pos) => setup.agent(sampler, `train:${run.dir}@step-${samplerStep}`, c.temperature, groupSeed(c.seed, pos)));
+    const first = groupIndex;
+    groupIndex += count;
+    const slots: Rollout[][] = positions.map(() => new Array<Rollout>(c.groupSize));
+    await pool(jobs, c.concurrency, async ({ pos, gi, j }) => {
+      const task = run.trainTasks[taskAt(pos, n, c.seed, run.orders)]!;
+      const r = await runEpisode(agents[gi]!, env, task, c.budgets, { sample: j, id: `step${step}/g${first + gi}/${task.id}#${j}` });
+      r.step = step;
+      r.group = first + gi;
+      r.reward = scoreRollout(task, r, rubric, step - 1);
+      slots[gi]![j] = r;
+    });
+    groups.forEach((g, gi) => {
+      g.rollouts = slots[gi]!;
+      g.rewards = g.rollouts.map((r) => r.reward!.total);
+      run.difficulty?.record(g.rollouts[0]!.taskId, g.rewards);
+    });
+    return groups;
+  };
+  const batch = await collectBatch(c.groupsPerStep, c.dynamicSampling, c.refillRounds, sampleGroups);
+  return { batch, cursor, samplerStep, skipped, seconds: (performance.now() - start) / 1000 };
+}
+
+export interface StepDatums {
+  /** The datums to train on (advantages scaled as lossScale says). */
+  datums: Datum[];
+  /** Datums longer than the model's context: counted, not sent. */
+  tooLong: number;
+  /** Sum of the datums' weights (model-written tokens trained on). */
+  trainTokens: number;
+  /** The group (query position) of each datum, for minibatches of whole groups. */
+  groups: number[];
+  /** What the advantages were multiplied by (lossScale). */
+  scale: number;
+}
+
+/**
+ * 2. Advantages per group, and the datums they weigh. Every sampled rollout is given its advantage
+ * (0 when its group was dropped); rollouts with advantage 0 or an error give no datum.
+ */
+export function stepDatums(batch: BatchResult<Rollout>, c: Pick<TrainConfig, 'advantage' | 'lossScale'>, contextLimit: number | undefined): StepDatums {
+  const keptSet = new Set(batch.kept);
+  const pending: { rollout: Rollout; advantage: number; group: number }[] = [];
+  for (const g of batch.sampled) {
+    const adv = groupAdvantages(g.rewards, c.advantage);
+    g.rollouts.forEach((r, i) => {
+      r.advantage = keptSet.has(g) ? adv[i]! : 0;
+      if (keptSet.has(g) && adv[i] !== 0 && r.endReason !== 'error') pending.push({ rollout: r, advantage: adv[i]!, group: g.query });
+    });
   }
-  if (dropped > 0) writeRaw(path, keep.length ? keep.join('\n') + '\n' : '');
-  return dropped;
+  const built = pending.map((p) => ({ datum: rlDatum(p.rollout, p.advantage), group: p.group })).filter((x): x is { datum: Datum; group: number } => x.datum !== undefined);
+  // A sequence longer than the model's context cannot be trained on; it is counted, not sent.
+  const fits = built.filter((x) => contextLimit === undefined || x.datum.inputTokens.length <= contextLimit);
+  const datums = fits.map((x) => x.datum);
+  const trainTokens = datums.reduce((sum, d) => sum + d.weights.reduce((a, w) => a + w, 0), 0);
+  // Tinker sums the loss over tokens; scaling advantages by 1/tokens makes it the batch's mean.
+  const scale = c.lossScale === 'tokens' && trainTokens > 0 ? 1 / trainTokens : 1;
+  if (scale !== 1) for (const d of datums) d.advantages = d.advantages!.map((a) => a * scale);
+  return { datums, tooLong: built.length - datums.length, trainTokens, groups: fits.map((x) => x.group), scale };
 }
 
-/** Raw text through a temporary sibling and a rename. */
-function writeRaw(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
+export interface TrainedStep {
+  /** forwardBackward's loss and metrics, over all updates ({} on an empty batch). */
+  forwardBackward: Record<string, number>;
+  /** The last optimStep's metrics. */
+  optim: Record<string, number>;
+  /** The new weights, for the next step. */
+  sampler: Sampler;
+  /** Optimiser steps taken, the learning rate they used, and the KL estimate to the reference (null: off). */
+  updates: number;
+  learningRate: number;
+  klReference: number | null;
 }
 
-/** Steps that have an eval record in metrics.jsonl. */
-function evaluatedSteps(dir: string): Set<number> {
-  const { records } = readJsonl<{ step?: number; kind?: string }>(runPath(dir, 'metrics'));
-  return new Set(records.filter((r) => r.kind === 'eval' && typeof r.step === 'number').map((r) => r.step!));
+/** What trainStep does besides one forwardBackward + optimStep at the configured rate. */
+export interface TrainStepOptions {
+  learningRate: number;
+  /** The groups of the datums (minibatches hold whole groups). */
+  groups: number[];
+  /** The factor lossScale put on the advantages: the KL penalty is scaled alike. */
+  scale: number;
+  reference?: Sampler;
 }
 
-/** The eval numbers that go into metrics.jsonl (plain means; the full summary stays in evals/step-N/). */
-function evalRecord(step: number, s: Summary): Record<string, unknown> {
-  const keep = ['reward', 'recall', 'precision', 'f1', 'fbeta', 'trajectory_recall', 'exact_match', 'f1_format', 'valid', 'curated_size', 'turns', 'tokens', 'offform_episode_share', 'offform_call_share', 'pass_at_1', 'pass_at_k', 'best_of_n', 'best_of_1', 'tasks', 'rollouts', 'samples'];
-  const out: Record<string, unknown> = { step, kind: 'eval' };
-  for (const k of keep) if (s[k] !== undefined) out[k] = s[k];
-  const ci = s.intervals['reward'];
-  if (ci) out['reward_ci'] = [ci.lo, ci.hi];
-  out['end_reasons'] = s.end_reasons;
-  return out;
+/**
+ * 3. Train on step `step`'s datums: forwardBackward, then an optimiser step even on an empty batch
+ * (it keeps step numbers and Adam's clock aligned), then the weights are saved for sampling.
+ * A NaN or infinite number (in the sampler's logprobs, the loss or the gradient) stops the run here,
+ * before the step is recorded or checkpointed: the last checkpoint stays the last good one, and the
+ * message says which it is.
+ */
+export async function trainStep(
+  backend: TrainingBackend,
+  step: number,
+  batch: BatchResult<Rollout>,
+  datums: readonly Datum[],
+  c: Pick<TrainConfig, 'loss' | 'clipLow' | 'clipHigh' | 'adam' | 'ppoEpochs' | 'minibatches' | 'lossScale' | 'klPenaltyCoef' | 'klEstimator'>,
+  lastGood: CheckpointRecord | undefined,
+  o: TrainStepOptions = { learningRate: c.adam.learningRate, groups: datums.map((_, i) => i), scale: 1 },
+): Promise<TrainedStep> {
+  const diverged = (what: string) =>
+    new NumericalError(`training stopped at step ${step}: ${what}; learning rate ${o.learningRate}; last good checkpoint: ${lastGood ? `step ${lastGood.step} (${lastGood.path})` : 'none'}`);
+  const blownSampler = batch.sampled.flatMap((g) => g.rollouts).find((r) => r.turns.some((t) => t.sampledLogprobs?.some((x) => !Number.isFinite(x))));
+  if (blownSampler) throw diverged(`the sampler's log-probabilities are not finite (rollout ${blownSampler.id}): the weights have blown up`);
+  const trained = [...datums];
+  let klReference: number | null = null;
+  let u: Awaited<ReturnType<typeof updateOnBatch>>;
+  try {
+    if (o.reference && c.klPenaltyCoef > 0 && trained.length) klReference = await applyKlPenalty(trained, o.reference, c.klPenaltyCoef * o.scale, c.klEstimator);
+    const lossConfig = { ...(c.clipLow !== undefined ? { clipLowThreshold: c.clipLow } : {}), ...(c.clipHigh !== undefined ? { clipHighThreshold: c.clipHigh } : {}) };
+    u = await updateOnBatch(backend, trained, o.groups, { loss: c.loss, lossConfig, adam: { ...c.adam, learningRate: o.learningRate }, ppoEpochs: c.ppoEpochs, minibatches: c.minibatches, perMinibatchMean: c.lossScale === 'tokens' });
+  } catch (err) {
+    if (err instanceof NumericalError) throw diverged(err.message);
+    throw err;
+  }
+  const sampler = await backend.saveWeightsForSampler(`sampler-${step}`);
+  return { forwardBackward: u.fb, optim: u.opt, sampler, updates: u.updates, learningRate: o.learningRate, klReference };
+}
+
+/** Wall-clock times of a step's phases, milliseconds from performance.now(). */
+export interface StepTimes {
+  start: number;
+  sampled: number;
+  trained: number;
+}
+
+/** 4. The metrics record of step `step` (metrics.jsonl), from what the other three returned. */
+export function stepMetrics(step: number, s: SampledStep, d: StepDatums, t: TrainedStep, times: StepTimes, rubric: Rubric, price: Price | undefined): Record<string, unknown> {
+  const fb = t.forwardBackward, opt = t.optim, batch = s.batch;
+  const split = samplingSplit(batch.sampled);
+  // A batch sampled ahead (maxStaleness > 0) took its own time, while earlier steps trained.
+  const sampleWall = s.samplerStep < step - 1 ? s.seconds : (times.sampled - times.start) / 1000;
+  const envShare = split.sampleMs + split.envMs > 0 ? split.envMs / (split.sampleMs + split.envMs) : 0;
+  const m = rolloutMetrics(batch.sampled, price);
+  return {
+    step,
+    kind: 'train',
+    ...m,
+    groups_kept: batch.kept.length,
+    refill_rounds: batch.refillRounds,
+    queries_consumed: batch.consumed,
+    datums: d.datums.length,
+    datums_too_long: d.tooLong,
+    trained_tokens: d.trainTokens,
+    loss: fb['loss'] ?? 0,
+    learner_entropy: fb['entropy:mean'] ?? null,
+    kl_sampler_learner: fb['kl_sampler_learner:mean'] ?? null,
+    ratio_mean: fb['ratio:mean'] ?? null,
+    clip_fraction: fb['clip_fraction:mean'] ?? null,
+    grad_norm: opt['grad_norm'] ?? null,
+    learning_rate: t.learningRate,
+    updates: t.updates,
+    kl_reference: t.klReference,
+    sampler_staleness: step - 1 - s.samplerStep,
+    tasks_skipped: s.skipped,
+    beta: rubric.beta.kind === 'constant' ? rubric.beta.beta : null,
+    time_sampling_s: sampleWall * (1 - envShare),
+    time_env_s: sampleWall * envShare,
+    time_waiting_s: (times.sampled - times.start) / 1000,
+    time_training_s: (times.trained - times.sampled) / 1000,
+    time_step_s: (times.trained - times.start) / 1000,
+    cost_usd: costUsd({ promptTokens: m['prompt_tokens'] as number, completionTokens: m['completion_tokens'] as number, trainTokens: d.trainTokens }, price),
+    time: new Date().toISOString(),
+  };
+}
+
+export interface StepDone {
+  /** The metrics record written for the step. */
+  metrics: Record<string, unknown>;
+  cursor: number;
+  sampler: Sampler;
+}
+
+/**
+ * One GRPO step, sample → advantages and datums → train → record, from `cursor` with `sampler`.
+ * The step's rollouts and metrics are in the run directory when it returns; its checkpoint is the
+ * caller's to write.
+ */
+export async function grpoStep(run: GrpoRun, step: number, cursor: number, sampler: Sampler, lastGood: CheckpointRecord | undefined): Promise<StepDone> {
+  const start = performance.now();
+  return learnStep(run, step, await sampleStep(run, step, cursor, sampler), start, lastGood);
+}
+
+/** Steps 2 to 4 of a step whose batch has been sampled (sampling began at `start`). */
+export async function learnStep(run: GrpoRun, step: number, sampled: SampledStep, start: number, lastGood: CheckpointRecord | undefined): Promise<StepDone> {
+  const c = run.config;
+  const tSampled = performance.now();
+  const datums = stepDatums(sampled.batch, c, run.setup.backend.contextLimit);
+  const learningRate = learningRateAt(c.adam.learningRate, step, run.totalSteps ?? step, c.lrSchedule);
+  const trained = await trainStep(run.setup.backend, step, sampled.batch, datums.datums, c, lastGood, { learningRate, groups: datums.groups, scale: datums.scale, ...(run.reference ? { reference: run.reference } : {}) });
+  const times = { start, sampled: tSampled, trained: performance.now() };
+  const metrics = stepMetrics(step, sampled, datums, trained, times, run.rubric, run.price);
+  // Rollouts and metrics first, the checkpoint record last: the checkpoint is what makes the step count.
+  recordStep(run.dir, sampled.batch.sampled.flatMap((g) => g.rollouts), metrics);
+  return { metrics, cursor: sampled.cursor, sampler: trained.sampler };
 }
 
 /**
  * The frozen reference of the KL penalty: the run's starting weights (step 0's sampler; on resume,
  * its file, which only the local backend can load back).
  */
-async function referenceSampler(o: TrainRunOptions, current: Sampler): Promise<Sampler> {
-  if (!o.start) return current;
-  const first = readCheckpoints<CheckpointRecord>(o.dir).find((r) => r.step === 0);
+function referenceSampler(dir: string, resumed: boolean, current: Sampler): Sampler {
+  if (!resumed) return current;
+  const first = readCheckpoints<CheckpointRecord>(dir).find((r) => r.step === 0);
   const path = first ? join(first.path, '..', 'sampler-0.sampler.ckpt') : undefined;
   if (!path || !existsSync(path)) throw new InputError(`klPenaltyCoef: resuming needs the run's starting weights (checkpoints/sampler-0.sampler.ckpt), which this run does not have`);
   return loadSampler(path);
@@ -215,15 +402,14 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
   let cursor = o.start?.cursor ?? 0;
   let last: CheckpointRecord | undefined;
   if (o.start) {
-    const droppedMetrics = truncateAfterStep(runPath(o.dir, 'metrics'), step);
-    const droppedRollouts = truncateAfterStep(runPath(o.dir, 'rollouts'), step);
-    if (droppedMetrics || droppedRollouts) log(`resume: dropped ${droppedMetrics} metrics and ${droppedRollouts} rollout records of steps after ${step} (they are run again)`);
+    const dropped = truncateRunAfter(o.dir, step);
+    if (dropped.metrics || dropped.rollouts) log(`resume: dropped ${dropped.metrics} metrics and ${dropped.rollouts} rollout records of steps after ${step} (they are run again)`);
     last = lastCheckpoint(o.dir);
   }
 
-  const n = o.trainTasks.length;
-  const orders = new Map<number, number[]>();
-  const budgets = c.budgets;
+  const difficulty = c.difficultyFilter > 0 ? new DifficultyFilter(c.difficultyFilter) : undefined;
+  if (difficulty && o.start) difficulty.replay(readJsonl<Rollout>(runPath(o.dir, 'rollouts')).records);
+  const run: GrpoRun = { dir: o.dir, config: c, setup, env, trainTasks: o.trainTasks, rubric, price: o.price, orders: new Map(), totalSteps: o.steps, ...(difficulty ? { difficulty } : {}) };
   const evaluated = evaluatedSteps(o.dir);
 
   const evalAt = async (s: number, sampler: Sampler) => {
@@ -237,8 +423,8 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
       samples: c.evalSamples,
       concurrency: c.concurrency,
       rubric,
-      budgets,
-      config: { agent: agent.spec, tasks: c.tasks, split: c.evalSplit, samples: c.evalSamples, env: c.env, rubric, budgets, step, price: o.price ?? null },
+      budgets: c.budgets,
+      config: { agent: agent.spec, tasks: c.tasks, split: c.evalSplit, samples: c.evalSamples, env: c.env, rubric, budgets: c.budgets, step, price: o.price ?? null },
       identity: ['tasks', 'split', 'samples', 'env', 'rubric', 'budgets'],
       price: o.price,
       bootstrap: { seed: c.seed },
@@ -250,158 +436,43 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
   };
 
   let sampler: Sampler = await backend.saveWeightsForSampler(`sampler-${step}`);
-  /** The step whose weights `sampler` holds. */
-  let samplerStep = step;
   if (!o.start) {
     // Step 0's state: a run killed during its first step resumes from here.
     const path = await backend.saveState(`step-0`);
     last = { step: 0, path, samplerPath: null, cursor: 0, time: new Date().toISOString() };
-    appendCheckpoints(o.dir, [last]);
+    recordCheckpoint(o.dir, last, undefined);
   }
-  const reference = c.klPenaltyCoef > 0 ? await referenceSampler(o, sampler) : undefined;
-  const difficulty = new DifficultyFilter(c.difficultyFilter);
-  if (c.difficultyFilter > 0 && o.start) difficulty.replay(readJsonl<Rollout>(runPath(o.dir, 'rollouts')).records);
+  if (c.klPenaltyCoef > 0) run.reference = referenceSampler(o.dir, o.start !== undefined, sampler);
   if (c.evalAtStart && step === 0) await evalAt(0, sampler);
 
-  // Sampling one step's batch with the newest weights at the time it starts (maxStaleness > 0:
-  // while an earlier step trains).
-  const sampleStep = async (s: number) => {
-    const t0 = performance.now();
-    const stepSampler = sampler, fromStep = samplerStep;
-    let skipped = 0, groupIndex = 0;
-    const sampleGroups = async (count: number): Promise<Group<Rollout>[]> => {
-      const positions: number[] = [];
-      // The difficulty filter passes over tasks it skips (at most one epoch of them per call).
-      for (let scanned = 0; positions.length < count; scanned++) {
-        const pos = cursor++;
-        if (scanned < n && difficulty.skips(o.trainTasks[taskAt(pos, n, c.seed, orders)]!.id)) skipped++;
-        else positions.push(pos);
-      }
-      const groups: Group<Rollout>[] = positions.map((pos) => ({ query: pos, rewards: [], rollouts: [] }));
-      const jobs = positions.flatMap((pos, gi) => Array.from({ length: c.groupSize }, (_, j) => ({ pos, gi, j })));
-      const agents = positions.map((pos) => setup.agent(stepSampler, `train:${o.dir}@step-${fromStep}`, c.temperature, groupSeed(c.seed, pos)));
-      const first = groupIndex;
-      groupIndex += count;
-      const slots: Rollout[][] = positions.map(() => new Array<Rollout>(c.groupSize));
-      await pool(jobs, c.concurrency, async ({ pos, gi, j }) => {
-        const task = o.trainTasks[taskAt(pos, n, c.seed, orders)]!;
-        const r = await runEpisode(agents[gi]!, env, task, budgets, { sample: j, id: `step${s}/g${first + gi}/${task.id}#${j}` });
-        r.step = s;
-        r.group = first + gi;
-        r.reward = scoreRollout(task, r, rubric, s - 1);
-        slots[gi]![j] = r;
-      });
-      groups.forEach((g, gi) => {
-        g.rollouts = slots[gi]!;
-        g.rewards = g.rollouts.map((r) => r.reward!.total);
-        difficulty.record(g.rollouts[0]!.taskId, g.rewards);
-      });
-      return groups;
-    };
-    const batch = await collectBatch(c.groupsPerStep, c.dynamicSampling, c.refillRounds, sampleGroups);
-    return { batch, cursorAfter: cursor, skipped, samplerStep: fromStep, sampleSeconds: (performance.now() - t0) / 1000 };
-  };
-  const pipeline = new SamplingPipeline(c.maxStaleness, sampleStep);
-
+  // Each batch is sampled with the newest weights when its sampling starts: right away with
+  // maxStaleness 0, while earlier steps train otherwise.
+  let samplerStep = step;
+  const pipeline = new SamplingPipeline(c.maxStaleness, (s) => {
+    const from = cursor;
+    const sampled = sampleStep(run, s, from, sampler, samplerStep);
+    return sampled.then((x) => ((cursor = x.cursor), x));
+  });
   let stopped = false;
   while (step < o.steps) {
     const t0 = performance.now();
-    const s = step + 1;
-    const sampledStep = await pipeline.take(s, o.steps);
-    const { batch } = sampledStep;
-    const tSampled = performance.now();
-
-    // Advantages per group; every sampled rollout is recorded with its advantage (0 when dropped).
-    const keptSet = new Set(batch.kept);
-    const pending: { rollout: Rollout; advantage: number; group: number }[] = [];
-    for (const g of batch.sampled) {
-      const adv = groupAdvantages(g.rewards, c.advantage);
-      g.rollouts.forEach((r, i) => {
-        r.advantage = keptSet.has(g) ? adv[i]! : 0;
-        if (keptSet.has(g) && adv[i] !== 0 && r.endReason !== 'error') pending.push({ rollout: r, advantage: adv[i]!, group: g.query });
-      });
-    }
-    const built = pending.map((p) => ({ datum: rlDatum(p.rollout, p.advantage), group: p.group })).filter((x): x is { datum: Datum; group: number } => x.datum !== undefined);
-    // A sequence longer than the model's context cannot be trained on; it is counted, not sent.
-    const fits = built.filter((x) => setup.contextLimit === undefined || x.datum.inputTokens.length <= setup.contextLimit);
-    const trained = fits.map((x) => x.datum);
-    const trainTokens = trained.reduce((sum, d) => sum + d.weights.reduce((a, w) => a + w, 0), 0);
-    let fb: Record<string, number> = {}, opt: Record<string, number> = {}, updates = 0, klReference: number | null = null;
-    const learningRate = learningRateAt(c.adam.learningRate, s, o.steps, c.lrSchedule);
-    // A NaN or infinite number stops the run here, before this step is recorded or checkpointed:
-    // the last checkpoint stays the last good one, and the message says which it is.
-    const diverged = (what: string) =>
-      new NumericalError(`training stopped at step ${s}: ${what}; learning rate ${learningRate}; last good checkpoint: ${last ? `step ${last.step} (${last.path})` : 'none'}`);
-    const blownSampler = batch.sampled.flatMap((g) => g.rollouts).find((r) => r.turns.some((t) => t.sampledLogprobs?.some((x) => !Number.isFinite(x))));
-    if (blownSampler) throw diverged(`the sampler's log-probabilities are not finite (rollout ${blownSampler.id}): the weights have blown up`);
-    try {
-      if (reference && trained.length) klReference = await applyKlPenalty(trained, reference, c.klPenaltyCoef, c.klEstimator);
-      const lossConfig = { ...(c.clipLow !== undefined ? { clipLowThreshold: c.clipLow } : {}), ...(c.clipHigh !== undefined ? { clipHighThreshold: c.clipHigh } : {}) };
-      // Tinker sums the loss over tokens; lossScale 'tokens' divides by each minibatch's tokens (a mean).
-      const u = await updateOnBatch(backend, trained, fits.map((x) => x.group), { loss: c.loss, lossConfig, adam: { ...c.adam, learningRate }, ppoEpochs: c.ppoEpochs, minibatches: c.minibatches, lossScale: c.lossScale });
-      fb = u.fb;
-      opt = u.opt;
-      updates = u.updates;
-    } catch (err) {
-      if (err instanceof NumericalError) throw diverged(err.message);
-      throw err;
-    }
-    sampler = await backend.saveWeightsForSampler(`sampler-${s}`);
-    samplerStep = s;
-    const tTrained = performance.now();
-
-    const split = samplingSplit(batch.sampled);
-    // With maxStaleness > 0 the batch was sampled while earlier steps trained: its own sampling time.
-    const sampleWall = c.maxStaleness > 0 ? sampledStep.sampleSeconds : (tSampled - t0) / 1000;
-    const envShare = split.sampleMs + split.envMs > 0 ? split.envMs / (split.sampleMs + split.envMs) : 0;
-    const m = rolloutMetrics(batch.sampled, o.price);
-    const record: Record<string, unknown> = {
-      step: s,
-      kind: 'train',
-      ...m,
-      groups_kept: batch.kept.length,
-      refill_rounds: batch.refillRounds,
-      queries_consumed: batch.consumed,
-      datums: trained.length,
-      datums_too_long: built.length - trained.length,
-      trained_tokens: trainTokens,
-      loss: fb['loss'] ?? 0,
-      learner_entropy: fb['entropy:mean'] ?? null,
-      kl_sampler_learner: fb['kl_sampler_learner:mean'] ?? null,
-      ratio_mean: fb['ratio:mean'] ?? null,
-      clip_fraction: fb['clip_fraction:mean'] ?? null,
-      grad_norm: opt['grad_norm'] ?? null,
-      learning_rate: learningRate,
-      updates,
-      kl_reference: klReference,
-      sampler_staleness: s - 1 - sampledStep.samplerStep,
-      tasks_skipped: sampledStep.skipped,
-      beta: rubric.beta.kind === 'constant' ? rubric.beta.beta : null,
-      time_sampling_s: sampleWall * (1 - envShare),
-      time_env_s: sampleWall * envShare,
-      time_waiting_s: (tSampled - t0) / 1000,
-      time_training_s: (tTrained - tSampled) / 1000,
-      time_step_s: (tTrained - t0) / 1000,
-      cost_usd: costUsd({ promptTokens: m['prompt_tokens'] as number, completionTokens: m['completion_tokens'] as number, trainTokens }, o.price),
-      time: new Date().toISOString(),
-    };
-    // Rollouts and metrics first, the checkpoint record last: the checkpoint is what makes the step count.
-    appendRollouts(o.dir, batch.sampled.flatMap((g) => g.rollouts));
-    appendMetrics(o.dir, [record]);
-    step = s;
+    const done = await learnStep(run, step + 1, await pipeline.take(step + 1, o.steps), t0, last);
+    sampler = done.sampler;
+    samplerStep = step + 1;
+    step += 1;
     // Let pending signals (Ctrl-C) be handled: a step of a small local model never leaves the microtask queue.
     await new Promise<void>((resolve) => setImmediate(resolve));
     stopped = o.shouldStop?.() ?? false;
     if (step % c.checkpointEvery === 0 || step === o.steps || stopped) {
       const path = await backend.saveState(`step-${step}`);
       // The cursor after this step's own batch: a batch sampled ahead is sampled again on resume.
-      last = { step, path, samplerPath: sampler.modelPath, cursor: sampledStep.cursorAfter, time: new Date().toISOString() };
-      appendCheckpoints(o.dir, [last]);
-      // Optimiser state is three times the weights: keep the newest keepCheckpoints of them (the
+      last = { step, path, samplerPath: sampler.modelPath, cursor: done.cursor, time: new Date().toISOString() };
+      recordCheckpoint(o.dir, last, undefined);
+      // Optimiser state is three times the weights: the newest keepCheckpoints of them stay (the
       // records stay, and every step's sampler weights stay for evaluation and the explorer).
       pruneStateCheckpoints(readCheckpoints<CheckpointRecord>(o.dir), c.keepCheckpoints);
     }
-    o.onStep?.({ step, steps: o.steps, metrics: record, stepSeconds: (performance.now() - t0) / 1000 });
+    o.onStep?.({ step, steps: o.steps, metrics: done.metrics, stepSeconds: (performance.now() - t0) / 1000 });
     if (stopped) break;
     if (c.evalEvery > 0 && step % c.evalEvery === 0 && step !== o.steps) await evalAt(step, sampler);
   }

@@ -1,56 +1,37 @@
 import { join, resolve } from 'node:path';
-import { QaEnvironment } from '../env/qa/env.js';
-import { InvoiceEnvironment, loadInvoiceSuite } from '../env/invoices/index.js';
-import { SearchEnvironment } from '../env/search/env.js';
-import { searchBackend } from '../env/search/pool.js';
 import type { Environment } from '../env/types.js';
 import { InputError } from '../errors.js';
 import { loadPrices, type Price } from '../eval/cost.js';
 import { readRunConfig, isRunDir } from '../runs/store.js';
-import { openIndex } from '../search/index.js';
-import { loadTaskSet } from '../tasks/registry.js';
+import { suiteOf } from '../suites/registry.js';
+import type { OpenedSuite } from '../suites/types.js';
 import type { Task } from '../tasks/task.js';
 import { createBackend } from './backend-factory.js';
 import { parseTrainConfig, rubricOf, totalSteps, TrainConfigSchema, type TrainConfig } from './config.js';
-import { lastCheckpoint, trainGrpo, type TrainResult, type TrainRunOptions } from './grpo.js';
+import { lastCheckpoint } from '../runs/training.js';
+import { trainGrpo, type TrainResult, type TrainRunOptions } from './grpo.js';
 
-/** Everything a GRPO run needs besides its config: tasks, index, environment, rubric, price. */
+/** Everything a GRPO run needs besides its config: tasks, index, environment. */
 export interface TrainInputs {
   env: Environment;
   trainTasks: Task[];
   evalTasks: Task[];
+  /** The corpus's index directory, or a note that the suite has none. */
   indexDir: string;
-  /** The opened index (the oracle teacher reads gold chunks from it); none for the invoice environment. */
-  index?: Awaited<ReturnType<typeof openIndex>>;
+  /** The opened suite: its corpus (the oracle teacher reads gold chunks from it) and its scripted agents. */
+  opened: OpenedSuite;
   /** Stop what the inputs started (the search workers); resolves at once when there is nothing. */
   close(): Promise<void>;
 }
 
-/** The invoice environment: its procedurally generated database, tools and tasks (no search index). */
-function loadInvoiceInputs(c: TrainConfig): TrainInputs {
-  const suite = loadInvoiceSuite();
-  const limit = (ts: Task[], n: number) => (n > 0 ? ts.slice(0, n) : ts);
-  const trainTasks = limit(suite.tasks(c.trainSplit), c.trainLimit);
-  const evalTasks = limit(suite.tasks(c.evalSplit), c.evalLimit);
-  const env = new InvoiceEnvironment(suite.tools, c.budgets);
-  return { env, trainTasks, evalTasks, indexDir: '(none: invoice database)', close: async () => {} };
-}
-
 export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
-  if (c.env === 'invoices') return loadInvoiceInputs(c);
-  const set = await loadTaskSet(c.tasks);
+  const opened = await suiteOf(c.env).open({ tasks: c.tasks });
   const limit = (ts: Task[], n: number) => (n > 0 ? ts.slice(0, n) : ts);
-  const trainTasks = limit(set.tasks(c.trainSplit), c.trainLimit);
-  const evalTasks = limit(set.tasks(c.evalSplit), c.evalLimit);
-  if (trainTasks.length === 0) throw new InputError(`tasks ${c.tasks}: split '${c.trainSplit}' has no tasks`);
-  if (c.env === 'qa') {
-    const missing = [...trainTasks, ...evalTasks].find((t) => !t.answers?.length);
-    if (missing) throw new InputError(`env qa needs tasks with answers; task '${missing.id}' of ${c.tasks} has none`);
-  }
-  const index = await openIndex(set.indexDir);
-  const { backend, close } = await searchBackend(set.indexDir, index, c.searchWorkers);
-  const env: Environment = c.env === 'qa' ? new QaEnvironment(backend, { budgets: c.budgets }) : new SearchEnvironment(backend, { budgets: c.budgets });
-  return { env, trainTasks, evalTasks, indexDir: set.indexDir, index, close };
+  const trainTasks = limit(opened.tasks(c.trainSplit), c.trainLimit);
+  const evalTasks = limit(opened.tasks(c.evalSplit), c.evalLimit);
+  if (trainTasks.length === 0) throw new InputError(`tasks ${opened.tasksName}: split '${c.trainSplit}' has no tasks`);
+  const { env, close } = await opened.environment({ budgets: c.budgets, searchWorkers: c.searchWorkers });
+  return { env, trainTasks, evalTasks, indexDir: opened.indexDir ?? `(none: the ${c.env} environment has no search index)`, opened, close };
 }
 
 /** The price of the config's model (local runs cost nothing; unknown models: undefined). */
@@ -99,9 +80,6 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
   const rubric = rubricOf(c);
   const price = priceOf(c);
   const record = { ...c, rubric, indexDir: inputs.indexDir, baseModel: setup.backend.baseModel, price: price ?? null, createdAt: new Date().toISOString() };
-  // The local backend's gradient workers (a backend without close() has nothing to stop), stopped
-  // however training ends: a run stopped by a NaN must exit, not wait on idle workers.
-  const closeBackend = async () => (setup.backend as { close?: () => Promise<void> }).close?.();
   let result: Awaited<ReturnType<typeof trainGrpo>>;
   try {
     result = await trainGrpo({
@@ -122,7 +100,8 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
       ...(o.log ? { log: o.log } : {}),
     });
   } finally {
-    await closeBackend();
+    // However training ends (a run stopped by a NaN must exit, not wait on idle gradient workers).
+    await setup.backend.close();
   }
   return { ...result, steps, resumedFrom: point ? point.step : null };
 }

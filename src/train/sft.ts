@@ -10,9 +10,10 @@ import type { Budgets, Environment } from '../env/types.js';
 import type { Price } from '../eval/cost.js';
 import type { Summary } from '../eval/metrics.js';
 import { pool, runEval } from '../eval/runner.js';
-import { seededRandom } from '../eval/stats.js';
+import { seededRandom } from '../random.js';
 import { factRecall } from '../reward/search.js';
-import { scoreRollout, type Rubric } from '../reward/rubric.js';
+import type { Rubric } from '../reward/rubric.js';
+import { scoreRollout, suiteOf } from '../suites/registry.js';
 import { appendJsonl } from '../runs/jsonl.js';
 import { appendCheckpoints } from '../runs/checkpoints.js';
 import { appendMetrics, appendRollouts, openRunDir, writeSummary } from '../runs/store.js';
@@ -28,10 +29,6 @@ import { renderRollout, sftDatum, type TokenStream } from './datums.js';
  * by eval score, not by loss.
  */
 
-/** Tools that count as searching. */
-/** Calls that look something up: the search harness's, the QA variant's and the invoice environment's. */
-const SEARCH_TOOLS = new Set(['bm25_search', 'grep_corpus', 'search', 'GetOrderBySubscription', 'SearchSupplier', 'LookupOrderRows']);
-
 export interface FilterOptions {
   /** Keep attempts whose reward is above this (strictly). */
   threshold: number;
@@ -43,7 +40,9 @@ export type Verdict = 'kept' | 'low_reward' | 'no_search' | 'no_support' | 'erro
 export function judgeAttempt(task: Task, r: Rollout, o: FilterOptions): Verdict {
   if (r.endReason === 'error') return 'error';
   if (!r.reward || !(r.reward.total > o.threshold)) return 'low_reward';
-  const searched = r.turns.some((t) => t.calls.some((c) => SEARCH_TOOLS.has(c.name) && c.result.outcome === 'ok'));
+  // A call that looks something up, in the environment the attempt ran in.
+  const lookups = suiteOf(r.env).lookupTools;
+  const searched = r.turns.some((t) => t.calls.some((c) => lookups.has(c.name) && c.result.outcome === 'ok'));
   if (!searched) return 'no_search';
   // Gold support must have appeared in a tool result, not merely been named by the model.
   if (factRecall(task, r.trajectory) === 0) return 'no_support';

@@ -14,8 +14,11 @@ export interface UpdateOptions {
   adam: AdamParams;
   ppoEpochs: number;
   minibatches: number;
-  /** `tokens`: divide each minibatch's advantages by its trained tokens (its loss is a mean). */
-  lossScale: 'tokens' | 'none';
+  /**
+   * The advantages were divided by the batch's trained tokens (lossScale 'tokens'): with several
+   * minibatches, each is rescaled so that its loss is its own mean.
+   */
+  perMinibatchMean: boolean;
 }
 
 export interface UpdateResult {
@@ -43,18 +46,21 @@ export function minibatchesOf<T>(items: T[], group: number[], n: number): T[][] 
   return parts.filter((p) => p.length > 0);
 }
 
-const scaled = (datums: Datum[], lossScale: 'tokens' | 'none'): Datum[] => {
-  const tokens = datums.reduce((s, d) => s + d.weights.reduce((a, w) => a + w, 0), 0);
-  if (lossScale !== 'tokens' || tokens === 0) return datums;
-  return datums.map((d) => ({ ...d, advantages: d.advantages!.map((a) => a / tokens) }));
-};
+const tokensOf = (datums: Datum[]) => datums.reduce((s, d) => s + d.weights.reduce((a, w) => a + w, 0), 0);
 
 export async function updateOnBatch(backend: TrainingBackend, datums: Datum[], group: number[], o: UpdateOptions): Promise<UpdateResult> {
   if (datums.length === 0) {
     // An optimiser step even on an empty batch keeps step numbers and Adam's clock aligned.
     return { fb: {}, opt: (await backend.optimStep({ ...o.adam })).metrics, updates: 1 };
   }
-  const parts = minibatchesOf(datums, group, o.minibatches).map((p) => scaled(p, o.lossScale));
+  let parts = minibatchesOf(datums, group, o.minibatches);
+  if (o.perMinibatchMean && parts.length > 1) {
+    const total = tokensOf(datums);
+    parts = parts.map((p) => {
+      const k = total / tokensOf(p);
+      return p.map((d) => ({ ...d, advantages: d.advantages!.map((a) => a * k) }));
+    });
+  }
   const sums: Record<string, number> = {};
   let tokens = 0, loss = 0, updates = 0;
   let opt: Record<string, number> = {};

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import { followAgent, followPlans, followSweepAgent, keywordQuery, PLAN_STRIDE, resolveAgent } from '../../src/agent/scripted.js';
-import { SearchEnvironment } from '../../src/env/search/env.js';
+import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { Analyzer } from '../../src/search/analyzer.js';
 import type { Task } from '../../src/tasks/task.js';
 import { hotpotFixture } from '../env/fixture.js';

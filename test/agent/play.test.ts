@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parsePlayInput } from '../../src/cli/commands/play.js';
+import { QaEnvironment } from '../../src/suites/qa/env.js';
+import { searchToolSpecs } from '../../src/suites/search/tools.js';
 
 /**
  * `sleuth play` end to end: the built CLI over the default task set and index, driven through a
@@ -34,20 +36,23 @@ function session(args: string[]) {
   };
 }
 
+/** The tools of the search and QA environments: the short forms come from their schemas. */
+const TOOLS = [...searchToolSpecs(30, 10), ...new QaEnvironment({ search: () => [], grep: () => ({ hits: [], timedOut: false }), read: () => undefined, has: () => false }).tools];
+
 describe('parsePlayInput', () => {
   it('reads JSON calls and the short forms', () => {
-    expect(parsePlayInput('{"name":"bm25_search","arguments":{"query":"a b","k":3}}')).toEqual({ name: 'bm25_search', arguments: { query: 'a b', k: 3 }, status: 'ok' });
-    expect(parsePlayInput('  bm25_search  Corliss Archer film ')).toMatchObject({ arguments: { query: 'Corliss Archer film' } });
-    expect(parsePlayInput('grep_corpus (?i)kiss\\s+and')).toMatchObject({ arguments: { pattern: '(?i)kiss\\s+and' } });
-    expect(parsePlayInput('curate a1, b2 c3')).toMatchObject({ name: 'curate', arguments: { ids: ['a1', 'b2', 'c3'] } });
-    expect(parsePlayInput('finish')).toMatchObject({ name: 'finish', arguments: {} });
-    expect(parsePlayInput('answer Chief of Protocol')).toMatchObject({ arguments: { answer: 'Chief of Protocol' } });
-    expect(parsePlayInput('   ')).toBeUndefined();
+    expect(parsePlayInput('{"name":"bm25_search","arguments":{"query":"a b","k":3}}', TOOLS)).toEqual({ name: 'bm25_search', arguments: { query: 'a b', k: 3 }, status: 'ok' });
+    expect(parsePlayInput('  bm25_search  Corliss Archer film ', TOOLS)).toMatchObject({ arguments: { query: 'Corliss Archer film' } });
+    expect(parsePlayInput('grep_corpus (?i)kiss\\s+and', TOOLS)).toMatchObject({ arguments: { pattern: '(?i)kiss\\s+and' } });
+    expect(parsePlayInput('curate a1, b2 c3', TOOLS)).toMatchObject({ name: 'curate', arguments: { ids: ['a1', 'b2', 'c3'] } });
+    expect(parsePlayInput('finish', TOOLS)).toMatchObject({ name: 'finish', arguments: {} });
+    expect(parsePlayInput('answer Chief of Protocol', TOOLS)).toMatchObject({ arguments: { answer: 'Chief of Protocol' } });
+    expect(parsePlayInput('   ', TOOLS)).toBeUndefined();
   });
 
   it('names what is wrong with a bad JSON line', () => {
-    expect(() => parsePlayInput('{"name": ')).toThrow(/not valid JSON/);
-    expect(() => parsePlayInput('{"arguments": {}}')).toThrow(/string "name"/);
+    expect(() => parsePlayInput('{"name": ', TOOLS)).toThrow(/not valid JSON/);
+    expect(() => parsePlayInput('{"arguments": {}}', TOOLS)).toThrow(/string "name"/);
   });
 });
 
@@ -134,7 +139,7 @@ describe('sleuth play', () => {
   it('exits 2 naming a bad flag or an unknown task', () => {
     const bad = spawnSync(process.execPath, ['bin/sleuth.js', 'play', '--env', 'web'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain("--env must be search or qa, got 'web'");
+    expect(bad.stderr).toContain("--env must be search, qa or invoices, got 'web'");
     const missing = spawnSync(process.execPath, ['bin/sleuth.js', 'play', '--task', 'no-such-task'], { encoding: 'utf8', input: '' });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain("--task: no task 'no-such-task'");

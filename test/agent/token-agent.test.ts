@@ -4,7 +4,7 @@ import { RenderedAgent, TokenAgent } from '../../src/agent/token-agent.js';
 import { goldIds, oracleAgent } from '../../src/agent/scripted.js';
 import { createQwen3Renderer } from '../../src/protocol/qwen3/renderer.js';
 import type { SampledSequence, Sampler, SamplingParams } from '../../src/backend/types.js';
-import { SearchEnvironment } from '../../src/env/search/env.js';
+import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { DEFAULT_BUDGETS } from '../../src/env/types.js';
 import { createHarmonyRenderer } from '../../src/protocol/harmony/renderer.js';
 import { encodeWithSpecials } from '../../src/protocol/harmony/tokens.js';

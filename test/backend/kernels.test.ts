@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createKernels, type Kernels, type Tensor } from '../../src/backend/local/kernels.js';
-import { seededRandom } from '../../src/backend/local/model.js';
+import { seededRandom } from '../../src/random.js';
 import { ensureWasm } from './helpers.js';
 
 // The WebAssembly SIMD kernels against the plain TypeScript ones, on the same random inputs.

@@ -2,7 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalBackend, loadSampler } from '../../src/backend/local/backend.js';
-import { paramShapes, seededRandom } from '../../src/backend/local/model.js';
+import { paramShapes } from '../../src/backend/local/model.js';
+import { seededRandom } from '../../src/random.js';
+import { LOSS_NAMES } from '../../src/backend/losses.js';
 import type { Datum, LossFn } from '../../src/backend/types.js';
 import { InputError } from '../../src/errors.js';
 import { ADAM, datumFor, ensureWasm, tinyBackend, tinyTokenizer, TEXTS } from './helpers.js';
@@ -21,7 +23,8 @@ describe('local model gradients', () => {
     logprobs: lpNow.map((lp, t) => (t < n / 3 ? 0 : lp + [0.5, 0, -0.4, 0.05][t % 4]!)),
   });
 
-  for (const lossFn of ['cross_entropy', 'importance_sampling', 'ppo', 'cispo'] as LossFn[]) {
+  // Every loss of the loss table.
+  for (const lossFn of LOSS_NAMES) {
     it(`${lossFn}: analytic gradient matches central finite differences for every parameter tensor`, () => {
       const b = tinyBackend(tok, { context: 32, dModel: 8, nLayers: 2, nHeads: 2 });
       const m = b.model;

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prefixGroups, splitByTokens } from '../../src/backend/local/gradients.js';
-import { seededRandom } from '../../src/backend/local/model.js';
+import { seededRandom } from '../../src/random.js';
 import type { Datum, LossFn } from '../../src/backend/types.js';
 import { ensureWasm, tinyBackend, tinyTokenizer } from './helpers.js';
 

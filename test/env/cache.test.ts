@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CachedBackend } from '../../src/env/search/cache.js';
-import { SearchEnvironment, type SearchBackend } from '../../src/env/search/env.js';
+import { CachedBackend } from '../../bench/search-cache.js';
+import { SearchEnvironment, type SearchBackend } from '../../src/suites/search/env.js';
 import { InputError } from '../../src/errors.js';
 import type { GrepOptions } from '../../src/search/types.js';
 import type { SearchIndex } from '../../src/search/index.js';

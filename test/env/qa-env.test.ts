@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { extractAnswer, QaEnvironment } from '../../src/env/qa/env.js';
+import { extractAnswer, QaEnvironment } from '../../src/suites/qa/env.js';
 import type { Task } from '../../src/tasks/task.js';
 import type { SearchIndex } from '../../src/search/index.js';
 import { hotpotFixture } from './fixture.js';

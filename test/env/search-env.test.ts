@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SearchEnvironment, type SearchEpisode } from '../../src/env/search/env.js';
+import { SearchEnvironment, type SearchEpisode } from '../../src/suites/search/env.js';
 import type { ToolResult } from '../../src/env/types.js';
 import type { Task } from '../../src/tasks/task.js';
 import type { SearchIndex } from '../../src/search/index.js';

@@ -1,7 +1,7 @@
 import type { Chunk } from '../../src/corpus/chunk.js';
 import { InputError } from '../../src/errors.js';
 import type { GrepResult, SearchHit } from '../../src/search/types.js';
-import type { SearchBackend } from '../../src/env/search/env.js';
+import type { SearchBackend } from '../../src/suites/search/env.js';
 import type { Task } from '../../src/tasks/task.js';
 
 /**

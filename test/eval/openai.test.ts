@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAIAgent, openAIAgentFromSpec, parseOpenAISpec, parseToolArguments } from '../../src/agent/openai.js';
 import { resolveAgent } from '../../src/agent/scripted.js';
 import { runEpisode } from '../../src/agent/episode.js';
-import { SearchEnvironment } from '../../src/env/search/env.js';
+import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { ChatServer, completion } from './chat-server.js';
 import { backend, TASKS } from './corpus.js';
 

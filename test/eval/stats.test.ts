@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { bestOf, bootstrapMean, mean, pairedBootstrap, pairedBootstrapGrid, passAtK, seededRandom } from '../../src/eval/stats.js';
+import { bestOf, bootstrapMean, mean, pairedBootstrap, pairedBootstrapGrid, passAtK } from '../../src/eval/stats.js';
+import { seededRandom } from '../../src/random.js';
 import { costUsd, loadPrices, parsePrices, priceModelOf } from '../../src/eval/cost.js';
 import { headroom, rolloutRow, summarize } from '../../src/eval/metrics.js';
-import { scoreRollout, resolveRubric } from '../../src/reward/rubric.js';
+import { scoreRollout, resolveRubric } from '../../src/suites/registry.js';
 import { rollout, task } from '../reward/helpers.js';
 
 function binom(n: number, k: number): number {

@@ -6,8 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { searchToolSpecs } from '../../src/env/search/tools.js';
-import { fBeta } from '../../src/reward/index.js';
+import { searchToolSpecs } from '../../src/suites/search/tools.js';
+import { fBeta } from '../../src/reward/search.js';
 
 /**
  * `sleuth mcp` driven by the official MCP SDK's own client, over stdio and over streamable HTTP,

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import type { Agent } from '../../src/agent/types.js';
-import { SearchEnvironment } from '../../src/env/search/env.js';
+import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { EpisodeReferences, literalPattern, spanString } from '../../src/protocol/compact/references.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';

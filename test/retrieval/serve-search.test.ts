@@ -7,10 +7,10 @@ import { hotpotData } from '../env/fixture.js';
 
 /**
  * serve-search over a real index of HotpotQA paragraphs, its searches answered by a real
- * SearchPool (worker threads run from the build, so the compiled modules of dist/ are used).
+ * SearchWorkers (worker threads run from the build, so the compiled modules of dist/ are used).
  */
 const dist = (p: string) => import(join(process.cwd(), 'dist', p));
-type Pool = Awaited<ReturnType<typeof import('../../src/env/search/pool.js').SearchPool.open>>;
+type Pool = Awaited<ReturnType<typeof import('../../src/suites/search/search-workers.js').SearchWorkers.open>>;
 
 const dir = mkdtempSync(join(tmpdir(), 'sleuth-serve-search-'));
 let pool: Pool;
@@ -21,7 +21,7 @@ let closeServer: (s: Server) => Promise<void>;
 
 beforeAll(async () => {
   const { buildIndex, openIndex } = await dist('src/search/index.js');
-  const { SearchPool } = await dist('src/env/search/pool.js');
+  const { SearchWorkers } = await dist('src/suites/search/search-workers.js');
   const { createRetrievalServer } = await dist('src/retrieval/server.js');
   const http = await dist('src/http/json.js');
   closeServer = http.closeServer;
@@ -29,7 +29,7 @@ beforeAll(async () => {
   const unique = [...new Map(chunks.slice(0, 1200).map((c) => [c.id, c])).values()];
   await buildIndex((async function* () { yield* unique; })(), join(dir, 'index'));
   index = await openIndex(join(dir, 'index'));
-  pool = await SearchPool.open(join(dir, 'index'), index, { workers: 2, recordServiceTimes: true });
+  pool = await SearchWorkers.open(join(dir, 'index'), index, { workers: 2, recordServiceTimes: true });
   server = createRetrievalServer({ backend: pool, chunks: index.size });
   base = `http://127.0.0.1:${await http.listenOn(server, 0)}`;
 }, 120_000);

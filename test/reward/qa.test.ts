@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exactMatch, normalizeAnswer, qaParts, tokenF1, tokenFBeta } from '../../src/reward/qa.js';
-import { scoreRollout, resolveRubric } from '../../src/reward/rubric.js';
+import { scoreRollout, resolveRubric } from '../../src/suites/registry.js';
 import { rollout, task } from './helpers.js';
 
 describe('SQuAD normalisation, exact match and token F1', () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fBeta, scoreSet, factRecall, searchParts } from '../../src/reward/search.js';
-import { scoreRollout, DEFAULT_RUBRIC, resolveRubric, parseRubric, RUBRICS } from '../../src/reward/rubric.js';
+import { defaultRubric, scoreRollout, resolveRubric, parseRubric, RUBRICS } from '../../src/suites/registry.js';
+
+const DEFAULT_RUBRIC = defaultRubric('search');
 import { betaAt } from '../../src/reward/schedule.js';
 import { InputError } from '../../src/errors.js';
 import { rollout, task } from './helpers.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TinkerServer } from '../../src/backend/tinker/index.js';
+import type { TinkerServer } from '../../src/tinker-server/index.js';
 import { TinkerAuthError, TinkerRequestError, createTinkerBackend } from '../../src/backend/tinker/index.js';
 import { InputError } from '../../src/errors.js';
 import { resolveAgent } from '../../src/agent/scripted.js';

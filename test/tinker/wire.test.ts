@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decodeSampleResponse, PROTO_CONTENT_TYPE } from '../../src/backend/tinker/proto.js';
-import { TinkerServer } from '../../src/backend/tinker/index.js';
+import { decodeSampleResponse, PROTO_CONTENT_TYPE } from '../../src/tinker-server/proto.js';
+import { TinkerServer } from '../../src/tinker-server/index.js';
 import { directBackend, rlDatums, startServer, tempDir, tinyCheckpoint } from './helpers.js';
 
 /** serve-tinker at the HTTP level: what the official SDK relies on beyond its happy path (sdk.test.ts). */

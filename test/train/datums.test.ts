@@ -4,7 +4,7 @@ import type { Rollout, TurnRecord } from '../../src/agent/rollout.js';
 import { baselineAgent } from '../../src/agent/scripted.js';
 import { openingSearch, TokenAgent } from '../../src/agent/token-agent.js';
 import type { LocalBackend } from '../../src/backend/local/index.js';
-import { SearchEnvironment } from '../../src/env/search/env.js';
+import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import type { Task } from '../../src/tasks/task.js';

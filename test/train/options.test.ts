@@ -60,7 +60,7 @@ describe('ppoEpochs and minibatches', () => {
   it('one update keeps the ratio at exactly 1; more updates move it and ppo clips', async () => {
     const one = tinyBackend(tok);
     const { datums, group } = await onPolicyDatums(one);
-    const opts = { loss: 'ppo' as const, lossConfig: {}, adam: ADAM, lossScale: 'tokens' as const };
+    const opts = { loss: 'ppo' as const, lossConfig: {}, adam: ADAM, perMinibatchMean: true };
     const single = await updateOnBatch(one, datums, group, { ...opts, ppoEpochs: 1, minibatches: 1 });
     expect(single.updates).toBe(1);
     expect(single.fb['ratio:mean']).toBe(1);

@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { InputError, NumericalError } from '../../errors.js';
 import { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, TrainingBackend } from '../types.js';
+import { validateDatums } from '../validate.js';
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpoint.js';
 import { accumulateGradients, splitByTokens, summarize, type TrainRows } from './gradients.js';
 import { defaultThreads, GradientPool } from './pool.js';
@@ -23,7 +24,7 @@ function finite(r: ForwardBackwardResult): ForwardBackwardResult {
 }
 
 /**
- * The local training backend: Tinker's interface (TINKER_API.md §9–11) over the small CPU model.
+ * The local training backend: Tinker's interface (docs/tinker.md) over the small CPU model.
  *  - forwardBackward sums per-token losses over tokens and datums (no averaging) and adds the
  *    gradient to the accumulated one; gradients accumulate across calls until optimStep.
  *  - optimStep: Adam with bias correction, decoupled weight decay (AdamW) on weight matrices
@@ -123,6 +124,10 @@ export class LocalBackend implements TrainingBackend {
     return this.model.config;
   }
 
+  get contextLimit(): number {
+    return this.model.config.context;
+  }
+
   /**
    * With threads > 1 and more than one datum, the datums are split (balanced by tokens) between
    * this thread and worker threads, each with its own copy of the weights; their gradients are
@@ -165,8 +170,7 @@ export class LocalBackend implements TrainingBackend {
 
   /** Check datums against this model (token ids, lengths, finite values); throws InputError. */
   validate(datums: Datum[], lossFn: LossFn): void {
-    if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`loss function '${lossFn}' is not one of cross_entropy, importance_sampling, ppo, cispo`);
-    datums.forEach((d, i) => this.checkDatum(d, i, lossFn));
+    validateDatums(datums, lossFn, { context: this.config.context, vocabSize: this.config.vocabSize });
   }
 
   async optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }> {
@@ -277,24 +281,6 @@ export class LocalBackend implements TrainingBackend {
       tensors: kind === 'state' ? [{ name: 'params', length: n }, { name: 'adamM', length: n }, { name: 'adamV', length: n }] : [{ name: 'params', length: n }],
     };
     writeCheckpoint(path, header, { params: this.model.params.a, adamM: this.adamM, adamV: this.adamV });
-  }
-
-  private checkDatum(d: Datum, i: number, lossFn: LossFn): void {
-    const n = d.inputTokens.length;
-    const bad = (msg: string) => new InputError(`forwardBackward: datum ${i}: ${msg}`);
-    if (n === 0) throw bad('inputTokens is empty');
-    if (n > this.config.context) throw bad(`${n} tokens exceed the model context of ${this.config.context}`);
-    for (const [key, arr] of [['targetTokens', d.targetTokens], ['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
-      if (arr !== undefined && arr.length !== n) throw bad(`${key} has ${arr.length} entries, inputTokens ${n}`);
-    }
-    if (lossFn !== 'cross_entropy' && (!d.logprobs || !d.advantages)) throw bad(`${lossFn} needs logprobs and advantages`);
-    const V = this.config.vocabSize;
-    for (const [key, arr] of [['inputTokens', d.inputTokens], ['targetTokens', d.targetTokens]] as const) {
-      for (let t = 0; t < n; t++) if (!Number.isInteger(arr[t]) || arr[t]! < 0 || arr[t]! >= V) throw bad(`${key}[${t}] = ${arr[t]} is not a token id (vocabulary ${V})`);
-    }
-    for (const [key, arr] of [['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
-      if (arr) for (let t = 0; t < n; t++) if (!Number.isFinite(arr[t])) throw bad(`${key}[${t}] is not a finite number`);
-    }
   }
 }
 

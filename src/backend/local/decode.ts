@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import { InputError } from '../../errors.js';
 import type { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import type { SampledSequence, SamplingParams } from '../types.js';
-import { seededRandom, type Model, type ModelConfig } from './model.js';
+import { seededRandom } from '../../random.js';
+import type { Model, ModelConfig } from './model.js';
 
 /**
  * One sequence being decoded: its random stream, the tokens written so far and when it stops. The

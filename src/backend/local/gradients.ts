@@ -1,17 +1,14 @@
+import { addSums, addTokenLoss, clipRange, emptySums, lossMetrics, type LossSums } from '../losses.js';
 import type { Datum, ForwardBackwardResult, LossConfig, LossFn } from '../types.js';
-import { clipRange, tokenLoss } from './losses.js';
 import type { Model } from './model.js';
 
 /** What one thread's share of a forwardBackward call produced. */
 export interface GradientPart {
-  loss: number;
   logprobs: number[][];
-  /** Weighted tokens, and sums over them for the metrics. */
-  tokens: number;
+  /** The loss and the sums over weighted tokens its metrics come from. */
+  sums: LossSums;
+  /** Sum of the learner's entropy over weighted tokens. */
   entropy: number;
-  clipped: number;
-  ratio: number;
-  kl: number;
   /** The gradient (worker threads only; the main thread's stays in its model). */
   grads?: Float32Array;
 }
@@ -32,22 +29,12 @@ export type TrainRows = 'loss-rows' | 'all-rows';
  */
 export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, config: LossConfig, backward = true, mode: TrainRows = 'loss-rows'): GradientPart {
   const [lo, hi] = clipRange(lossFn, config);
-  const part: GradientPart = { loss: 0, logprobs: [], tokens: 0, entropy: 0, clipped: 0, ratio: 0, kl: 0 };
+  const part: GradientPart = { logprobs: [], sums: emptySums(), entropy: 0 };
   // The loss of row t (its learner logprob at lp[at]); its gradient goes to g_lp[at].
   const lossAt = (d: Datum, t: number, at: number) => {
-    const lp = m.lp.a[at]!, q = d.logprobs?.[t] ?? 0;
-    const r = tokenLoss(lossFn, { lp, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
-    part.loss += r.loss;
-    m.g_lp.a[at] = r.grad;
-    if (d.weights[t] !== 0) {
-      part.tokens += 1;
-      part.entropy += m.entropy.a[at]!;
-      if (r.clipped) part.clipped += 1;
-      if (lossFn !== 'cross_entropy') {
-        part.ratio += Math.exp(lp - q);
-        part.kl += q - lp;
-      }
-    }
+    const q = d.logprobs?.[t] ?? 0;
+    m.g_lp.a[at] = addTokenLoss(part.sums, lossFn, { lp: m.lp.a[at]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi).grad;
+    if (d.weights[t] !== 0) part.entropy += m.entropy.a[at]!;
   };
   if (mode === 'all-rows' || !backward) {
     for (const d of datums) {
@@ -121,16 +108,10 @@ export function prefixGroups(datums: Datum[]): { prefix: number; datums: Datum[]
 
 /** Combine the parts (in shard order) into Tinker's result: summed loss, logprobs per datum, metrics. */
 export function summarize(parts: GradientPart[], lossFn: LossFn): ForwardBackwardResult {
-  const sum = (k: 'loss' | 'tokens' | 'entropy' | 'clipped' | 'ratio' | 'kl') => parts.reduce((s, p) => s + p[k], 0);
-  const tokens = sum('tokens');
-  const metrics: Record<string, number> = { 'loss:sum': sum('loss'), 'tokens:sum': tokens, 'entropy:mean': tokens ? sum('entropy') / tokens : 0 };
-  if (lossFn !== 'cross_entropy') {
-    metrics['ratio:mean'] = tokens ? sum('ratio') / tokens : 1;
-    // Mean of (sampler - learner) logprob over trained tokens: a KL(sampler || learner) estimate.
-    metrics['kl_sampler_learner:mean'] = tokens ? sum('kl') / tokens : 0;
-  }
-  if (lossFn === 'ppo' || lossFn === 'cispo') metrics['clip_fraction:mean'] = tokens ? sum('clipped') / tokens : 0;
-  return { loss: sum('loss'), logprobs: parts.flatMap((p) => p.logprobs), metrics };
+  const sums = addSums(parts.map((p) => p.sums));
+  const entropy = parts.reduce((s, p) => s + p.entropy, 0);
+  const metrics = lossMetrics(lossFn, sums, { 'entropy:mean': sums.tokens ? entropy / sums.tokens : 0 });
+  return { loss: sums.loss, logprobs: parts.flatMap((p) => p.logprobs), metrics };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { seededRandom } from '../../random.js';
 import { z } from 'zod';
 import { InputError } from '../../errors.js';
 import { createKernels, rows, type IntTensor, type Kernels, type Tensor } from './kernels.js';
@@ -108,17 +109,6 @@ function gaussianFill(a: Float32Array, std: number, rng: () => number): void {
   }
 }
 
-export function seededRandom(seed: number): () => number {
-  // mulberry32: small, fast, and the same sequence on every platform.
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface ModelOptions {
   /** Allocate gradients and backward scratch. */

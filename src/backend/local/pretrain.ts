@@ -1,7 +1,7 @@
 import { InputError } from '../../errors.js';
 import type { AdamParams, Datum } from '../types.js';
 import type { LocalBackend } from './backend.js';
-import { seededRandom } from './model.js';
+import { seededRandom } from '../../random.js';
 
 export interface PretrainOptions {
   /** Optimiser steps. */

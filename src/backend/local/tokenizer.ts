@@ -1,10 +1,10 @@
 import { embeddedChunks } from '../../corpus/embedded.js';
 import type { Chunk } from '../../corpus/chunk.js';
-import { searchToolSpecs } from '../../env/search/tools.js';
-import { searchSystemPrompt } from '../../env/search/prompt.js';
+import { searchToolSpecs } from '../../suites/search/tools.js';
+import { searchSystemPrompt } from '../../suites/search/prompt.js';
 import { trainBpe, type BpeTokenizer } from '../../protocol/compact/bpe.js';
 import { SPECIALS, assistantText, promptText, resultsText } from '../../protocol/compact/renderer.js';
-import { seededRandom } from './model.js';
+import { seededRandom } from '../../random.js';
 
 /** The local model's vocabulary: 256 bytes, the compact format's special tokens, and merges. */
 export const DEFAULT_VOCAB = 2048;

@@ -1,6 +1,7 @@
 import { InputError } from '../../errors.js';
 import { BpeDataSchema, BpeTokenizer } from '../../protocol/compact/bpe.js';
-import { clipRange, tokenLoss } from '../local/losses.js';
+import { addTokenLoss, clipRange, emptySums, LOSSES, lossMetrics } from '../losses.js';
+import { validateDatums } from '../validate.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, SampledSequence, Sampler, SamplingParams, TrainingBackend } from '../types.js';
 import { checkBaseUrl, TinkerClient, type ClientOptions, type Submitted } from './client.js';
 import { TinkerConflictError, TinkerHttp, TinkerRequestError, TinkerServerError, type CallOptions, type HttpOptions } from './http.js';
@@ -88,6 +89,8 @@ export class TinkerBackend implements TrainingBackend {
   readonly baseModel: string;
   readonly client: TinkerClient;
   readonly reduction: 'sum' | 'server';
+  /** The server does not say how long a sequence may be. */
+  readonly contextLimit = undefined;
   /** The model's tokenizer when the server is `sleuth serve-tinker` (its local BPE model). */
   readonly tokenizer: BpeTokenizer | undefined;
   private modelIdValue: string;
@@ -192,7 +195,7 @@ export class TinkerBackend implements TrainingBackend {
     return { ...this.used, spendUsd: spend(this.used, this.opts.price) };
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.client.close();
   }
 
@@ -226,14 +229,14 @@ export class TinkerBackend implements TrainingBackend {
   };
 
   private async submitForwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig): Promise<{ subs: Submitted[]; sizes: number[] }> {
-    datums.forEach((d, i) => checkDatum(d, i, lossFn));
+    validateDatums(datums, lossFn);
     // SkyRL's request model has no loss_fn_config: thresholds would be dropped, and the metrics
     // computed here would describe a loss the server did not use.
     if (this.flavor === 'skyrl' && (config.clipLowThreshold !== undefined || config.clipHighThreshold !== undefined)) {
       throw new InputError(`forwardBackward: SkyRL ignores loss_fn_config, so clip thresholds ${JSON.stringify(config)} cannot be applied there; leave them at the server's defaults`);
     }
     const skyrlSum = this.flavor === 'skyrl' && this.reduction === 'sum';
-    if (skyrlSum && lossFn === 'cross_entropy') {
+    if (skyrlSum && !LOSSES[lossFn].rl) {
       throw new InputError("forwardBackward: SkyRL averages cross_entropy over each sequence's weights, which no rescaling of the inputs undoes; use reduction 'server' for cross_entropy on SkyRL");
     }
     const B = datums.length;
@@ -266,7 +269,7 @@ export class TinkerBackend implements TrainingBackend {
         subs.push(await this.submitModel('forward_backward', { forward_backward_input: { data, loss_fn: lossFn, ...(cfg ? { loss_fn_config: cfg } : {}) } }));
       } catch (err) {
         // SkyRL 0.3.0's request model lists no cispo: a 422 at submission.
-        if (err instanceof TinkerRequestError && err.status === 422 && lossFn !== 'cross_entropy' && err.message.includes('loss_fn')) {
+        if (err instanceof TinkerRequestError && err.status === 422 && LOSSES[lossFn].rl && err.message.includes('loss_fn')) {
           throw new TinkerRequestError(`forwardBackward: this server does not accept loss_fn '${lossFn}' (${err.message}); SkyRL tx 0.3.0 has no cispo: use ppo or importance_sampling, or a server that lists it`, 422);
         }
         throw err;
@@ -287,7 +290,7 @@ export class TinkerBackend implements TrainingBackend {
       if (logprobs[i]!.length !== d.inputTokens.length) throw new Error(`forward_backward: datum ${i}: the server returned ${logprobs[i]!.length} logprobs for ${d.inputTokens.length} tokens`);
     });
     const metrics = mergeMetrics(outs.map((o, i) => ({ metrics: o.metrics, weight: p.sizes[i]! })));
-    Object.assign(metrics, lossMetrics(datums, logprobs, lossFn, config));
+    Object.assign(metrics, learnerLossMetrics(datums, logprobs, lossFn, config));
     return { loss: metrics['loss:sum']!, logprobs, metrics };
   }
 
@@ -360,45 +363,17 @@ function checkName(name: string, what: string): void {
   if (!NAME.test(name)) throw new InputError(`${what}: name '${name}' must be 1-255 letters, digits, '_' or '-'`);
 }
 
-function checkDatum(d: Datum, i: number, lossFn: LossFn): void {
-  const n = d.inputTokens.length;
-  const bad = (msg: string) => new InputError(`forwardBackward: datum ${i}: ${msg}`);
-  if (n === 0) throw bad('inputTokens is empty');
-  for (const [key, arr] of [['targetTokens', d.targetTokens], ['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
-    if (arr !== undefined && arr.length !== n) throw bad(`${key} has ${arr.length} entries, inputTokens ${n}`);
-  }
-  if (lossFn !== 'cross_entropy' && (!d.logprobs || !d.advantages)) throw bad(`${lossFn} needs logprobs and advantages`);
-  for (const [key, arr] of [['weights', d.weights], ['logprobs', d.logprobs], ['advantages', d.advantages]] as const) {
-    if (arr) for (let t = 0; t < n; t++) if (!Number.isFinite(arr[t])) throw bad(`${key}[${t}] is not a finite number`);
-  }
-}
-
-/** Tinker's summed loss and sleuth's RL diagnostics, from the learner logprobs (same definitions as the local backend). */
-function lossMetrics(datums: Datum[], logprobs: number[][], lossFn: LossFn, config: LossConfig): Record<string, number> {
+/** Tinker's summed loss and sleuth's RL diagnostics, from the learner logprobs the server returned (as the local backend computes them). */
+function learnerLossMetrics(datums: Datum[], logprobs: number[][], lossFn: LossFn, config: LossConfig): Record<string, number> {
   const [lo, hi] = clipRange(lossFn, config);
-  let loss = 0, tokens = 0, clipped = 0, ratioSum = 0, kl = 0;
+  const sums = emptySums();
   datums.forEach((d, i) => {
     const lps = logprobs[i]!;
     for (let t = 0; t < d.inputTokens.length; t++) {
-      const q = d.logprobs?.[t] ?? 0;
-      const r = tokenLoss(lossFn, { lp: lps[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
-      loss += r.loss;
-      if (d.weights[t] === 0) continue;
-      tokens += 1;
-      if (r.clipped) clipped += 1;
-      if (lossFn !== 'cross_entropy') {
-        ratioSum += Math.exp(lps[t]! - q);
-        kl += q - lps[t]!;
-      }
+      addTokenLoss(sums, lossFn, { lp: lps[t]!, weight: d.weights[t]!, samplerLogprob: d.logprobs?.[t] ?? 0, advantage: d.advantages?.[t] ?? 0 }, lo, hi);
     }
   });
-  const m: Record<string, number> = { 'loss:sum': loss, 'tokens:sum': tokens };
-  if (lossFn !== 'cross_entropy') {
-    m['ratio:mean'] = tokens ? ratioSum / tokens : 1;
-    m['kl_sampler_learner:mean'] = tokens ? kl / tokens : 0;
-  }
-  if (lossFn === 'ppo' || lossFn === 'cispo') m['clip_fraction:mean'] = tokens ? clipped / tokens : 0;
-  return m;
+  return lossMetrics(lossFn, sums);
 }
 
 function spend(u: { prefillTokens: number; sampleTokens: number; trainTokens: number }, price: TokenPrice | undefined): number | null {

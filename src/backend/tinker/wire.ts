@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../../errors.js';
+import { LOSSES } from '../losses.js';
 import type { AdamParams, Datum, LossConfig, LossFn, SampledSequence, SamplingParams } from '../types.js';
 
 /**
@@ -50,7 +51,7 @@ export function toWireDatum(d: Datum, lossFn: LossFn, advantages?: number[]): Wi
     target_tokens: { data: d.targetTokens, dtype: 'int64', shape: [d.targetTokens.length] },
     weights: f32(d.weights),
   };
-  if (lossFn !== 'cross_entropy') {
+  if (LOSSES[lossFn].rl) {
     inputs['logprobs'] = f32(d.logprobs ?? []);
     inputs['advantages'] = f32(advantages ?? d.advantages ?? []);
   }
@@ -58,7 +59,7 @@ export function toWireDatum(d: Datum, lossFn: LossFn, advantages?: number[]): Wi
 }
 
 export function lossFnConfig(lossFn: LossFn, c: LossConfig = {}): Record<string, number> | undefined {
-  if (lossFn !== 'ppo' && lossFn !== 'cispo') return undefined;
+  if (!LOSSES[lossFn].clip) return undefined;
   const out: Record<string, number> = {};
   if (c.clipLowThreshold !== undefined) out['clip_low_threshold'] = c.clipLowThreshold;
   if (c.clipHighThreshold !== undefined) out['clip_high_threshold'] = c.clipHighThreshold;

@@ -1,20 +1,13 @@
 import { resolve } from 'node:path';
 import { resolveAgent } from '../../agent/scripted.js';
-import type { Agent } from '../../agent/types.js';
-import { invoiceBaselineAgent, invoiceOracleAgent, loadInvoiceSuite } from '../../env/invoices/index.js';
 import '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
-import { SearchEnvironment } from '../../env/search/env.js';
-import { searchBackend } from '../../env/search/pool.js';
-import { QaEnvironment } from '../../env/qa/env.js';
-import type { Environment } from '../../env/types.js';
 import { InputError } from '../../errors.js';
-import { DEFAULT_QA_RUBRIC, DEFAULT_RUBRIC, resolveRubric, type Rubric } from '../../reward/rubric.js';
+import type { Rubric } from '../../reward/rubric.js';
+import { DEFAULT_SUITE, defaultRubric, resolveRubric, RUBRICS, suiteAgent, suiteOf, SUITE_KINDS } from '../../suites/registry.js';
 import { loadPrices, priceModelOf, type Price } from '../../eval/cost.js';
 import { formatSummary } from '../../eval/report.js';
 import { runEval, type EvalResult } from '../../eval/runner.js';
-import { openIndex, type SearchIndex } from '../../search/index.js';
-import { loadTaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
 import { liveProgress } from '../progress.js';
@@ -50,9 +43,9 @@ export const evalFlagsUsage = (samples: number) => `  --agent SPEC          base
   --samples N           rollouts per task (default: ${samples})
   --limit N             only the first N tasks of the split
   --concurrency N       episodes in flight at once (default: 4)
-  --env search|qa|invoices  the search harness (default), the QA variant, or the invoice emails
-  --rubric NAME         reward rubric: f4 (default), f4-traj, f4-format, f4-traj-format, f1,
-                        qa-em, qa-f1, qa-f1-format (QA default), qa-partial
+  --env ${SUITE_KINDS.join('|')}  the environment (default ${DEFAULT_SUITE}): ${SUITE_KINDS.map((k) => `${k}, ${suiteOf(k).summary}`).join('; ')}
+  --rubric NAME         reward rubric: ${Object.keys(RUBRICS).join(', ')}
+                        (default: the environment's own, ${SUITE_KINDS.map((k) => suiteOf(k).defaultRubric).join(', ')})
   --beta B              F-beta's beta (default 4)
   --prices FILE         prices table, USD per 1M tokens (default: configs/prices.json)
   --price-model NAME    the prices-table entry to bill (default: from the agent spec)
@@ -80,16 +73,15 @@ export interface PreparedEval {
 export async function prepareEval(values: Values, defaults: { samples: number }): Promise<PreparedEval> {
   const agentSpec = values.agent;
   if (!agentSpec) throw new InputError('--agent SPEC is required (e.g. baseline, oracle, openai:MODEL@URL)');
-  const envName = values.env ?? 'search';
-  if (envName !== 'search' && envName !== 'qa' && envName !== 'invoices') throw new InputError(`--env must be search, qa or invoices, got '${envName}'`);
-  // The invoice environment brings its own emails: its task set is called 'invoices', and --tasks does not apply.
-  if (envName === 'invoices' && values.tasks !== undefined) throw new InputError(`--tasks ${values.tasks}: --env invoices has its own tasks (the emails); leave --tasks out`);
-  const tasksName = envName === 'invoices' ? 'invoices' : (values.tasks ?? 'default');
+  const suite = suiteOf(values.env ?? DEFAULT_SUITE, '--env');
+  const envName = suite.kind;
+  // A suite that brings its own tasks (the invoice emails) takes no --tasks.
+  if (values.tasks !== undefined && !suite.taskSets) throw new InputError(`--tasks ${values.tasks}: --env ${envName} has its own tasks; leave --tasks out`);
   const split = values.split ?? 'eval';
   const samples = intFlag(values.samples, 'samples', defaults.samples, 1, 10_000);
   const limit = values.limit === undefined ? undefined : intFlag(values.limit, 'limit', 0, 1);
   const concurrency = intFlag(values.concurrency, 'concurrency', 4, 1, 1024);
-  let rubric: Rubric = values.rubric ? resolveRubric(values.rubric) : envName === 'qa' ? DEFAULT_QA_RUBRIC : envName === 'invoices' ? resolveRubric('invoices') : DEFAULT_RUBRIC;
+  let rubric: Rubric = values.rubric ? resolveRubric(values.rubric) : defaultRubric(envName);
   if (rubric.kind !== envName) throw new InputError(`--rubric ${rubric.name} scores ${rubric.kind} rollouts, but --env is ${envName}`);
   if (values.beta !== undefined) {
     const beta = numberFlag(values.beta, 'beta', 4);
@@ -100,7 +92,6 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   const seed = intFlag(values.seed, 'seed', 0);
   const openingSearch = values['opening-search'] === undefined ? 0 : intFlag(values['opening-search'], 'opening-search', 0, 1, 50);
   const searchWorkers = intFlag(values['search-workers'], 'search-workers', 0, 0, 64);
-  if (searchWorkers > 0 && envName === 'invoices') throw new InputError('--search-workers is for the search and qa environments (the invoice environment has no search index)');
   if (openingSearch && !agentSpec.startsWith('local:')) throw new InputError(`--opening-search is for local: agents (the harness writes their first turn), not '${agentSpec}'`);
 
   const pricesPath = values.prices ? resolve(values.prices) : undefined;
@@ -113,39 +104,15 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
   if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1, 0);
 
-  let tasks: Task[];
-  let env!: Environment;
-  let searchIndex: SearchIndex | undefined;
-  let agent: Agent;
-  let indexDir: string | null = null;
-  // Stops the search workers, if --search-workers started them.
-  let closeBackend = async () => {};
-  if (envName === 'invoices') {
-    // The invoice environment brings its own database and tasks (--tasks is not used).
-    const suite = loadInvoiceSuite();
-    tasks = suite.tasks(split);
-    env = suite.env;
-    agent = agentSpec === 'oracle' ? invoiceOracleAgent() : agentSpec === 'baseline' ? invoiceBaselineAgent() : await resolveAgent(agentSpec, { openai });
-  } else {
-    const set = await loadTaskSet(tasksName);
-    tasks = set.tasks(split);
-    if (rubric.kind === 'qa') {
-      const missing = tasks.find((t) => !t.answers || t.answers.length === 0);
-      if (missing) throw new InputError(`--env qa needs tasks with answers; task '${missing.id}' of ${tasksName}/${split} has none`);
-    }
-    const index = await openIndex(set.indexDir);
-    agent = await resolveAgent(agentSpec, { corpus: index, openai, openingSearch });
-    indexDir = set.indexDir;
-    searchIndex = index;
-  }
+  const opened = await suite.open(values.tasks !== undefined ? { tasks: values.tasks } : {});
+  const tasksName = opened.tasksName;
+  let tasks: Task[] = opened.tasks(split);
+  const agent = suiteAgent(opened, agentSpec) ?? (await resolveAgent(agentSpec, { ...(opened.corpus ? { corpus: opened.corpus } : {}), openai, openingSearch }));
+  const indexDir = opened.indexDir;
   if (limit !== undefined) tasks = tasks.slice(0, limit);
   if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
-  if (searchIndex && indexDir) {
-    // Last, after every check of the flags: the workers keep the process alive until closed.
-    const { backend, close } = await searchBackend(indexDir, searchIndex, searchWorkers);
-    closeBackend = close;
-    env = envName === 'qa' ? new QaEnvironment(backend) : new SearchEnvironment(backend);
-  }
+  // Last, after every check of the flags: search workers keep the process alive until closed.
+  const { env, close: closeBackend } = await opened.environment({ searchWorkers });
   const budgets = maxTurns === undefined ? env.defaultBudgets : { ...env.defaultBudgets, maxTurns };
 
   const config = {

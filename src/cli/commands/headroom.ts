@@ -1,3 +1,4 @@
+import { suiteOf } from '../../suites/registry.js';
 import { join } from 'node:path';
 import { InputError } from '../../errors.js';
 import { headroom, type Headroom } from '../../eval/metrics.js';
@@ -38,7 +39,7 @@ ${evalFlagsUsage(DEFAULT_SAMPLES)}
     const result = await prepared.run(dir);
     const seed = intFlag(values.seed, 'seed', 0);
     const { rows } = loadRunRows(dir);
-    const metrics = result.summary.scoring === 'qa' ? ['reward', 'exact_match', 'f1'] : ['reward', 'f1', 'fbeta', 'recall'];
+    const metrics = suiteOf(result.summary.scoring).headline;
     const hs = metrics.map((m) => headroom(rows, m, { seed })).filter((h): h is Headroom => h !== undefined);
     if (values.json) printJson({ dir, agent: prepared.agent, samples, headroom: hs });
     else {

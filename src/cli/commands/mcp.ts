@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { SearchEnvironment } from '../../env/search/env.js';
-import { searchBackend } from '../../env/search/pool.js';
+import { SearchEnvironment } from '../../suites/search/env.js';
+import { searchBackend } from '../../suites/search/search-workers.js';
 import { InputError } from '../../errors.js';
 import { closeServer, listenOn } from '../../http/json.js';
 import { SearchMcp } from '../../mcp/server.js';
-import { DEFAULT_RUBRIC, resolveRubric } from '../../reward/rubric.js';
+import { defaultRubric, resolveRubric } from '../../suites/registry.js';
+import { searchSuite } from '../../suites/search/suite.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import { packageRoot } from '../../tasks/store.js';
@@ -24,7 +25,7 @@ episode: its own seen, read and curated sets, the turn budget and the error mess
                   instructions and its 'search_task' prompt), and let finish return the reward
   --split S       the split of SET (default eval)
   --task ID       every session gets this task
-  --rubric NAME   the reward finish reports (default ${DEFAULT_RUBRIC.name}, as in training)
+  --rubric NAME   the reward finish reports (default ${searchSuite.defaultRubric}, as in training)
   --http          serve streamable HTTP on http://127.0.0.1:PORT/mcp (many sessions) instead of stdio
   --port N        port for --http (default 8765; 0 picks a free one)
   --max-turns N   tool calls per episode (default 40, the search environment's turn budget)
@@ -53,8 +54,8 @@ export const command: Command = {
     const port = intFlag(values.port, 'port', 8765, 0, 65535);
     const maxTurns = intFlag(values['max-turns'], 'max-turns', 40, 1, 10_000);
     const workers = intFlag(values.workers, 'workers', 0, 0, 256);
-    const rubric = values.rubric ? resolveRubric(values.rubric) : DEFAULT_RUBRIC;
-    if (rubric.kind !== 'search') throw new InputError(`--rubric ${rubric.name} scores ${rubric.kind} rollouts; the MCP server runs the search environment`);
+    const rubric = values.rubric ? resolveRubric(values.rubric) : defaultRubric(searchSuite.kind);
+    if (rubric.kind !== searchSuite.kind) throw new InputError(`--rubric ${rubric.name} scores ${rubric.kind} rollouts; the MCP server runs the search environment`);
 
     let tasks: Task[] | undefined;
     let indexDir = values.index;

@@ -1,14 +1,11 @@
 import { createInterface } from 'node:readline';
 import { runEpisode } from '../../agent/episode.js';
 import type { TurnRecord } from '../../agent/rollout.js';
-import type { Agent, AgentCall, AgentSession, AgentTurn } from '../../agent/types.js';
-import { QaEnvironment } from '../../env/qa/env.js';
-import { SearchEnvironment } from '../../env/search/env.js';
-import type { Environment } from '../../env/types.js';
+import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn } from '../../agent/types.js';
+import { toolShorthand } from '../../env/tool-spec.js';
+import type { ToolSpec } from '../../env/types.js';
 import { InputError } from '../../errors.js';
-import { DEFAULT_QA_RUBRIC, DEFAULT_RUBRIC, scoreRollout } from '../../reward/rubric.js';
-import { openIndex } from '../../search/index.js';
-import { loadTaskSet } from '../../tasks/registry.js';
+import { DEFAULT_SUITE, defaultRubric, scoreRollout, suiteOf, SUITE_KINDS } from '../../suites/registry.js';
 import type { Task } from '../../tasks/task.js';
 import { IdAliases, mapIdArguments } from '../../protocol/compact/index.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
@@ -25,7 +22,7 @@ const SYNTAX = `  {"name":"bm25_search","arguments":{"query":"Corliss Archer fil
   drop_curated N|ID [N|ID...]          finish
   (qa env: search QUERY, answer TEXT)   help    quit (= finish)`;
 
-const USAGE = `usage: sleuth play [--tasks NAME] [--split S] [--task ID] [--env search|qa] [-k N]
+const USAGE = `usage: sleuth play [--tasks NAME] [--split S] [--task ID] [--env ${SUITE_KINDS.join('|')}] [-k N]
 
 Play the search environment yourself: pick a task, call tools, build the curated set, finish,
 and see the reward breakdown. Every chunk shown gets a list number for the episode (1, 2, 3, ...,
@@ -38,18 +35,15 @@ options:
   --tasks NAME   task set (default: default)
   --split S      split to pick from (default: eval)
   --task ID      play this task instead of choosing one
-  --env E        search (default) or qa (top-3 search, 5 searches, then an answer)
+  --env E        the environment (default ${DEFAULT_SUITE}): ${SUITE_KINDS.map((k) => `${k}, ${suiteOf(k).summary}`).join('; ')}
   -k N           hits per search when not given (default 10)`;
 
-/** Tools whose short form takes the rest of the line as one string argument. */
-const STRING_ARG: Record<string, string> = { bm25_search: 'query', grep_corpus: 'pattern', read_document: 'id', search: 'query', answer: 'answer' };
-const IDS_ARG = new Set(['curate', 'drop_curated']);
-
 /**
- * A line typed by the player as a tool call: JSON `{"name", "arguments"}`, or `NAME rest of line`.
+ * A line typed by the player as a tool call: JSON `{"name", "arguments"}`, or `NAME rest of line`,
+ * the rest read as the tool's schema says (toolShorthand: a list of ids, or its one string).
  * Returns undefined for a blank line; throws InputError naming what is wrong.
  */
-export function parsePlayInput(line: string): AgentCall | undefined {
+export function parsePlayInput(line: string, tools: readonly ToolSpec[]): AgentCall | undefined {
   const text = line.trim();
   if (text === '') return undefined;
   if (text.startsWith('{')) {
@@ -66,9 +60,11 @@ export function parsePlayInput(line: string): AgentCall | undefined {
   const space = text.search(/\s/u);
   const name = space < 0 ? text : text.slice(0, space);
   const rest = space < 0 ? '' : text.slice(space).trim();
-  if (IDS_ARG.has(name)) return { name, arguments: { ids: rest.split(/[\s,]+/u).filter(Boolean) }, status: 'ok' };
-  const key = STRING_ARG[name];
-  if (key) return { name, arguments: { [key]: rest }, status: 'ok' };
+  const tool = tools.find((t) => t.name === name);
+  const short = tool ? toolShorthand(tool) : undefined;
+  if (short?.kind === 'list') return { name, arguments: { [short.key]: rest.split(/[\s,]+/u).filter(Boolean) }, status: 'ok' };
+  if (short?.kind === 'string') return { name, arguments: { [short.key]: rest }, status: 'ok' };
+  if (short?.kind === 'none') return { name, arguments: {}, status: 'ok' };
   // Anything else goes to the environment as is, so unknown tools get the environment's own answer.
   return { name, arguments: rest ? { text: rest } : {}, status: 'ok' };
 }
@@ -144,7 +140,7 @@ class HumanAgent implements Agent {
     private readonly aliases: IdAliases,
   ) {}
 
-  start(): AgentSession {
+  start(ctx: AgentContext): AgentSession {
     return {
       next: async (): Promise<AgentTurn> => {
         for (;;) {
@@ -155,7 +151,7 @@ class HumanAgent implements Agent {
             continue;
           }
           try {
-            const call = parsePlayInput(line);
+            const call = parsePlayInput(line, ctx.tools);
             if (call) return { text: line, calls: [{ ...call, arguments: mapIdArguments(call.arguments, (v) => this.resolve(v)) }] };
           } catch (err) {
             say(`  ${(err as Error).message}`);
@@ -185,31 +181,31 @@ export const command: Command = {
       { tasks: { type: 'string' }, split: { type: 'string' }, task: { type: 'string' }, env: { type: 'string' }, k: { type: 'string', short: 'k' } },
       'play',
     );
-    const envName = values.env ?? 'search';
-    if (envName !== 'search' && envName !== 'qa') throw new InputError(`--env must be search or qa, got '${envName}'`);
+    const suite = suiteOf(values.env ?? DEFAULT_SUITE, '--env');
+    if (values.tasks !== undefined && !suite.taskSets) throw new InputError(`--tasks ${values.tasks}: --env ${suite.kind} has its own tasks; leave --tasks out`);
     const k = intFlag(values.k, 'k', 10, 1, 50);
-    const set = await loadTaskSet(values.tasks ?? 'default');
+    const opened = await suite.open(values.tasks !== undefined ? { tasks: values.tasks } : {});
     const split = values.split ?? 'eval';
-    const pool = values.task !== undefined ? set.tasks() : set.tasks(split);
-    if (pool.length === 0) throw new InputError(`--split: task set '${set.name}' has no tasks in split '${split}' (splits: ${set.splits.join(', ')})`);
-    let task: Task | undefined = values.task !== undefined ? pool.find((t) => t.id === values.task) : undefined;
-    if (values.task !== undefined && !task) throw new InputError(`--task: no task '${values.task}' in task set '${set.name}'`);
-    const searcher = await openIndex(set.indexDir);
-    const env: Environment = envName === 'qa' ? new QaEnvironment(searcher) : new SearchEnvironment(searcher, { defaultK: k });
+    // A task named by id may be in any split.
+    const candidates = values.task !== undefined ? opened.tasks() : opened.tasks(split);
+    if (candidates.length === 0) throw new InputError(`--split: task set '${opened.tasksName}' has no tasks in split '${split}'`);
+    let task: Task | undefined = values.task !== undefined ? candidates.find((t) => t.id === values.task) : undefined;
+    if (values.task !== undefined && !task) throw new InputError(`--task: no task '${values.task}' in task set '${opened.tasksName}'`);
+    const { env } = await opened.environment({ defaultK: k });
     const input = lineReader();
     const aliases = new IdAliases();
     const width = outputWidth();
     try {
       if (!task) {
-        const shown = pool.slice(0, 10);
-        say(`${pool.length} tasks in ${set.name}/${split}:`);
+        const shown = candidates.slice(0, 10);
+        say(`${candidates.length} tasks in ${opened.tasksName}/${split}:`);
         shown.forEach((t, i) => say(fit(`  ${String(i + 1).padStart(2)}. ${t.id}  ${t.query}`, Math.min(width, 120))));
         while (!task) {
           const line = await input.next(`pick a task (1-${shown.length} or an id, Enter = 1): `);
           if (line === undefined) return input.abandoned ? abandonedExit() : 0;
           const choice = line.trim();
           const n = Number(choice || '1');
-          task = Number.isInteger(n) && n >= 1 && n <= shown.length ? shown[n - 1] : pool.find((t) => t.id === choice);
+          task = Number.isInteger(n) && n >= 1 && n <= shown.length ? shown[n - 1] : candidates.find((t) => t.id === choice);
           if (!task) say(`  no task '${choice}'`);
         }
       }
@@ -217,11 +213,11 @@ export const command: Command = {
 
       const onTurn = (turn: TurnRecord) => {
         for (const c of turn.calls) say(c.result.outcome === 'ok' ? showResult(c.result.content, aliases, width) : wrap(c.result.content, width, '  '));
-        if (envName === 'search') say(wrap(`curated (${turn.curated.length}): ${turn.curated.map((id) => labelled(aliases, id)).join(' ') || '-'}`, width, '    ', '  '));
+        if (suite.result === 'curated set') say(wrap(`curated (${turn.curated.length}): ${turn.curated.map((id) => labelled(aliases, id)).join(' ') || '-'}`, width, '    ', '  '));
       };
       const rollout = await runEpisode(new HumanAgent(input, aliases), env, task, env.defaultBudgets, { onTurn });
       if (input.abandoned) return abandonedExit();
-      const reward = scoreRollout(task, rollout, envName === 'qa' ? DEFAULT_QA_RUBRIC : DEFAULT_RUBRIC);
+      const reward = scoreRollout(task, rollout, defaultRubric(suite.kind));
       say(`\nepisode over: ${rollout.endReason} after ${rollout.turns.length} turns${rollout.answer !== undefined ? `, answer '${rollout.answer}'` : ''}`);
       say(wrap(`curated: ${rollout.curated.map((id) => labelled(aliases, id)).join(' ') || '-'}`, width, '  ', ''));
       say(wrap(`gold: ${task.facts.map((f) => f.chunkIds.map((id) => labelled(aliases, id)).join('|')).join(' ')}${task.answers?.length ? `   answers: ${task.answers.join(' | ')}` : ''}`, width, '  ', ''));

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { SearchPool } from '../../env/search/pool.js';
+import { SearchWorkers } from '../../suites/search/search-workers.js';
 import { InputError } from '../../errors.js';
 import { closeServer, listenOn } from '../../http/json.js';
 import { createRetrievalServer } from '../../retrieval/server.js';
@@ -50,7 +50,7 @@ export const command: Command = {
     const shared = readSharedBytes(indexDir);
     const index = await openIndex(indexDir, { shared });
     process.stderr.write(`loading ${index.size} chunks into ${workers} search workers ...\n`);
-    const pool = await SearchPool.open(indexDir, index, { workers, shared });
+    const pool = await SearchWorkers.open(indexDir, index, { workers, shared });
     index.store.loadAll();
     const server = createRetrievalServer({ backend: pool, chunks: index.size, defaultTopk, maxK });
     const close = () => pool.close();

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { parseFaults, TinkerServer, type Flavor } from '../../backend/tinker/index.js';
+import type { Flavor } from '../../backend/tinker/index.js';
+import { parseFaults, TinkerServer } from '../../tinker-server/index.js';
 import { InputError } from '../../errors.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
 import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';

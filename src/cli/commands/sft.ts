@@ -1,9 +1,7 @@
 import { join, resolve } from 'node:path';
 import { resolveAgent } from '../../agent/scripted.js';
 import '../agents.js';
-import type { Agent } from '../../agent/types.js';
-import { invoiceBaselineAgent, invoiceOracleAgent } from '../../env/invoices/index.js';
-import { LocalBackend } from '../../backend/local/index.js';
+import { suiteAgent } from '../../suites/registry.js';
 import { InputError } from '../../errors.js';
 import { createBackend } from '../../train/backend-factory.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../../train/config.js';
@@ -59,12 +57,12 @@ export const command: Command = {
     const inputs = await loadTrainInputs(config);
     try {
       const setup = await createBackend(config, { checkpointDir: join(dir, 'checkpoints'), log });
-      // The invoice environment has its own scripted teachers (they run the gold route through the tools).
-      const invoiceTeacher = config.env === 'invoices' ? ({ oracle: invoiceOracleAgent, baseline: invoiceBaselineAgent } as Record<string, () => Agent>)[values.teacher] : undefined;
-      const teacher = invoiceTeacher ? invoiceTeacher() : await resolveAgent(values.teacher, { corpus: inputs.index, openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch });
+      // A suite's own scripted teachers first (the invoice oracle runs the gold route through its tools).
+      const opened = inputs.opened;
+      const teacher = suiteAgent(opened, values.teacher) ?? (await resolveAgent(values.teacher, { ...(opened.corpus ? { corpus: opened.corpus } : {}), openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch }));
       const rubric = rubricOf(config);
       const price = priceOf(config);
-      const maxTokens = setup.backend instanceof LocalBackend ? setup.backend.config.context : config.budgets.contextTokens;
+      const maxTokens = setup.backend.contextLimit ?? config.budgets.contextTokens;
       const result = await runSft({
         dir,
         record: { ...config, teacher: values.teacher, attempts, cap, threshold, keep: config.sftKeep, batchSize, rubric, createdAt: new Date().toISOString() },
@@ -93,7 +91,7 @@ export const command: Command = {
         log,
         onEpoch: (epoch, loss, s) => log(`epoch ${epoch}/${epochs}: loss ${loss.toFixed(3)} per token${s ? `, eval reward ${num(s['reward'])} F1 ${num(s['f1'])} recall ${num(s['recall'])}` : ''}`),
       });
-      await (setup.backend as { close?: () => Promise<void> }).close?.();
+      await setup.backend.close();
       if (values.json) printJson(result);
       else {
         console.log(`teacher ${values.teacher}: ${result.solved}/${inputs.trainTasks.length} queries solved, ${result.keptQueries} kept (${result.kept} demonstrations, ${result.trainTokens} model tokens)`);

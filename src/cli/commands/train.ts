@@ -1,3 +1,4 @@
+import { DEFAULT_SUITE } from '../../suites/registry.js';
 import { resolve, join } from 'node:path';
 import { InputError } from '../../errors.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile } from '../../train/config.js';
@@ -42,7 +43,7 @@ export const command: Command = {
       return 0;
     }
     // Without --out a new run gets its own directory under runs/, named by environment and start time.
-    const out = values.resume ?? values.out ?? join('runs', `train-${String((values as Record<string, unknown>)['env'] ?? 'search')}-${new Date().toISOString().replace(/[:.]/gu, '-')}`);
+    const out = values.resume ?? values.out ?? join('runs', `train-${String((values as Record<string, unknown>)['env'] ?? DEFAULT_SUITE)}-${new Date().toISOString().replace(/[:.]/gu, '-')}`);
     const dir = resolve(out);
     const base = values.resume ? storedConfig(dir) : values.config ? readConfigFile(values.config) : {};
     const source = values.resume ? `${dir}/config.json with flags` : values.config ? `--config ${values.config} with flags` : 'flags';

@@ -1,6 +1,6 @@
-import type { Chunk } from '../../corpus/chunk.js';
-import type { GrepOptions, GrepResult, SearchHit } from '../../search/types.js';
-import type { SearchBackend } from './env.js';
+import type { Chunk } from '../src/corpus/chunk.js';
+import type { GrepOptions, GrepResult, SearchHit } from '../src/search/types.js';
+import type { SearchBackend } from '../src/suites/search/env.js';
 
 /**
  * A least-recently-used cache in front of a SearchBackend. In GRPO the rollouts of one group

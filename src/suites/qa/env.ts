@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { isInputError } from '../../errors.js';
 import type { Task } from '../../tasks/task.js';
-import { parseArguments } from '../args.js';
-import { EpisodeBase, errorResult } from '../episode-base.js';
+import { parseArguments } from '../../env/args.js';
+import { toolSpec } from '../../env/tool-spec.js';
+import { EpisodeBase, errorResult } from '../../env/episode-base.js';
 import type { SearchBackend } from '../search/env.js';
-import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../types.js';
+import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
 
 /**
  * The QA variant (HotpotQA, MuSiQue), after the seeds' tutorial and Search-R1: a search tool that
@@ -21,22 +22,15 @@ export interface QaEnvOptions {
   budgets?: Budgets;
 }
 
+/** The two tools: each declared once, its JSON Schema derived from the schema its calls are checked with. */
 const ARGS = {
-  search: z.object({ query: z.string().trim().min(1, 'query must not be empty') }),
-  answer: z.object({ answer: z.string() }),
+  search: z.object({ query: z.string().trim().min(1, 'query must not be empty').describe('A short keyword query.') }),
+  answer: z.object({ answer: z.string().describe('Only the answer.') }),
 };
 
 const TOOLS: ToolSpec[] = [
-  {
-    name: 'search',
-    description: 'Search Wikipedia paragraphs by keywords; returns the top few paragraphs with their titles.',
-    parameters: { type: 'object', properties: { query: { type: 'string', description: 'A short keyword query.' } }, required: ['query'], additionalProperties: false },
-  },
-  {
-    name: 'answer',
-    description: 'Give the final answer (a name, date, number, or yes/no) and end the episode.',
-    parameters: { type: 'object', properties: { answer: { type: 'string', description: 'Only the answer.' } }, required: ['answer'], additionalProperties: false },
-  },
+  toolSpec('search', 'Search Wikipedia paragraphs by keywords; returns the top few paragraphs with their titles.', ARGS.search),
+  toolSpec('answer', 'Give the final answer (a name, date, number, or yes/no) and end the episode.', ARGS.answer),
 ];
 
 /** The first `<answer>…</answer>`, else the first `<<…>>`, trimmed; undefined when neither is there. */
@@ -102,7 +96,7 @@ export class QaEpisode extends EpisodeBase {
       this.ended = 'answer';
       return { outcome: 'ok', content: 'Answer recorded.', chunkIds: [] };
     }
-    if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: search, answer`);
+    if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
     const args = parseArguments('search', ARGS.search, call.arguments);
     if (!args.ok) return errorResult('bad_arguments', args.error);
     const { maxSearches, topK, textChars } = this.env.options;

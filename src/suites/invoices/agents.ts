@@ -9,7 +9,7 @@
  * structurally `Agent`s that runEpisode accepts.
  */
 import type { Task } from '../../tasks/task.js';
-import type { ToolResult } from '../types.js';
+import type { ToolResult } from '../../env/types.js';
 import type { Lang } from './names.js';
 import { SUPPLIER_FROM_SEARCH, type Route, type RouteStep } from './route.js';
 

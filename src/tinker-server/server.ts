@@ -5,15 +5,16 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { decompress as zstdDecompress } from 'fzstd';
 import { z } from 'zod';
-import { InputError, isInputError } from '../../errors.js';
-import { BpeTokenizer } from '../../protocol/compact/bpe.js';
-import { LocalBackend } from '../local/backend.js';
-import { readCheckpoint } from '../local/checkpoint.js';
-import type { LocalSampler } from '../local/sampler.js';
-import type { Datum, LossFn } from '../types.js';
+import { InputError, isInputError } from '../errors.js';
+import { BpeTokenizer } from '../protocol/compact/bpe.js';
+import { LocalBackend } from '../backend/local/backend.js';
+import { readCheckpoint } from '../backend/local/checkpoint.js';
+import type { LocalSampler } from '../backend/local/sampler.js';
+import { isLossFn, LOSS_NAMES, LOSSES } from '../backend/losses.js';
+import type { Datum, LossFn } from '../backend/types.js';
 import { decodeForwardBackwardRequest, encodeForwardBackwardOutput, encodeSampleResponse, PROTO_CONTENT_TYPE } from './proto.js';
 import { checkpointJson, RunRegistry, runJson, type CheckpointType } from './registry.js';
-import { API, inputTokens, ModelInputSchema, WireDatumSchema, type Flavor } from './wire.js';
+import { API, inputTokens, ModelInputSchema, WireDatumSchema, type Flavor } from '../backend/tinker/wire.js';
 
 /**
  * `sleuth serve-tinker`: the Tinker REST API (TINKER_API.md §4) served over sleuth's local CPU
@@ -641,23 +642,23 @@ export class TinkerServer {
       case 'forward_backward': {
         const r = parse(ForwardBackwardSchema, body, kind);
         const lossFn = r.forward_backward_input.loss_fn;
-        if (!['cross_entropy', 'importance_sampling', 'ppo', 'cispo'].includes(lossFn)) throw new InputError(`${kind}: loss_fn '${lossFn}' is not supported here (cross_entropy, importance_sampling, ppo, cispo)`);
+        if (!isLossFn(lossFn)) throw new InputError(`${kind}: loss_fn '${lossFn}' is not supported here (${LOSS_NAMES.join(', ')})`);
         // SkyRL's request model has no loss_fn_config: dropped, as it does.
         const cfg = this.flavor === 'skyrl' ? {} : (r.forward_backward_input.loss_fn_config ?? {});
         for (const [k, v] of Object.entries(cfg)) {
-          if (!['clip_low_threshold', 'clip_high_threshold'].includes(k) || lossFn === 'importance_sampling' || lossFn === 'cross_entropy') throw new InputError(`${kind}: loss_fn_config key '${k}' is not accepted for ${lossFn}`);
+          if (!['clip_low_threshold', 'clip_high_threshold'].includes(k) || !LOSSES[lossFn].clip) throw new InputError(`${kind}: loss_fn_config key '${k}' is not accepted for ${lossFn}`);
           if (!(Number.isFinite(v) && v >= 0 && v <= 1e6)) throw new InputError(`${kind}: loss_fn_config.${k} must be a finite number in [0, 1e6], got ${v}`);
         }
         if (cfg['clip_low_threshold'] !== undefined && cfg['clip_high_threshold'] !== undefined && !(cfg['clip_low_threshold'] <= cfg['clip_high_threshold'])) throw new InputError(`${kind}: loss_fn_config.clip_low_threshold must not exceed clip_high_threshold`);
         if (r.forward_backward_input.data.length === 0) throw new InputError(`${kind}: forward_backward_input.data is empty`);
-        const datums = r.forward_backward_input.data.map((d, i) => this.toDatum(d, i, lossFn as LossFn, kind));
-        b.validate(datums, lossFn as LossFn);
+        const datums = r.forward_backward_input.data.map((d, i) => this.toDatum(d, i, lossFn, kind));
+        b.validate(datums, lossFn);
         const loss = {
           ...(cfg['clip_low_threshold'] !== undefined ? { clipLowThreshold: cfg['clip_low_threshold'] } : {}),
           ...(cfg['clip_high_threshold'] !== undefined ? { clipHighThreshold: cfg['clip_high_threshold'] } : {}),
         };
         return async () => {
-          const res = kind === 'forward' ? b.forwardSync(datums, lossFn as LossFn, loss) : b.forwardBackwardSync(datums, lossFn as LossFn, loss);
+          const res = kind === 'forward' ? b.forwardSync(datums, lossFn, loss) : b.forwardBackwardSync(datums, lossFn, loss);
           if (kind === 'forward_backward') m.accumulated += datums.length;
           return {
             loss_fn_output_type: 'TensorData',
@@ -764,7 +765,7 @@ export class TinkerServer {
       if (total > 0) weights = weights.map((w) => w / total);
     }
     const datum: Datum = { inputTokens: input, targetTokens: f['target_tokens'].data, weights };
-    if (lossFn !== 'cross_entropy') {
+    if (LOSSES[lossFn].rl) {
       if (!f['logprobs'] || !f['advantages']) throw bad(`${lossFn} needs loss_fn_inputs.logprobs and advantages`);
       datum.logprobs = f['logprobs'].data;
       datum.advantages = f['advantages'].data;

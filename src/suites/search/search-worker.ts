@@ -1,5 +1,5 @@
 /**
- * One worker of a SearchPool: opens the index itself and answers search and grep requests.
+ * One worker of a SearchWorkers: opens the index itself and answers search and grep requests.
  * An InputError (bad query or pattern) goes back as such, so the environment can show it to the model.
  */
 import { performance } from 'node:perf_hooks';
@@ -8,7 +8,7 @@ import { isInputError } from '../../errors.js';
 import { grep, touchPages } from '../../search/grep/index.js';
 import { openIndex, type SharedIndexBytes } from '../../search/open.js';
 
-export interface PoolRequest {
+export interface SearchWorkerRequest {
   id: number;
   op: 'search' | 'grep';
   text: string;
@@ -17,15 +17,15 @@ export interface PoolRequest {
 }
 
 /** ms: time the worker spent on the request (not counting the wait in its queue). */
-export type PoolReply = { id: number; ms: number; value: unknown } | { id: number; ms: number; error: string; input: boolean };
+export type SearchWorkerReply = { id: number; ms: number; value: unknown } | { id: number; ms: number; error: string; input: boolean };
 
 const { indexDir, snippetChars, preload, shared } = workerData as { indexDir: string; snippetChars?: number; preload?: boolean; shared?: SharedIndexBytes };
 const index = await openIndex(indexDir, { ...(snippetChars === undefined ? {} : { snippetChars }), ...(shared ? { shared } : {}) });
 // The grep prefilter, loaded here (as index.grep would on its first call) so it can be preloaded.
 const grepIndex = index.grepPrefilter();
 if (preload) {
-  // A pool serves a long run: read the postings, and every chunk text and the grep prefilter unless
-  // they come shared (the pool read them once for all its workers), now rather than page by page
+  // Search workers serve a long run: read the postings, and every chunk text and the grep prefilter unless
+  // they come shared (read once for all the workers), now rather than page by page
   // inside the first thousands of calls (greps touch texts all over the corpus, searches the
   // postings of every word an agent thinks of).
   index.store.loadAll();
@@ -42,8 +42,8 @@ if (preload) {
   index.loadAllPostings();
 }
 const port = parentPort!;
-port.on('message', (req: PoolRequest) => {
-  let reply: PoolReply;
+port.on('message', (req: SearchWorkerRequest) => {
+  let reply: SearchWorkerReply;
   const started = performance.now();
   try {
     const value = req.op === 'search' ? index.search(req.text, req.k) : grep(index.store, grepIndex, req.text, { ...(req.k !== undefined ? { k: req.k } : {}), ...(req.timeLimitMs !== undefined ? { timeLimitMs: req.timeLimitMs } : {}) });

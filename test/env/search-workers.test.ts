@@ -10,20 +10,20 @@ import { hotpotData } from './fixture.js';
  */
 const dist = (p: string) => import(join(process.cwd(), 'dist', p));
 
-type Pool = Awaited<ReturnType<typeof import('../../src/env/search/pool.js').SearchPool.open>>;
+type Pool = Awaited<ReturnType<typeof import('../../src/suites/search/search-workers.js').SearchWorkers.open>>;
 let pool: Pool;
 let index: import('../../src/search/open.js').SearchIndex;
-let SearchEnvironmentDist: typeof import('../../src/env/search/env.js').SearchEnvironment;
+let SearchEnvironmentDist: typeof import('../../src/suites/search/env.js').SearchEnvironment;
 const dir = mkdtempSync(join(tmpdir(), 'sleuth-pool-'));
 
 beforeAll(async () => {
   const { buildIndex, openIndex } = await dist('src/search/index.js');
-  const { SearchPool } = await dist('src/env/search/pool.js');
-  SearchEnvironmentDist = (await dist('src/env/search/env.js')).SearchEnvironment;
+  const { SearchWorkers } = await dist('src/suites/search/search-workers.js');
+  SearchEnvironmentDist = (await dist('src/suites/search/env.js')).SearchEnvironment;
   const { chunks } = hotpotData(1);
   await buildIndex((async function* () { yield* chunks.slice(0, 1500); })(), join(dir, 'index'));
   index = await openIndex(join(dir, 'index'));
-  pool = await SearchPool.open(join(dir, 'index'), index, { workers: 2 });
+  pool = await SearchWorkers.open(join(dir, 'index'), index, { workers: 2 });
 }, 60_000);
 
 afterAll(async () => {
@@ -31,7 +31,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('SearchPool', () => {
+describe('SearchWorkers', () => {
   it('answers searches in worker threads exactly as the index does, many at once', async () => {
     expect(pool.workers).toBe(2);
     const queries = Array.from({ length: 40 }, (_, i) => `${index.store.title(i * 30)} ${index.store.text(i * 30 + 1).split(' ').slice(0, 3).join(' ')}`);
@@ -73,12 +73,12 @@ describe('a run\'s environment over search workers (searchWorkers)', () => {
   it('searches through the pool when the config asks for workers, and stops them on close', async () => {
     const { loadTrainInputs } = await dist('src/train/run.js');
     const { parseTrainConfig } = await dist('src/train/config.js');
-    const { SearchPool } = await dist('src/env/search/pool.js');
+    const { SearchWorkers } = await dist('src/suites/search/search-workers.js');
     const inThread = await loadTrainInputs(parseTrainConfig({ tasks: 'default', trainLimit: 2, evalLimit: 2, steps: 1 }, 'test'));
     const pooled = await loadTrainInputs(parseTrainConfig({ tasks: 'default', trainLimit: 2, evalLimit: 2, steps: 1, searchWorkers: 2 }, 'test'));
     try {
-      expect(inThread.env.backend).not.toBeInstanceOf(SearchPool);
-      expect(pooled.env.backend).toBeInstanceOf(SearchPool);
+      expect(inThread.env.backend).not.toBeInstanceOf(SearchWorkers);
+      expect(pooled.env.backend).toBeInstanceOf(SearchWorkers);
       expect(pooled.env.backend.workers).toBe(2);
       const task = pooled.trainTasks[0];
       const call = { name: 'bm25_search', arguments: { query: task.query } };
@@ -88,6 +88,6 @@ describe('a run\'s environment over search workers (searchWorkers)', () => {
       await inThread.close();
     }
     // A closed pool refuses at once (its stopped workers would never answer).
-    await expect(pooled.env.backend.search('anything', 3)).rejects.toThrow(/search pool closed/);
+    await expect(pooled.env.backend.search('anything', 3)).rejects.toThrow(/search workers closed/);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { create, createFileRegistry, fromBinary, toBinary, type DescMessage, type Message } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
-import { InputError } from '../../errors.js';
-import type { TensorData, WireDatum } from './wire.js';
+import { InputError } from '../errors.js';
+import type { TensorData, WireDatum } from '../backend/tinker/wire.js';
 
 /**
  * Tinker's protobuf wire (SDK 0.25.0 and later): forward_backward requests, and the results of

@@ -1,35 +1,20 @@
+import { Mulberry32, seedOf } from '../../random.js';
+
 /**
- * A small seeded PRNG so the invoice world is identical on every machine and Node version:
- * Math.random cannot be seeded, and the gold answers are only correct by construction if the
- * database and the tasks come from one reproducible pass.
+ * The invoice world's draws, from the shared seeded PRNG (src/random.ts) seeded from the seed's
+ * text, so the world is identical on every machine and Node version: the gold answers are only
+ * correct by construction if the database and the tasks come from one reproducible pass.
  */
-
-/** FNV-1a over the seed text, then a splitmix32 finaliser, giving a well-mixed 32-bit state. */
-function hashSeed(seed: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < seed.length; i++) {
-    h ^= seed.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
 export class Rng {
-  private state: number;
+  private readonly gen: Mulberry32;
 
   constructor(seed: string | number) {
-    this.state = hashSeed(String(seed));
+    this.gen = new Mulberry32(seedOf(String(seed)));
   }
 
-  /** mulberry32: a uniform float in [0, 1). */
+  /** A uniform float in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.gen.next();
   }
 
   /** A whole number in [min, max], both included. */
@@ -72,6 +57,6 @@ export class Rng {
 
   /** A child stream, so adding draws in one part of generation does not shift another part. */
   fork(label: string): Rng {
-    return new Rng(`${this.state}:${label}`);
+    return new Rng(`${this.gen.state}:${label}`);
   }
 }

@@ -4,8 +4,8 @@
  * becomes the rollout's answer and is scored by the share of gold values it contains.
  */
 import type { Task } from '../../tasks/task.js';
-import { EpisodeBase } from '../episode-base.js';
-import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../types.js';
+import { EpisodeBase } from '../../env/episode-base.js';
+import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
 import { scoreReply } from './score.js';
 import type { InvoiceTools } from './tools.js';
 

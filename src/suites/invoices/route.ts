@@ -3,7 +3,7 @@
  * generation runs it to prove every task is answerable (and unambiguous) with the tools, and
  * the scripted oracle runs it to answer.
  */
-import type { ToolResult } from '../types.js';
+import type { ToolResult } from '../../env/types.js';
 import type { InvoiceToolName, InvoiceTools } from './tools.js';
 
 /** In a LookupOrderRows step, this value stands for the id that the SearchSupplier step returned. */

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
-import type { ToolCall, ToolResult, ToolSpec } from '../types.js';
+import type { ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
 import { normalizeIdentifier } from './bank.js';
 import { fold } from './text.js';
 

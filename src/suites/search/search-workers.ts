@@ -4,10 +4,10 @@ import { InputError } from '../../errors.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from '../../search/types.js';
 import type { SearchBackend } from './env.js';
 import { readSharedBytes, type SharedIndexBytes } from '../../search/open.js';
-import type { PoolReply, PoolRequest } from './pool-worker.js';
+import type { SearchWorkerReply, SearchWorkerRequest } from './search-worker.js';
 
 interface Pending {
-  op: PoolRequest['op'];
+  op: SearchWorkerRequest['op'];
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -30,12 +30,12 @@ const WORKER_DEPTH = 2;
  * wait in one queue, in arrival order, and go to a worker as it frees up. Runs from the compiled
  * build (dist/), where the worker script exists as JavaScript.
  */
-export class SearchPool implements SearchBackend {
+export class SearchWorkers implements SearchBackend {
   private readonly pending = new Map<number, Pending>();
-  private readonly queue: PoolRequest[] = [];
+  private readonly queue: SearchWorkerRequest[] = [];
   private nextId = 0;
   /** Time the workers spent on each request, by operation (queue wait excluded), when recording. */
-  readonly serviceMs: Record<PoolRequest['op'], number[]> | undefined;
+  readonly serviceMs: Record<SearchWorkerRequest['op'], number[]> | undefined;
 
   private constructor(
     private readonly slots: Slot[],
@@ -44,7 +44,7 @@ export class SearchPool implements SearchBackend {
   ) {
     this.serviceMs = record ? { search: [], grep: [] } : undefined;
     for (const slot of slots) {
-      slot.worker.on('message', (reply: PoolReply) => {
+      slot.worker.on('message', (reply: SearchWorkerReply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
         this.pending.delete(reply.id);
@@ -62,15 +62,15 @@ export class SearchPool implements SearchBackend {
    * Start `workers` threads over the index in `indexDir`; `local` answers read and has. With
    * `preload` (the default) the chunk texts and the grep prefilter are read into memory shared by
    * every worker (or `shared` is used, when the caller read them: readSharedBytes), and each worker
-   * reads the postings, before the pool is ready: seconds and memory up front, spared to the calls
+   * reads the postings, before the workers are ready: seconds and memory up front, spared to the calls
    * of a long run.
    */
   static async open(
     indexDir: string,
     local: Pick<Searcher, 'read' | 'has'>,
     options: { workers: number; snippetChars?: number; recordServiceTimes?: boolean; preload?: boolean; shared?: SharedIndexBytes },
-  ): Promise<SearchPool> {
-    const url = new URL('./pool-worker.js', import.meta.url);
+  ): Promise<SearchWorkers> {
+    const url = new URL('./search-worker.js', import.meta.url);
     const preload = options.preload ?? true;
     // Preloading, the texts and grep prefilter are read once here into shared memory, which every
     // worker views: one copy of the largest files, not one per worker.
@@ -91,7 +91,7 @@ export class SearchPool implements SearchBackend {
         return { worker, inFlight: 0 };
       }),
     );
-    return new SearchPool(slots, local, options.recordServiceTimes ?? false);
+    return new SearchWorkers(slots, local, options.recordServiceTimes ?? false);
   }
 
   get workers(): number {
@@ -122,14 +122,14 @@ export class SearchPool implements SearchBackend {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
-    this.failAll(new Error('search pool closed'));
+    this.failAll(new Error('search workers closed'));
   }
 
   private closed = false;
 
-  private send(req: Omit<PoolRequest, 'id'>): Promise<unknown> {
+  private send(req: Omit<SearchWorkerRequest, 'id'>): Promise<unknown> {
     // A stopped worker would never answer: refuse instead of waiting forever.
-    if (this.closed) return Promise.reject(new Error('search pool closed'));
+    if (this.closed) return Promise.reject(new Error('search workers closed'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { op: req.op, resolve, reject });
@@ -157,11 +157,11 @@ export class SearchPool implements SearchBackend {
 }
 
 /**
- * A run's search backend: the index itself, or with `workers` > 0 a SearchPool over it. close()
- * stops the pool's workers (which otherwise keep the process alive); for the index it does nothing.
+ * A run's search backend: the index itself, or with `workers` > 0 a SearchWorkers over it. close()
+ * stops the workers (which otherwise keep the process alive); for the index it does nothing.
  */
 export async function searchBackend(indexDir: string, index: SearchBackend, workers: number): Promise<{ backend: SearchBackend; close: () => Promise<void> }> {
   if (workers <= 0) return { backend: index, close: async () => {} };
-  const pool = await SearchPool.open(indexDir, index, { workers });
-  return { backend: pool, close: () => pool.close() };
+  const searchWorkers = await SearchWorkers.open(indexDir, index, { workers });
+  return { backend: searchWorkers, close: () => searchWorkers.close() };
 }

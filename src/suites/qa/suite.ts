@@ -1,0 +1,49 @@
+import { InputError } from '../../errors.js';
+import { qaParts } from '../../reward/qa.js';
+import { F4, type Rubric } from '../../reward/rubric.js';
+import { openTaskSetSuite } from '../search/task-set.js';
+import type { Suite } from '../types.js';
+import { QaEnvironment } from './env.js';
+
+/**
+ * Named rubrics: exact match (Search-R1), token F1, F1 with the 0.1 format floor (ReSearch), and
+ * exact match + 0.3 x partial credit. The default, F1 + format floor, is the QA shape the ReSearch
+ * paper found most stable across seeds.
+ */
+const RUBRICS: Rubric[] = [
+  { name: 'qa-em', kind: 'qa', beta: F4, weights: { exact_match: 1 } },
+  { name: 'qa-f1', kind: 'qa', beta: F4, weights: { f1: 1 } },
+  { name: 'qa-f1-format', kind: 'qa', beta: F4, weights: { f1_format: 1 } },
+  { name: 'qa-partial', kind: 'qa', beta: F4, weights: { exact_match: 1, partial_credit: 0.3 } },
+];
+
+/** The QA suite: search a corpus, then answer; an episode returns an answer, scored against the task's answers. */
+export const qaSuite: Suite = {
+  kind: 'qa',
+  summary: 'the QA variant: top-3 search, 5 searches, then an answer',
+  rubrics: RUBRICS,
+  defaultRubric: 'qa-f1-format',
+  rewardParts(task, rollout) {
+    if (!task.answers || task.answers.length === 0) throw new InputError(`task '${task.id}' has no answers: a QA rubric cannot score it`);
+    return qaParts(rollout.answer, task.answers);
+  },
+  usesBeta: false,
+  result: 'answer',
+  // correct (exact match), near miss (answered, token F1 >= 0.5), wrong (answered), no answer.
+  buckets: ['correct', 'near_miss', 'wrong', 'no_answer'],
+  bucket(parts) {
+    if (parts['exact_match'] === 1) return 'correct';
+    if (parts['answered'] !== 1) return 'no_answer';
+    return (parts['f1'] ?? 0) >= 0.5 ? 'near_miss' : 'wrong';
+  },
+  success: (parts) => parts['exact_match'] === 1,
+  headline: ['reward', 'exact_match', 'f1'],
+  lookupTools: new Set(['search']),
+  taskSets: true,
+  agents: new Map(),
+  open: (options = {}) =>
+    openTaskSetSuite(qaSuite, options, (backend, o) => new QaEnvironment(backend, o.budgets ? { budgets: o.budgets } : {}), (tasks, where) => {
+      const missing = tasks.find((t) => !t.answers?.length);
+      if (missing) throw new InputError(`env qa needs tasks with answers; task '${missing.id}' of ${where} has none`);
+    }),
+};

@@ -1,0 +1,47 @@
+import { fBeta, searchParts } from '../../reward/search.js';
+import { F4, type Rubric } from '../../reward/rubric.js';
+import type { Suite } from '../types.js';
+import { SearchEnvironment } from './env.js';
+import { openTaskSetSuite } from './task-set.js';
+
+/**
+ * Named rubrics. The plain reward is F4, with -0.2 flat when nothing was curated (the `empty` part
+ * is 1 then and F4 is 0); `-traj` adds +0.2 x trajectory recall; `-format` subtracts 0.1 when any
+ * call was off-form.
+ */
+const RUBRICS: Rubric[] = [
+  { name: 'f4', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2 } },
+  { name: 'f4-traj', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2, trajectory_recall: 0.2 } },
+  { name: 'f4-format', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2, offform: -0.1 } },
+  { name: 'f4-traj-format', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2, trajectory_recall: 0.2, offform: -0.1 } },
+  { name: 'f1', kind: 'search', beta: F4, weights: { f1: 1, empty: -0.2 } },
+];
+
+/** The search suite: six tools over a corpus (tools.ts); an episode returns a curated set of chunks. */
+export const searchSuite: Suite = {
+  kind: 'search',
+  summary: 'the search harness: find and curate the chunks that hold the evidence',
+  rubrics: RUBRICS,
+  defaultRubric: 'f4',
+  rewardParts: searchParts,
+  usesBeta: true,
+  partsAtBeta(parts, beta) {
+    if (typeof parts['precision'] !== 'number' || typeof parts['recall'] !== 'number') return parts;
+    return { ...parts, fbeta: fBeta(parts['precision'], parts['recall'], beta) };
+  },
+  result: 'curated set',
+  // complete (every fact covered), partial, missed (curated but covered nothing), empty (curated nothing).
+  buckets: ['complete', 'partial', 'missed', 'empty'],
+  bucket(parts, curatedSize) {
+    if (curatedSize === 0) return 'empty';
+    const recall = parts['recall'] ?? 0;
+    return recall >= 1 ? 'complete' : recall > 0 ? 'partial' : 'missed';
+  },
+  success: (parts) => (parts['recall'] ?? 0) >= 1,
+  headline: ['reward', 'f1', 'fbeta', 'recall'],
+  lookupTools: new Set(['bm25_search', 'grep_corpus']),
+  taskSets: true,
+  agents: new Map(),
+  open: (options = {}) =>
+    openTaskSetSuite(searchSuite, options, (backend, o) => new SearchEnvironment(backend, { ...(o.budgets ? { budgets: o.budgets } : {}), ...(o.defaultK !== undefined ? { defaultK: o.defaultK } : {}) })),
+};

@@ -1,0 +1,90 @@
+import type { Agent } from '../agent/types.js';
+import type { Rollout } from '../agent/rollout.js';
+import type { Chunk } from '../corpus/chunk.js';
+import type { Budgets, Environment } from '../env/types.js';
+import type { Rubric } from '../reward/rubric.js';
+import type { Task } from '../tasks/task.js';
+
+/**
+ * A suite is one kind of environment as a package (docs/ARCHITECTURE.md, "The suite contract"):
+ * how its environment is built and its tasks loaded, its tools, its reward parts and rubrics, its
+ * failure buckets and success test, its scripted agents, and which of its tools are lookups.
+ * Everything above the suites (eval, train, explorer, cli) asks the registry (registry.ts) for the
+ * suite of a run and never names a kind; adding an environment is a folder here and one line there.
+ */
+export interface Suite {
+  /** The name runs record (`env` in configs, Rubric.kind, Rollout.env). */
+  readonly kind: string;
+  /** One line for usage text. */
+  readonly summary: string;
+  /** Named rubrics of this suite; `defaultRubric` names the one used when none is asked for. */
+  readonly rubrics: readonly Rubric[];
+  readonly defaultRubric: string;
+  /**
+   * Every reward part of a rollout, whatever its weight (a run can be re-read under another rubric).
+   * `beta` is the rubric's F-beta at this step (suites that take no beta ignore it). Throws
+   * InputError when the task cannot be scored here.
+   */
+  rewardParts(task: Task, rollout: Rollout, beta: number): Record<string, number>;
+  /** Rubric settings that change parts other than through weights: beta. */
+  readonly usesBeta: boolean;
+  /** Stored parts recomputed for another beta, without the task (the explorer's lab). */
+  partsAtBeta?(parts: Record<string, number>, beta: number): Record<string, number>;
+  /** What an episode returns: a curated set of chunks, or an answer. */
+  readonly result: 'curated set' | 'answer';
+  /** Failure buckets, in the order they are checked; every rollout lands in exactly one. */
+  readonly buckets: readonly string[];
+  bucket(parts: Record<string, number>, curatedSize: number): string;
+  /** A rollout that solved its task (pass@k counts these). */
+  success(parts: Record<string, number>): boolean;
+  /** The metrics `sleuth headroom` reports, best first. */
+  readonly headline: readonly string[];
+  /** Tools that look something up (SFT keeps only attempts that used one successfully). */
+  readonly lookupTools: ReadonlySet<string>;
+  /** Scripted agents by spec name (`baseline`, `oracle`, ...), before the agent registry is asked. */
+  readonly agents: ReadonlyMap<string, SuiteAgentFactory>;
+  /** Its tasks come from a task set (`--tasks`); false for a suite that brings its own. */
+  readonly taskSets: boolean;
+  /** Load the suite's tasks and corpus (no threads are started: see OpenedSuite.environment). */
+  open(options?: SuiteOpenOptions): Promise<OpenedSuite>;
+}
+
+/** Makes a scripted agent from the part of the spec after `NAME:` (undefined when there is none). */
+export type SuiteAgentFactory = (arg: string | undefined, spec: string, suite: OpenedSuite) => Agent;
+
+export interface SuiteOpenOptions {
+  /** A task set name or path, for suites over a corpus; a suite with its own tasks refuses one. */
+  tasks?: string;
+}
+
+export interface EnvironmentOptions {
+  /** Budgets the environment suggests (default: the suite's own). */
+  budgets?: Budgets;
+  /** Worker threads answering searches and greps (suites over a search index; 0 = this thread). */
+  searchWorkers?: number;
+  /** Hits per search when the model does not say (suites with a search tool). */
+  defaultK?: number;
+}
+
+/** What the agents and the oracle may read of a corpus. */
+export interface CorpusReader {
+  read(id: string): Chunk | undefined;
+  has(id: string): boolean;
+}
+
+export interface OpenedSuite {
+  readonly suite: Suite;
+  /** The task set's name, as run configs record it. */
+  readonly tasksName: string;
+  /** The corpus's index directory; null for a suite with no search index. */
+  readonly indexDir: string | null;
+  /** The corpus the tasks refer to, when there is one (the search oracle reads gold chunks from it). */
+  readonly corpus?: CorpusReader;
+  /** Tasks of a split (all of them without one); InputError for an unknown split or a task this suite cannot score. */
+  tasks(split?: string): Task[];
+  /**
+   * The environment, and close() to stop what it runs on (search workers). Call it last, after
+   * every check of the input: workers keep the process alive until closed.
+   */
+  environment(options?: EnvironmentOptions): Promise<{ env: Environment; close(): Promise<void> }>;
+}
