@@ -26,9 +26,11 @@ describe('sleuth train: trainer options', () => {
     expect(train.map((m) => m.step)).toEqual([1, 2, 3, 4]);
     // Warmup over step 1, then linear from 0.01 to 0.005 at the last step.
     train.map((m) => m.learning_rate).forEach((lr, i) => expect(lr).toBeCloseTo([0.01, 0.01, 0.0075, 0.005][i]!, 12));
-    // Two minibatches (one group each) twice over: four optimiser steps per step that trained, and
+    // Two minibatches (of whole groups) twice over: up to four optimiser steps per step that trained, and
     // from the second on the learner has left the sampler: the ratio moves and ppo clips.
-    for (const m of train) expect(m.updates).toBe(m.datums ? 4 : 1);
+    const rollouts = lines(join(dir, 'rollouts.jsonl'));
+    const trainedGroups = (step: number) => new Set(rollouts.filter((x) => x.step === step && x.advantage !== 0).map((x) => x.group)).size;
+    for (const m of train) expect(m.updates).toBe(m.datums ? 2 * Math.min(2, trainedGroups(m.step)) : 1);
     expect(train[0]!.datums).toBeGreaterThan(0);
     expect(train[0]!.ratio_mean).not.toBe(1);
     expect(train[0]!.clip_fraction).toBeGreaterThan(0);
