@@ -76,7 +76,7 @@ function matmulGflops(k: Kernels, T: number, C: number, OC: number, pass: 'forwa
   let reps = 0;
   const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
   let cpu = 0;
-  while (cpu < 0.4) {
+  while (cpu < 0.1) {
     run();
     reps += 1;
     const c = process.cpuUsage(c0);
@@ -174,47 +174,45 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
   setPath(backends.new, 'new');
   const cfg = backends.new.config;
   const randomTokens = (n: number) => Array.from({ length: n }, () => 256 + SPECIALS.length + Math.floor(rng() * (cfg.vocabSize - 300)));
-  const runs: Record<Path, { fb: number[]; sample: number[]; step: number[] }> = { old: { fb: [], sample: [], step: [] }, new: { fb: [], sample: [], step: [] } };
-  let batchTokens = 0, lossTokens = 0, sampledTokens = 0;
-  // One batch of rollouts (sampled once with the new path) for the forward+backward comparison.
-  const { datums } = await sampleRollouts(backends.new.batchSampler('warm'), ep, true, randomTokens);
-  batchTokens = datums.reduce((s, d) => s + d.inputTokens.length, 0);
-  lossTokens = datums.reduce((s, d) => s + d.weights.filter((w) => w !== 0).length, 0);
   const adam = { learningRate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 };
-  for (const p of paths) await backends[p].forwardBackward(datums.slice(0, 4), 'importance_sampling');
+  type Part = { wall: number; cpu: number };
+  const runs: Record<Path, { sample: Part[]; train: Part[]; step: Part[]; sampled: number; batchTokens: number; lossTokens: number }> = {
+    old: { sample: [], train: [], step: [], sampled: 0, batchTokens: 0, lossTokens: 0 },
+    new: { sample: [], train: [], step: [], sampled: 0, batchTokens: 0, lossTokens: 0 },
+  };
   for (let round = 0; round < ROUNDS; round++) {
     for (const p of paths) {
-      const b = backends[p];
-      b.model.zeroGrads();
-      runs[p].fb.push((await time(() => b.forwardBackward(datums, 'importance_sampling'))).wall);
-      b.model.zeroGrads();
-      // Sampling alone: 48 rollouts of the episode, the same work on both paths.
-      const sampler = p === 'old' ? b.samplerInMemory('s') : b.batchSampler('s');
-      let sampled = 0;
-      runs[p].sample.push((await time(async () => (sampled = (await sampleRollouts(sampler, ep, p === 'new', randomTokens)).sampled))).wall);
-      sampledTokens = sampled;
-      // A synthetic GRPO step: sampling, then forwardBackward over the rollouts and optimStep.
-      runs[p].step.push(
-        (
-          await time(async () => {
-            const s = await b.saveWeightsForSampler(`step-${p}-${round}`);
-            const r = await sampleRollouts(s, ep, p === 'new', randomTokens);
-            await b.forwardBackward(r.datums, 'importance_sampling');
-            await b.optimStep(adam);
-          })
-        ).wall,
-      );
+      // One synthetic GRPO step: sample every turn of 48 rollouts, then forwardBackward over them and optimStep.
+      const b = backends[p], r = runs[p];
+      let rollouts: Awaited<ReturnType<typeof sampleRollouts>> | undefined;
+      const s = await b.saveWeightsForSampler(`step-${p}-${round}`);
+      const sampling = await time(async () => (rollouts = await sampleRollouts(s, ep, p === 'new', randomTokens)));
+      const training = await time(async () => {
+        await b.forwardBackward(rollouts!.datums, 'importance_sampling');
+        await b.optimStep(adam);
+      });
+      r.sample.push(sampling);
+      r.train.push(training);
+      r.step.push({ wall: sampling.wall + training.wall, cpu: sampling.cpu + training.cpu });
+      r.sampled = rollouts!.sampled;
+      r.batchTokens = rollouts!.datums.reduce((n, d) => n + d.inputTokens.length, 0);
+      r.lossTokens = rollouts!.datums.reduce((n, d) => n + d.weights.filter((w) => w !== 0).length, 0);
     }
   }
   await Promise.all(PATHS.map((p) => backends[p].close()));
   rmSync(dir, { recursive: true, force: true });
-  const per = (p: Path) => (runs[p].fb.length === 0 ? null : {
-    fwd_bwd_tokens_per_s: Math.round(batchTokens / median(runs[p].fb)),
-    loss_tokens_per_s: Math.round(lossTokens / median(runs[p].fb)),
-    sample_tokens_per_s: Math.round(sampledTokens / median(runs[p].sample)),
-    grpo_step_s: +median(runs[p].step).toFixed(2),
-    threads: backends[p].threads,
-  });
+  const med = (xs: Part[], k: 'wall' | 'cpu') => median(xs.map((x) => x[k]));
+  const per = (p: Path) => {
+    const r = runs[p];
+    if (r.step.length === 0) return null;
+    const rates = (k: 'wall' | 'cpu') => ({
+      fwd_bwd_tokens_per_s: Math.round(r.batchTokens / med(r.train, k)),
+      loss_tokens_per_s: Math.round(r.lossTokens / med(r.train, k)),
+      sample_tokens_per_s: Math.round(r.sampled / med(r.sample, k)),
+      grpo_step_s: +med(r.step, k).toFixed(2),
+    });
+    return { ...rates('wall'), by_cpu_time: rates('cpu'), threads: backends[p].threads };
+  };
   return {
     label,
     config: cfg,
@@ -222,9 +220,9 @@ async function measureSize(label: string, vocab: number, config: Omit<ModelConfi
     episode: ep,
     rollouts: ROLLOUTS,
     group_size: GROUP,
-    batch_tokens: batchTokens,
-    loss_tokens: lossTokens,
-    sampled_tokens: sampledTokens,
+    batch_tokens: runs.new.batchTokens,
+    loss_tokens: runs.new.lossTokens,
+    sampled_tokens: runs.new.sampled,
     old: per('old'),
     new: per('new')!,
     seconds: runs,
@@ -278,39 +276,46 @@ async function demoSteps(stepsPerRun: number) {
   return { config: 'configs/local-demo.json', rollouts: c.groupsPerStep * c.groupSize, steps_per_run: stepsPerRun, old: per('old'), new: per('new'), seconds: out };
 }
 
-// The long-episode model is new: only the new path runs it (the old one would take most of an hour here).
-const sizes = [await measureSize('default', DEFAULT_VOCAB, { ...DEFAULT_MODEL, context: 1024 }, DEMO_EPISODE, PATHS), await measureSize('long-episode', DEFAULT_VOCAB, LONG_MODEL, LONG_EPISODE, ['new'])];
+const out = join(root, 'bench', 'results', 'local.json');
+const best = (kind: string, by: 'cpu' | 'wall') => Math.max(...Object.values(matmul).map((v) => v[`${kind} forward`]![by]));
+const result: Record<string, unknown> = {
+  matmul_gflops_wasm_simd: best('wasm-simd', 'wall'),
+  matmul_gflops_js: best('js', 'wall'),
+  matmul_gflops: matmul,
+  rounds: ROUNDS,
+};
+/** Written after every section, so that a run cut short keeps what it measured. */
+function save(): void {
+  result['machine'] = { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average: loadavg().map((x) => +x.toFixed(2)), shared: 'other work ran on the machine meanwhile; old and new alternate in one run' };
+  result['date'] = new Date().toISOString();
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(`${out}.tmp`, JSON.stringify(result, null, 2) + '\n');
+  renameSync(`${out}.tmp`, out);
+}
+const sizes: Awaited<ReturnType<typeof measureSize>>[] = [];
+sizes.push(await measureSize('default', DEFAULT_VOCAB, { ...DEFAULT_MODEL, context: 1024 }, DEMO_EPISODE, PATHS));
+result['sizes'] = sizes;
+save();
 const demo = await demoSteps(Number(process.env['BENCH_DEMO_STEPS'] ?? 4));
-console.log(`\nGRPO batch of ${ROLLOUTS} rollouts (groups of ${GROUP}), median of ${ROUNDS} alternating rounds, wall clock:`);
+result['grpo_step_s'] = { old: demo.old.grpo_step_s, new: demo.new.grpo_step_s, ratio: +(demo.new.grpo_step_s / demo.old.grpo_step_s).toFixed(3) };
+result['demo_grpo'] = demo;
+save();
+console.log(`\nreal GRPO steps, ${demo.config} (${demo.rollouts} rollouts), median over ${demo.old.steps} and ${demo.new.steps} steps:`);
+console.table({ old: demo.old, new: demo.new });
+// The long-episode model is new: only the new path runs it (the old one would take most of an hour here).
+sizes.push(await measureSize('long-episode', DEFAULT_VOCAB, LONG_MODEL, LONG_EPISODE, ['new']));
+result['long_episode_steps_per_hour'] = Math.round(3600 / sizes[1]!.new.grpo_step_s);
+save();
+console.log(`\nGRPO batch of ${ROLLOUTS} rollouts (groups of ${GROUP}), median of ${ROUNDS} alternating rounds, wall clock (CPU time):`);
 console.table(
   Object.fromEntries(
     sizes.flatMap((s) =>
       PATHS.flatMap((p) => {
         const r = s[p];
         if (!r) return [];
-        return [[`${s.label} d${s.config.dModel} L${s.config.nLayers} ctx${s.config.context} (${(s.params / 1e6).toFixed(2)}M), ${p}`, { 'fwd+bwd tok/s': r.fwd_bwd_tokens_per_s, 'loss tok/s': r.loss_tokens_per_s, 'sampling tok/s': r.sample_tokens_per_s, 'GRPO step s': r.grpo_step_s, threads: r.threads }]];
+        return [[`${s.label} d${s.config.dModel} L${s.config.nLayers} ctx${s.config.context} (${(s.params / 1e6).toFixed(2)}M), ${p}`, { 'fwd+bwd tok/s': `${r.fwd_bwd_tokens_per_s} (${r.by_cpu_time.fwd_bwd_tokens_per_s})`, 'loss tok/s': `${r.loss_tokens_per_s} (${r.by_cpu_time.loss_tokens_per_s})`, 'sampling tok/s': `${r.sample_tokens_per_s} (${r.by_cpu_time.sample_tokens_per_s})`, 'GRPO step s': `${r.grpo_step_s} (${r.by_cpu_time.grpo_step_s})`, threads: r.threads }]];
       }),
     ),
   ),
 );
-console.log(`\nreal GRPO steps, ${demo.config} (${demo.rollouts} rollouts), median over ${demo.old.steps} and ${demo.new.steps} steps:`);
-console.table({ old: demo.old, new: demo.new });
-
-const best = (kind: string, by: 'cpu' | 'wall') => Math.max(...Object.values(matmul).map((v) => v[`${kind} forward`]![by]));
-const long = sizes[1]!;
-const result = {
-  grpo_step_s: { old: demo.old.grpo_step_s, new: demo.new.grpo_step_s, ratio: +(demo.new.grpo_step_s / demo.old.grpo_step_s).toFixed(3) },
-  demo_grpo: demo,
-  sizes,
-  long_episode_steps_per_hour: Math.round(3600 / long.new.grpo_step_s),
-  matmul_gflops_wasm_simd: best('wasm-simd', 'wall'),
-  matmul_gflops_js: best('js', 'wall'),
-  matmul_gflops: matmul,
-  machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average: loadavg().map((x) => +x.toFixed(2)), shared: 'other work ran on the machine meanwhile; old and new alternate in one run' },
-  date: new Date().toISOString(),
-};
-const out = join(root, 'bench', 'results', 'local.json');
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(`${out}.tmp`, JSON.stringify(result, null, 2) + '\n');
-renameSync(`${out}.tmp`, out);
 console.log(`wrote ${out}`);
