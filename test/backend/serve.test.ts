@@ -82,7 +82,7 @@ describe('OpenAI-compatible server', () => {
 });
 
 describe('the chat rendering of the server', () => {
-  it('renders tool messages as in training (compacted, ids as episode numbers) and reads numbers back as ids', () => {
+  it('renders tool messages as in training (compacted, ids as episode numbers, a curate as a span string) and reads numbers back as ids', () => {
     const tok = trainBpe(TEXTS, 300, [...SPECIALS]);
     const hits = JSON.stringify({ hits: [{ id: 'a1b2c3d4e5', title: 'Paris', score: 9.1, snippet: 'Paris is the capital of France.' }, { id: 'ffeeddccbb', title: 'France', score: 3.2, snippet: 'France is a country.' }], seen: 2, curated: 0 });
     const messages = [
@@ -96,7 +96,7 @@ describe('the chat rendering of the server', () => {
     const { tokens, renderer } = renderChat(localRenderer(tok), messages, []);
     const text = renderer.decode(tokens);
     expect(text).toContain('<|tool|>seen=2 curated=0\n1 Paris: Paris is the capital of France.\n2 France: France is a country.<|end|>');
-    expect(text).toContain('<|call|>{"name":"curate","arguments":{"ids":[2]}}<|end|><|tool|>{"added":[2],"curated":1,"cap":30}<|end|><|assistant|>');
+    expect(text).toContain('<|call|>{"name":"curate","arguments":{"ids":"2"}}<|end|><|tool|>{"added":[2],"curated":1,"cap":30}<|end|><|assistant|>');
     expect(text).not.toContain('ffeeddccbb');
     const reply = renderer.parse(renderer.encode('<|call|>{"name":"read_document","arguments":{"id":1}}<|end|>'));
     expect(reply.calls[0]!.arguments).toEqual({ id: 'a1b2c3d4e5' });
