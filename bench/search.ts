@@ -1,31 +1,42 @@
 /**
- * npm run bench:search — speed and memory of sleuth's index against JS search libraries and
- * SQLite FTS5, on deterministic synthetic corpora (bench/synth.ts) and the embedded questions.
+ * npm run bench:search — speed and memory of sleuth's index against other engines, on deterministic
+ * synthetic corpora of two kinds (bench/synth.ts: 'iid' words, and 'topical' chunks about topics,
+ * each kind with its queries): JS search libraries and SQLite FTS5 in this process's children, and
+ * Lucene (Debian's liblucene8-java, bench/peers/LuceneBench.java), Xapian (python3-xapian) and
+ * bm25s (pip) through bench/peers/py_bench.py, on exactly the same JSONL and queries. A peer that is
+ * not installed is skipped with a line saying how to install it.
  *
- *   node dist/bench/search.js [--sizes 100000,1000000] [--libs-at 100000] [--libs minisearch,...]
+ *   node dist/bench/search.js [--sizes 100000,1000000] [--corpora iid,topical] [--peers lucene,...]
+ *                             [--peers-at N] [--libs-at 100000] [--libs minisearch,...]
  *                             [--work .sleuth/bench] [--out bench/results/search.json]
  *
  * Every engine builds and queries in its own child process, so peak RSS is that engine's alone.
  * Build time is from the corpus file to a saved index, reading and parsing the JSONL included.
  * Queries are single-threaded, top-10, one after another; latency is per query.
- * Writes {"runs": [{engine, chunks, build_s, peak_rss_mb, index_mb, load_s, qps, p50_ms, p99_ms,
- * grep_literal_p50_ms, grep_scan_p50_ms, grep_alt10k_ms}]} (null where a field does not apply) and prints a table.
+ * Writes {"runs": [{engine, corpus, chunks, build_s, peak_rss_mb, index_mb, load_s, qps, p50_ms, p99_ms,
+ * grep_literal_p50_ms, grep_scan_p50_ms, grep_alt10k_ms, ...}]} (null where a field does not apply)
+ * and prints a table. A peer's row also has its analysis settings, version, and overlap_top10: the
+ * mean over queries of |peer's top 10 ∩ sleuth's| / the larger of the two lists, on the same corpus.
  * grep_alt10k_ms is the slowest of three calls of one grep of 10,000 alternatives `(w0|w1|...)` under
  * the default 1 s time cap: the whole call, parsing and planning included (it must stay under 2 s).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { badFlag, benchArgs } from './args.js';
 import { readChunks, readSourceBatches } from '../src/corpus/read.js';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { Analyzer, buildIndex, openIndex } from '../src/search/index.js';
-import { writeQueries, writeSynthCorpus } from './synth.js';
+import { ENGLISH_STOPWORDS } from '../src/search/stopwords.js';
+import { dirBytes, GREP_LITERAL, mb, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
+import { CORPUS_KINDS, writeQueries, writeSynthCorpus, type CorpusKind } from './synth.js';
 
 export interface Run {
   engine: string;
+  corpus: CorpusKind;
   chunks: number;
   build_s: number | null;
   peak_rss_mb: number | null;
@@ -39,28 +50,19 @@ export interface Run {
   grep_alt10k_ms: number | null;
   /** sleuth only: every build's time, of which build_s is the median. */
   build_runs_s?: number[];
+  /** sleuth only: queries/s of top-10 document numbers and scores, without ids, titles or snippets. */
+  qps_docs?: number | null;
+  /** Peers: how text becomes terms and how it is scored, the engine's version, and top-10 overlap with sleuth. */
+  analysis?: string;
+  version?: string;
+  overlap_top10?: number | null;
 }
 
 const LIBRARIES = ['minisearch', 'wink-bm25-text-search', '@orama/orama', 'sqlite-fts5'] as const;
-/** Patterns with a literal of 3+ characters (the prefilter narrows the scan) and without one. */
-const GREP_LITERAL = ['Shirley Temple', '(?i)corliss', 'American (comedy|drama) film', '(?i)kiss\\s+and\\s+tell', 'Protocol of the United'];
+/** Patterns without a literal of 3+ characters (GREP_LITERAL has them: the prefilter narrows the scan). */
 /** An alternation-heavy pattern: analysis must stay linear in it, and the time cap must cover the whole call. */
 const GREP_ALTERNATIVES = `(${Array.from({ length: 10_000 }, (_, i) => `w${i}x`).join('|')})`;
 const GREP_SCAN = ['\\d{3}\\s+[A-Z]\\w+\\s+\\d{3}\\b', '[A-Z][a-z]+\\s\\d{4}\\s[a-z]+\\s\\d{2}\\b', '\\(\\d\\d\\)'];
-
-const now = () => performance.now();
-const mb = (bytes: number) => bytes / 1e6;
-const round = (x: number | null, digits = 3) => (x === null ? null : Number(x.toFixed(digits)));
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
-const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
-
-function dirBytes(path: string): number {
-  if (!statSync(path).isDirectory()) return statSync(path).size;
-  return readdirSync(path).reduce((s, f) => s + dirBytes(join(path, f)), 0);
-}
 
 function readQueries(path: string): string[] {
   return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => (JSON.parse(l) as { query: string }).query);
@@ -72,43 +74,6 @@ async function collect(corpus: string): Promise<Chunk[]> {
   return out;
 }
 
-/** Wall-clock budget for one engine's queries: a slow engine is measured on the queries it finished. */
-const QUERY_BUDGET_MS = 60_000;
-
-/**
- * Run queries one after another, after one warm-up pass over them (at most WARM_MS), the same for
- * every engine; latency stats in ms. The measure is steady-state throughput, what an RL run that
- * queries an index hundreds of thousands of times sees: a just-opened sleuth index reads each
- * term's postings from disk on first use, SQLite fills its page cache, JIT compilers warm up.
- */
-const WARM_MS = 30_000;
-async function timeQueries(queries: string[], run: (q: string) => unknown): Promise<{ qps: number; p50_ms: number; p99_ms: number }> {
-  const warm = now();
-  for (const q of queries) {
-    await run(q);
-    if (now() - warm > WARM_MS) break;
-  }
-  const lat: number[] = [];
-  const start = now();
-  for (const q of queries) {
-    const t = now();
-    await run(q);
-    lat.push(now() - t);
-    if (now() - start > QUERY_BUDGET_MS) break;
-  }
-  const total = (now() - start) / 1000;
-  return { qps: lat.length / total, p50_ms: percentile(lat, 50), p99_ms: percentile(lat, 99) };
-}
-
-/**
- * Write back what earlier runs left dirty in the page cache (`sync`), so that one run's files are
- * not flushed to disk during the next run's timing (seen before this: three back-to-back 1M
- * builds, each writing 1.75 GB, took 24.1, 27.3 and 27.4 s).
- */
-function settleDisk(): void {
-  spawnSync('sync', { stdio: 'ignore' });
-}
-
 // ---- child processes: one engine each ----
 
 async function childSleuthBuild(corpus: string, index: string) {
@@ -117,11 +82,14 @@ async function childSleuthBuild(corpus: string, index: string) {
   return { build_s: (now() - t) / 1000, peak_rss_mb: peakRssMb(), index_mb: mb(dirBytes(index)) };
 }
 
-async function childSleuthQuery(index: string, queries: string[]) {
+async function childSleuthQuery(index: string, queries: string[], topOut?: string) {
   const t = now();
   const ix = await openIndex(index);
   const load_s = (now() - t) / 1000;
-  const q = await timeQueries(queries, (query) => ix.search(query, 10));
+  const tops: string[][] = [];
+  const q = await timeQueries(queries, (query) => ix.search(query, 10), (hits) => tops.push((hits as { id: string }[]).map((h) => h.id)));
+  if (topOut) writeFileSync(topOut, tops.map((ids) => JSON.stringify(ids)).join('\n') + '\n');
+  const qps_docs = (await timeQueries(queries, (query) => ix.searchDocs(query, 10))).qps;
   const grepP50 = (patterns: string[]) => {
     // One warm-up pass, as for the queries (the first grep reads the prefilter and text pages).
     for (const p of patterns) ix.grep(p, { k: 10 });
@@ -140,7 +108,7 @@ async function childSleuthQuery(index: string, queries: string[]) {
     ix.grep(GREP_ALTERNATIVES, { k: 10 });
     grepAltMs = Math.max(grepAltMs, now() - s);
   }
-  return { load_s, ...q, grep_literal_p50_ms: grepP50(GREP_LITERAL), grep_scan_p50_ms: grepP50(GREP_SCAN), grep_alt10k_ms: grepAltMs };
+  return { load_s, ...q, qps_docs, grep_literal_p50_ms: grepP50(GREP_LITERAL), grep_scan_p50_ms: grepP50(GREP_SCAN), grep_alt10k_ms: grepAltMs };
 }
 
 /** A library: build from the chunks, serialise to disk, load it back, query the loaded copy. */
@@ -237,6 +205,89 @@ async function childLibrary(engine: string, corpus: string, work: string, querie
   return { build_s, peak_rss_mb: peakRssMb(), ...(saved ? { index_mb: mb(dirBytes(file)) } : {}), ...(Number.isNaN(load_s) ? {} : { load_s }), ...q };
 }
 
+// ---- peers: other engines, as programs of their own ----
+
+const PEERS = ['lucene', 'lucene-english', 'xapian', 'bm25s'] as const;
+type Peer = (typeof PEERS)[number];
+const PEER_DIR = fileURLToPath(new URL('../../bench/peers/', import.meta.url));
+const MATCHED = "sleuth's stopwords, Snowball English (Porter2), title and text one field";
+
+interface PeerSpec {
+  analysis: string;
+  /** What to run to install it, when it is missing. */
+  install: string;
+  /** The command to build from a corpus, and to query a built index; undefined when the peer is not installed. */
+  command(python: string, work: string): ((mode: 'build' | 'query', input: string, index: string, topOut: string) => string[]) | undefined;
+}
+
+/** Lucene's jars in Debian's liblucene8-java (/usr/share/java), and a java to run the harness's source. */
+function luceneClasspath(): string | undefined {
+  const dir = '/usr/share/java';
+  if (!existsSync(dir) || spawnSync('java', ['-version']).status !== 0) return undefined;
+  const names = readdirSync(dir);
+  const jar = (stem: string) => names.find((n) => n === `${stem}.jar`) ?? names.find((n) => n.startsWith(`${stem}-`) && n.endsWith('.jar'));
+  const jars = ['lucene-core', 'lucene-analyzers-common'].map(jar);
+  return jars.every(Boolean) ? jars.map((j) => join(dir, j!)).join(':') : undefined;
+}
+
+function lucene(analysis: 'matched' | 'english'): PeerSpec {
+  return {
+    analysis: analysis === 'matched'
+      ? `StandardTokenizer, lower case, ${MATCHED}; BM25 k1=1.5 b=0.75; 2 indexing threads, merged to one segment`
+      : 'EnglishAnalyzer as it comes (its stopwords, possessives, Porter); BM25 k1=1.2 b=0.75; 2 indexing threads, merged to one segment',
+    install: 'apt-get install liblucene8-java default-jdk-headless',
+    command: (_python, work) => {
+      const cp = luceneClasspath();
+      if (!cp) return undefined;
+      return (mode, input, index, topOut) => ['java', '-Xmx6g', '-cp', cp, join(PEER_DIR, 'LuceneBench.java'), mode, input, index, analysis, join(work, 'stopwords.txt'), '2', topOut];
+    },
+  };
+}
+
+function python(engine: 'xapian' | 'bm25s', module: string, analysis: string, install: string): PeerSpec {
+  return {
+    analysis,
+    install,
+    command: (py, work) => {
+      if (spawnSync(py, ['-c', `import ${module}`]).status !== 0) return undefined;
+      return (mode, input, index, topOut) => [py, join(PEER_DIR, 'py_bench.py'), engine, mode, input, index, join(work, 'stopwords.txt'), topOut];
+    },
+  };
+}
+
+const PEER_SPECS: Record<Peer, PeerSpec> = {
+  lucene: lucene('matched'),
+  'lucene-english': lucene('english'),
+  xapian: python('xapian', 'xapian', `TermGenerator, ${MATCHED}, stemmed terms only; BM25Weight k1=1.5 b=0.75 (k2=0, k3=1, min_normlen 0.5; Xapian's idf has no +1)`, 'apt-get install python3-xapian (for the python given by --python, default /usr/bin/python3)'),
+  bm25s: python('bm25s', 'bm25s, Stemmer', `bm25s's tokenizer (words of 2+ characters), ${MATCHED} (PyStemmer); method lucene, k1=1.5 b=0.75`, 'pip install bm25s==0.3.11 PyStemmer==3.1.0 (into the python given by --python)'),
+};
+
+function runProgram(argv: string[], timeoutS: number): Record<string, number | string> | { error: string } {
+  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 1 << 26 });
+  const line = r.stdout?.trim().split('\n').pop() ?? '';
+  if (r.status === 0 && line.startsWith('{')) return JSON.parse(line) as Record<string, number | string>;
+  return { error: r.error ? String(r.error.message) : `exit ${r.status}: ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}` };
+}
+
+function readTops(path: string): string[][] {
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as string[]);
+}
+
+/** Mean over the queries both measured (and either answered) of |a ∩ b| / max(|a|, |b|). */
+function overlap(a: string[][], b: string[][]): number | null {
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i]!;
+    const y = new Set(b[i]!);
+    const size = Math.max(x.length, y.size);
+    if (size === 0) continue;
+    sum += x.filter((id) => y.has(id)).length / size;
+    n++;
+  }
+  return n === 0 ? null : sum / n;
+}
+
 // ---- parent ----
 
 const self = fileURLToPath(import.meta.url);
@@ -248,22 +299,21 @@ function child(args: string[], timeoutS: number): Record<string, number> | { err
   return { error: r.error ? String(r.error.message) : `exit ${r.status}: ${(r.stderr ?? '').trim().split('\n').slice(-3).join(' | ')}` };
 }
 
-function emptyRun(engine: string, chunks: number): Run {
-  return { engine, chunks, build_s: null, peak_rss_mb: null, index_mb: null, load_s: null, qps: null, p50_ms: null, p99_ms: null, grep_literal_p50_ms: null, grep_scan_p50_ms: null, grep_alt10k_ms: null };
+function emptyRun(engine: string, corpus: CorpusKind, chunks: number): Run {
+  return { engine, corpus, chunks, build_s: null, peak_rss_mb: null, index_mb: null, load_s: null, qps: null, p50_ms: null, p99_ms: null, grep_literal_p50_ms: null, grep_scan_p50_ms: null, grep_alt10k_ms: null };
 }
 
 function fill(run: Run, values: Record<string, number>): void {
-  for (const key of Object.keys(run) as (keyof Run)[]) {
-    if (key === 'engine' || key === 'chunks') continue;
+  for (const key of ['build_s', 'peak_rss_mb', 'index_mb', 'load_s', 'qps', 'qps_docs', 'p50_ms', 'p99_ms', 'grep_literal_p50_ms', 'grep_scan_p50_ms', 'grep_alt10k_ms'] as const) {
     const v = values[key];
     if (typeof v === 'number') (run[key] as number | null) = round(v, key.endsWith('_ms') ? 3 : 3);
   }
 }
 
 function table(runs: Run[]): string {
-  const cols: (keyof Run)[] = ['engine', 'chunks', 'build_s', 'peak_rss_mb', 'index_mb', 'load_s', 'qps', 'p50_ms', 'p99_ms', 'grep_literal_p50_ms', 'grep_scan_p50_ms', 'grep_alt10k_ms'];
+  const cols: (keyof Run)[] = ['engine', 'corpus', 'chunks', 'build_s', 'peak_rss_mb', 'index_mb', 'load_s', 'qps', 'p50_ms', 'p99_ms', 'overlap_top10', 'grep_literal_p50_ms', 'grep_scan_p50_ms'];
   const cell = (v: unknown) => (v === null ? '-' : typeof v === 'number' ? (Number.isInteger(v) ? v.toLocaleString('en-US') : v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 3)) : String(v));
-  const rows = [cols.map(String), ...runs.map((r) => cols.map((c) => cell(r[c])))];
+  const rows = [cols.map(String), ...runs.map((r) => cols.map((c) => cell(r[c] ?? null)))];
   const widths = cols.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r, j) => r.map((c, i) => (i < 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ') + (j === 0 ? '\n' + widths.map((w) => '-'.repeat(w)).join('  ') : '')).join('\n');
 }
@@ -273,104 +323,165 @@ async function main(): Promise<void> {
     {
       child: { type: 'boolean' }, mode: { type: 'string' }, engine: { type: 'string' }, corpus: { type: 'string' }, index: { type: 'string' }, queries: { type: 'string' },
       sizes: { type: 'string' }, 'libs-at': { type: 'string' }, libs: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, timeout: { type: 'string' }, 'build-runs': { type: 'string' },
+      corpora: { type: 'string' }, peers: { type: 'string' }, merge: { type: 'boolean' }, 'peers-at': { type: 'string' }, 'peers-on': { type: 'string' }, python: { type: 'string' }, 'top-out': { type: 'string' },
     },
-    `usage: npm run bench:search -- [--sizes N,N] [--libs NAME,...] [--libs-at N] [--build-runs N] [--work DIR] [--out FILE] [--timeout S]
+    `usage: npm run bench:search -- [--sizes N,N] [--corpora iid,topical] [--peers NAME,...] [--peers-at N] [--peers-on CORPORA] [--python PATH] [--merge]
+                                [--libs NAME,...] [--libs-at N] [--build-runs N] [--work DIR] [--out FILE] [--timeout S]
 
-Builds and queries sleuth's index on synthetic corpora of each size (default 100000,1000000) and the
-libraries (minisearch, wink-bm25-text-search, @orama/orama, sqlite-fts5; --libs '' for none) at
---libs-at chunks (default 100000); sleuth's build runs --build-runs times (default 3) and the median
-is reported; writes bench/results/search.json and prints a table.`,
+Builds and queries sleuth's index on synthetic corpora (--corpora, default iid,topical) of each size
+(default 100000,1000000); the peers (lucene, lucene-english, xapian, bm25s; --peers '' for none) at
+--peers-at chunks (default the largest size) on the --peers-on corpora (default all), each skipped with how to install it when missing
+(Xapian and bm25s run in --python, default /usr/bin/python3); and the libraries (minisearch,
+wink-bm25-text-search, @orama/orama, sqlite-fts5; --libs '' for none) at --libs-at chunks (default
+100000). sleuth's build runs --build-runs times (default 3) and the median is reported; writes
+bench/results/search.json and prints a table. --merge keeps the runs already in --out that this run
+does not measure again (same engine, corpus and size), each with the date it was measured.`,
   );
   if (values.child) {
     const queries = values.queries ? readQueries(values.queries) : [];
     let result: object;
     if (values.mode === 'build') result = await childSleuthBuild(values.corpus!, values.index!);
-    else if (values.mode === 'query') result = await childSleuthQuery(values.index!, queries);
+    else if (values.mode === 'query') result = await childSleuthQuery(values.index!, queries, values['top-out']);
     else result = await childLibrary(values.engine!, values.corpus!, values.work!, queries);
     console.log(JSON.stringify(result));
     return;
   }
 
   const sizes = (values.sizes ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
+  const corpora = (values.corpora ?? CORPUS_KINDS.join(',')).split(',').filter(Boolean) as CorpusKind[];
+  for (const c of corpora) if (!CORPUS_KINDS.includes(c)) badFlag(`--corpora: unknown corpus '${c}' (known: ${CORPUS_KINDS.join(', ')})`);
   const libsAt = Number(values['libs-at'] ?? 100000);
   const libs = values.libs !== undefined ? values.libs.split(',').filter(Boolean) : [...LIBRARIES];
+  const peers = (values.peers !== undefined ? values.peers.split(',').filter(Boolean) : [...PEERS]) as Peer[];
+  for (const p of peers) if (!PEERS.includes(p)) badFlag(`--peers: unknown peer '${p}' (known: ${PEERS.join(', ')})`);
+  const peersAt = Number(values['peers-at'] ?? Math.max(...sizes));
+  const peersOn = (values['peers-on'] ?? corpora.join(',')).split(',').filter(Boolean);
+  const py = values.python ?? '/usr/bin/python3';
   const work = values.work ?? join('.sleuth', 'bench');
   const out = values.out ?? join('bench', 'results', 'search.json');
   const timeoutS = Number(values.timeout ?? 1800);
   const buildRuns = Number(values['build-runs'] ?? 3);
   if (!Number.isInteger(buildRuns) || buildRuns < 1) badFlag(`--build-runs must be a whole number >= 1, got '${values['build-runs']}'`);
   mkdirSync(work, { recursive: true });
-  const queries = join(work, 'queries.jsonl');
-  await writeQueries(queries);
+  writeFileSync(join(work, 'stopwords.txt'), ENGLISH_STOPWORDS.join('\n') + '\n');
 
-  const runs: Run[] = [];
+  // Each run is dated; with --merge, what --out holds already stays unless measured again.
+  const previous = values.merge && existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string }) : { runs: [] };
+  const kept: (Run & { date?: string })[] = previous.runs.map((r) => ({ date: previous.date, ...r }));
+  const started = new Date().toISOString();
+  const runs: (Run & { date?: string })[] = [];
+  const skipped: { engine: string; install: string }[] = [];
   // Results are written after every run, so an interrupted benchmark keeps what it measured.
   const save = () => {
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(`${out}.tmp`, JSON.stringify({ runs }, null, 2) + '\n');
+    const machine = { cores: cpus().length, memory_gb: Number((totalmem() / 2 ** 30).toFixed(1)), node: process.version, shared: 'with other engineers\' jobs (training, benchmarks) running', load_average_at_end: loadavg().map((x) => Number(x.toFixed(2))) };
+    const same = (a: Run, b: Run) => a.engine === b.engine && a.corpus === b.corpus && a.chunks === b.chunks;
+    const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started }))];
+    writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped }, null, 2) + '\n');
     renameSync(`${out}.tmp`, out);
   };
-  const corpusOf = async (n: number) => {
-    const corpus = join(work, `synth-${n}.jsonl`);
+  const corpusOf = async (kind: CorpusKind, n: number) => {
+    const corpus = join(work, kind === 'iid' ? `synth-${n}.jsonl` : `synth-${kind}-${n}.jsonl`);
     if (!existsSync(corpus)) {
-      process.stderr.write(`generating ${n.toLocaleString('en-US')} synthetic chunks -> ${corpus}\n`);
-      await writeSynthCorpus(corpus, n);
+      process.stderr.write(`generating ${n.toLocaleString('en-US')} ${kind} synthetic chunks -> ${corpus}\n`);
+      await writeSynthCorpus(corpus, n, 1, kind);
     }
     return corpus;
   };
-  // sleuth at every size first, then the libraries at one size.
-  for (const n of sizes) {
-    const corpus = await corpusOf(n);
-    const index = join(work, `sleuth-${n}`);
-    process.stderr.write(`sleuth: building ${n.toLocaleString('en-US')} chunks\n`);
-    const run = emptyRun('sleuth', n);
-    // This shared VM's speed drifts by a third from minute to minute: sleuth's build is measured
-    // `--build-runs` times (default 3), and the run of median build time is reported, with every
-    // time in build_runs_s.
-    const builds: Record<string, number>[] = [];
-    let built: Record<string, number> | { error: string } = { error: 'no build run' };
-    for (let i = 0; i < buildRuns; i++) {
-      // Every run starts from the same state: no index at the path (replacing one would put its
-      // removal in the timed build) and nothing left to write back from the run before.
+  const sleuthTops = (kind: CorpusKind, n: number) => join(work, `top-sleuth-${kind}-${n}.jsonl`);
+  for (const kind of corpora) {
+    const queries = join(work, `queries-${kind}.jsonl`);
+    await writeQueries(queries, kind);
+    // sleuth at every size first, then the peers and the libraries at one size each.
+    for (const n of sizes) {
+      const corpus = await corpusOf(kind, n);
+      const index = join(work, `sleuth-${kind}-${n}`);
+      process.stderr.write(`sleuth: building ${n.toLocaleString('en-US')} ${kind} chunks\n`);
+      const run = emptyRun('sleuth', kind, n);
+      // This shared VM's speed drifts by a third from minute to minute: sleuth's build is measured
+      // `--build-runs` times (default 3), and the run of median build time is reported, with every
+      // time in build_runs_s.
+      const builds: Record<string, number>[] = [];
+      let built: Record<string, number> | { error: string } = { error: 'no build run' };
+      for (let i = 0; i < buildRuns; i++) {
+        // Every run starts from the same state: no index at the path (replacing one would put its
+        // removal in the timed build) and nothing left to write back from the run before.
+        rmSync(index, { recursive: true, force: true });
+        settleDisk();
+        built = child(['--mode', 'build', '--corpus', corpus, '--index', index], timeoutS);
+        if ('error' in built) break;
+        builds.push(built);
+        process.stderr.write(`  build ${i + 1}: ${built.build_s!.toFixed(1)} s\n`);
+      }
+      if ('error' in built) process.stderr.write(`  failed: ${built.error}\n`);
+      else {
+        const sorted = [...builds].sort((x, y) => x.build_s! - y.build_s!);
+        fill(run, sorted[(sorted.length - 1) >> 1]!);
+        run.build_runs_s = builds.map((b) => round(b.build_s!)!);
+        process.stderr.write(`sleuth: querying\n`);
+        const queried = child(['--mode', 'query', '--index', index, '--queries', queries, '--top-out', sleuthTops(kind, n)], timeoutS);
+        if ('error' in queried) process.stderr.write(`  failed: ${queried.error}\n`);
+        else fill(run, queried);
+      }
+      runs.push(run);
+      save();
+    }
+    for (const peer of peersOn.includes(kind) ? peers : []) {
+      const spec = PEER_SPECS[peer];
+      const command = spec.command(py, work);
+      if (!command) {
+        process.stderr.write(`${peer}: not installed, skipped (install: ${spec.install})\n`);
+        if (!skipped.some((s) => s.engine === peer)) skipped.push({ engine: peer, install: spec.install });
+        continue;
+      }
+      const corpus = await corpusOf(kind, peersAt);
+      const index = join(work, `${peer}-${kind}-${peersAt}`);
+      const tops = join(work, `top-${peer}-${kind}-${peersAt}.jsonl`);
+      const run: Run = { ...emptyRun(peer, kind, peersAt), analysis: spec.analysis };
+      process.stderr.write(`${peer}: building ${peersAt.toLocaleString('en-US')} ${kind} chunks\n`);
       rmSync(index, { recursive: true, force: true });
       settleDisk();
-      built = child(['--mode', 'build', '--corpus', corpus, '--index', index], timeoutS);
-      if ('error' in built) break;
-      builds.push(built);
-      process.stderr.write(`  build ${i + 1}: ${built.build_s!.toFixed(1)} s\n`);
-    }
-    if ('error' in built) process.stderr.write(`  failed: ${built.error}\n`);
-    else {
-      const sorted = [...builds].sort((x, y) => x.build_s! - y.build_s!);
-      fill(run, sorted[(sorted.length - 1) >> 1]!);
-      run.build_runs_s = builds.map((b) => round(b.build_s!)!);
-      process.stderr.write(`sleuth: querying\n`);
-      const queried = child(['--mode', 'query', '--index', index, '--queries', queries], timeoutS);
-      if ('error' in queried) process.stderr.write(`  failed: ${queried.error}\n`);
-      else fill(run, queried);
-    }
-    runs.push(run);
-    save();
-  }
-  if (libs.length > 0) {
-    const corpus = await corpusOf(libsAt);
-    for (const engine of libs) {
-      process.stderr.write(`${engine}: building and querying ${libsAt.toLocaleString('en-US')} chunks\n`);
-      const lib = emptyRun(engine, libsAt);
-      settleDisk();
-      const r = child(['--mode', 'library', '--engine', engine, '--corpus', corpus, '--work', work, '--queries', queries], timeoutS);
-      if ('error' in r) process.stderr.write(`  failed: ${r.error}\n`);
-      else fill(lib, r);
-      runs.push(lib);
+      const built = runProgram(command('build', corpus, index, tops), timeoutS);
+      if ('error' in built) process.stderr.write(`  failed: ${built.error}\n`);
+      else {
+        fill(run, built as Record<string, number>);
+        process.stderr.write(`  built in ${Number(built.build_s).toFixed(1)} s; querying\n`);
+        const queried = runProgram(command('query', queries, index, tops), timeoutS);
+        if ('error' in queried) process.stderr.write(`  failed: ${queried.error}\n`);
+        else {
+          const { peak_rss_mb: _queryRss, ...rest } = queried;
+          fill(run, rest as Record<string, number>);
+          run.version = String(queried.version);
+          if (existsSync(sleuthTops(kind, peersAt))) run.overlap_top10 = round(overlap(readTops(sleuthTops(kind, peersAt)), readTops(tops)));
+        }
+      }
+      // A peer's index is large and read by nothing else: removed once measured.
+      rmSync(index, { recursive: true, force: true });
+      runs.push(run);
       save();
+    }
+    if (libs.length > 0) {
+      const corpus = await corpusOf(kind, libsAt);
+      for (const engine of libs) {
+        process.stderr.write(`${engine}: building and querying ${libsAt.toLocaleString('en-US')} ${kind} chunks\n`);
+        const lib = emptyRun(engine, kind, libsAt);
+        settleDisk();
+        const r = child(['--mode', 'library', '--engine', engine, '--corpus', corpus, '--work', work, '--queries', queries], timeoutS);
+        if ('error' in r) process.stderr.write(`  failed: ${r.error}\n`);
+        else fill(lib, r);
+        runs.push(lib);
+        save();
+      }
     }
   }
 
   console.log(table(runs));
-  const base = runs.find((r) => r.engine === 'sleuth' && r.chunks === libsAt);
-  if (base) {
-    console.log(`\nat ${libsAt.toLocaleString('en-US')} chunks, sleuth vs each library (x = times better):`);
-    for (const r of runs.filter((x) => x.engine !== 'sleuth' && x.chunks === libsAt)) {
+  for (const kind of corpora) for (const at of [...new Set([libsAt, peersAt])]) {
+    const base = runs.find((r) => r.engine === 'sleuth' && r.corpus === kind && r.chunks === at);
+    const others = runs.filter((x) => x.engine !== 'sleuth' && x.corpus === kind && x.chunks === at);
+    if (!base || others.length === 0) continue;
+    console.log(`\n${kind}, ${at.toLocaleString('en-US')} chunks, sleuth vs each engine (x = times better):`);
+    for (const r of others) {
       const ratio = (a: number | null, b: number | null) => (a && b ? `${(a / b).toFixed(1)}x` : '-');
       console.log(`  ${r.engine.padEnd(22)} build ${ratio(r.build_s, base.build_s)}  qps ${ratio(base.qps, r.qps)}  p50 ${ratio(r.p50_ms, base.p50_ms)}  memory ${ratio(r.peak_rss_mb, base.peak_rss_mb)}`);
     }

@@ -1,5 +1,6 @@
 import { isInputError } from '../errors.js';
 import type { SearchIndex } from '../search/open.js';
+import type { SegmentedIndex } from '../search/segments.js';
 import type { Query } from './queries.js';
 import type { RankedHits } from './run.js';
 
@@ -14,7 +15,7 @@ export interface BatchResult {
  * at the index's own speed. A query without searchable words gets no results (trec_eval then
  * scores it 0 when it is judged) and is reported, rather than stopping the batch.
  */
-export function searchBatch(index: SearchIndex, queries: Query[], k: number): BatchResult {
+export function searchBatch(index: SearchIndex | SegmentedIndex, queries: Query[], k: number): BatchResult {
   const ranked: RankedHits[] = [];
   const unsearchable: BatchResult['unsearchable'] = [];
   for (const q of queries) {

@@ -1,4 +1,4 @@
-import { MAX_SEGMENT_DOCS, type ScoringMemory } from './kernel.js';
+import { MAX_SEGMENT_DOCS, type ScoringMemory } from './scoring-memory.js';
 
 /** BM25 postings as loaded from an index, and Lucene-variant scoring over them. */
 export interface Postings {
@@ -15,6 +15,12 @@ export interface Postings {
   /** Per term, max over its postings of tf / (tf + norm(doc)): score bounds for pruning (topK needs none). */
   maxTf: Float64Array;
   /**
+   * Factor on the maxTf bounds (default 1): a segment scored with the collection's avgdl A
+   * instead of its own A_s, with which maxTf was computed, has norms at least min(1, A_s/A) times
+   * its own, so its weights are at most max(1, A/A_s) times the bounds.
+   */
+  boundScale?: number;
+  /**
    * When postDocs/postTfs are filled on demand (a loaded index reads a term's postings from disk
    * the first time a query needs them): make these terms' ranges valid before they are read.
    */
@@ -26,6 +32,17 @@ export interface Postings {
 export interface ScoredDoc {
   doc: number;
   score: number;
+}
+
+/** What topK may be told of the collection when this index is one segment of it. */
+export interface TopKContext {
+  /** The idf of each term id given (distinct), from the whole collection's counts. */
+  idfs?: readonly number[];
+  /**
+   * A score to beat: the k-th best of the segments before (whose documents come first, so a
+   * document of this one that only ties it ranks below). Documents scoring at most this are left out.
+   */
+  floor?: number;
 }
 
 /** Lucene's idf: ln(1 + (N - df + 0.5) / (df + 0.5)); never negative. */
@@ -47,7 +64,7 @@ export class Bm25Scorer {
    * useKernel false: the TypeScript loops even where the WebAssembly ones could run (the tests
    * compare the two).
    */
-  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true) {
+  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true, private readonly maxScore = MAX_SCORE) {
     const m = p.memory;
     this.kernel = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.postDocs === p.postDocs && m.postTfs === p.postTfs ? m : undefined;
     this.acc = this.kernel ? this.kernel.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
@@ -109,6 +126,20 @@ export class Bm25Scorer {
     return s;
   }
 
+  /** The TypeScript accumulate loop (assembly/bm25.ts's accumulate): one term's postings of a segment. */
+  private add(at: number, end: number, base: number, limit: number, idf: number): number {
+    const { postDocs, postTfs } = this.p;
+    const acc = this.acc;
+    const norm = this.norm;
+    for (; at < end; at++) {
+      const d = postDocs[at]!;
+      if (d >= limit) break;
+      const tf = postTfs[at]!;
+      acc[d - base] += idf * (tf / (tf + norm[d]!));
+    }
+    return at;
+  }
+
   /** Score accumulators for one segment of documents, all zero between segments. */
   private readonly acc: Float64Array;
 
@@ -125,18 +156,21 @@ export class Bm25Scorer {
    * best score so far exceeds the summed bounds of the common terms, only documents of the other
    * terms can enter, and only those are looked at. Ties rank the lower document number first.
    */
-  topK(termIds: readonly number[], k: number): ScoredDoc[] {
+  topK(termIds: readonly number[], k: number, context: TopKContext = {}): ScoredDoc[] {
     const { postOff, postDocs, postTfs } = this.p;
     const norm = this.norm;
     const kernel = this.kernel;
     const distinct = [...new Set(termIds)];
     const q = distinct.length;
     if (q === 0 || k <= 0) return [];
+    if (context.idfs && (context.idfs.length !== termIds.length || q !== termIds.length)) throw new Error(`topK: ${context.idfs.length} idfs for ${termIds.length} term ids (${q} distinct)`);
     this.p.load?.(distinct);
-    const idfs = Float64Array.from(distinct, (t) => this.idf(t));
+    const idfs = context.idfs ? Float64Array.from(context.idfs) : Float64Array.from(distinct, (t) => this.idf(t));
     const pos = Uint32Array.from(distinct, (t) => postOff[t]!);
     const ends = Uint32Array.from(distinct, (t) => postOff[t + 1]!);
-    const ubOf = (i: number) => idfs[i]! * this.p.maxTf[distinct[i]!]!;
+    const scale = this.p.boundScale ?? 1;
+    const ubOf = (i: number) => idfs[i]! * this.p.maxTf[distinct[i]!]! * scale;
+    const floor = context.floor ?? 0;
 
     const segStart = new Uint32Array(q);
     // Terms by upper bound (idf · largest tf weight), ascending, and the running sums of bounds.
@@ -148,9 +182,9 @@ export class Bm25Scorer {
     const acc = this.acc;
     const N = this.p.docs;
     const SEGMENT_DOCS = this.segmentDocs;
-    // The k-th best score so far (0 until there are k). Scanning a segment in order, a document
-    // tying it never displaces it (a lower document number holds the place).
-    let min = 0;
+    // The k-th best score so far (the floor until there are k). Scanning a segment in order, a
+    // document tying it never displaces it (a lower document number holds the place).
+    let min = floor;
     const bufDocs = new Uint32Array(BUFFER);
     const bufScores = new Float64Array(BUFFER);
     let nBuf = 0;
@@ -161,10 +195,56 @@ export class Bm25Scorer {
         heap.offer(doc, score);
       }
       nBuf = 0;
-      return heap.full ? heap.minScore : 0;
+      return heap.full ? Math.max(heap.minScore, floor) : floor;
     };
     for (let base = 0; base < N; base += SEGMENT_DOCS) {
       const limit = Math.min(N, base + SEGMENT_DOCS);
+      if (this.maxScore) {
+        // MaxScore over this segment: the terms whose bounds sum below the k-th score so far (the
+        // non-essential ones) are not added up; only the other terms' documents can enter, and
+        // those whose partial score plus that sum can beat the k-th are scored exactly.
+        let essential = 0;
+        while (essential < q && cum[essential]! < min * SLACK) essential++;
+        if (essential > 0) {
+          const rest = cum[essential - 1]!;
+          for (let j = 0; j < q; j++) {
+            const i = byBound[j]!;
+            const from = pos[i]!;
+            segStart[i] = from;
+            if (j < essential) pos[i] = seek(postDocs, from, ends[i]!, limit);
+            else pos[i] = kernel ? kernel.accumulate(from, ends[i]!, base, limit, idfs[i]!) : this.add(from, ends[i]!, base, limit, idfs[i]!);
+          }
+          for (let j = essential; j < q; j++) {
+            const i = byBound[j]!;
+            for (let at = segStart[i]!, end = pos[i]!; at < end; at++) {
+              const doc = postDocs[at]!;
+              const partial = acc[doc - base]!;
+              // Zeroed once seen (every weight is above zero), so a document is looked at once.
+              if (partial === 0) continue;
+              acc[doc - base] = 0;
+              if (partial + rest < min * SLACK) continue;
+              // Scored afresh in query term order, the additions the exhaustive loop makes, so the
+              // score is the same to the bit.
+              let score = 0;
+              for (let t = 0; t < q; t++) {
+                const e = pos[t]!;
+                const hit = seek(postDocs, segStart[t]!, e, doc);
+                if (hit < e && postDocs[hit] === doc) {
+                  const tf = postTfs[hit]!;
+                  score += idfs[t]! * (tf / (tf + norm[doc]!));
+                }
+              }
+              if (score >= min && score > 0) {
+                bufDocs[nBuf] = doc;
+                bufScores[nBuf++] = score;
+                if (nBuf === BUFFER) min = drain();
+              }
+            }
+          }
+          min = drain();
+          continue;
+        }
+      }
       let any = false;
       for (let i = 0; i < q; i++) {
         const idf = idfs[i]!;
@@ -236,6 +316,14 @@ export class Bm25Scorer {
     return heap.sorted();
   }
 }
+
+/**
+ * Whether topK prunes with MaxScore over its segments by default. Measured side by side
+ * (bench/pruning.ts; bench/results/search.json, "pruning") on 1M chunks of both synthetic corpora
+ * with their queries, top 10: MaxScore costs about twice the CPU time per query of the exhaustive
+ * loop (its per-candidate lookups cost more than the additions it skips), so it is off.
+ */
+export const MAX_SCORE = false;
 
 /** Relative slack on bound tests, so float rounding can only make them look at more documents. */
 const SLACK = 1 - 1e-9;

@@ -40,7 +40,7 @@ export class Grow<T extends Uint32Array | Uint16Array | Float64Array> {
 
 /**
  * Every document's (term, tf) pairs, in document order, as the index builder collected them
- * (PairChunks here, or the WebAssembly word loop's, ./word-kernel.ts), laid out into postings at
+ * (PairChunks here, or the WebAssembly word loop's, ./word-loops.ts), laid out into postings at
  * the end.
  */
 export interface PostingPairs {
@@ -167,20 +167,22 @@ const encoder = new TextEncoder();
 
 /**
  * Strings appended to files as UTF-8 through one reusable buffer, starting a new file when the
- * current one would pass `maxFileBytes` (the text shards). Tracks the global byte position.
+ * current one would pass `maxFileBytes` (the text shards). Tracks the global byte position. The
+ * buffer is written out when full, or once it holds `flushAt` bytes; either way where a string
+ * ends (Lz4TextSink compresses each flush as a block).
  */
 export class Utf8Sink {
-  private buf = new Uint8Array(8 << 20);
-  private used = 0;
-  private fd = -1;
-  private fileBytes = 0;
+  protected buf = new Uint8Array(8 << 20);
+  protected used = 0;
+  protected fd = -1;
+  protected fileBytes = 0;
   /** Bytes written over all files. */
   position = 0;
   readonly files: { file: string; start: number; bytes: number; firstItem: number }[] = [];
   private items = 0;
   private closed = false;
 
-  constructor(private readonly pathFor: (shard: number) => string, private readonly maxFileBytes = Number.MAX_SAFE_INTEGER) {}
+  constructor(private readonly pathFor: (shard: number) => string, private readonly maxFileBytes = Number.MAX_SAFE_INTEGER, private readonly flushAt = Infinity) {}
 
   /** Appends s; returns nothing, position advances by its UTF-8 length. */
   write(s: string): void {
@@ -196,6 +198,7 @@ export class Utf8Sink {
     this.used += written;
     this.fileBytes += written;
     this.position += written;
+    if (this.used >= this.flushAt) this.flush();
   }
 
   /**
@@ -213,9 +216,10 @@ export class Utf8Sink {
     this.used += bytes.length;
     this.fileBytes += bytes.length;
     this.position += bytes.length;
+    if (this.used >= this.flushAt) this.flush();
   }
 
-  private startFile(): void {
+  protected startFile(): void {
     if (this.fd !== -1) this.closeFile();
     this.fd = openSync(this.pathFor(this.files.length), 'w');
     this.files.push({ file: '', start: this.position, bytes: 0, firstItem: this.items });
@@ -223,13 +227,14 @@ export class Utf8Sink {
     this.fileBytes = 0;
   }
 
-  private flush(): void {
+  /** Write out the buffer (it ends where a string ends). */
+  protected flush(): void {
     let at = 0;
     while (at < this.used) at += writeSync(this.fd, this.buf, at, this.used - at);
     this.used = 0;
   }
 
-  private closeFile(): void {
+  protected closeFile(): void {
     this.flush();
     closeSync(this.fd);
     this.files[this.files.length - 1]!.bytes = this.fileBytes;

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, rmSync, statSync, writeFileSync, writeSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,8 +9,10 @@ import { chunkText, isUtf8Chunk, type SourceChunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, PairChunks, Utf8Sink, type PostingPairs } from './buffers.js';
 import { WordTable } from './tokenize.js';
-import { WordKernel } from './word-kernel.js';
-import { INDEX_FORMAT, INDEX_VERSION, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
+import { WordKernel } from './word-loops.js';
+import { COMPRESSED_INDEX_VERSION, INDEX_FORMAT, INDEX_VERSION, SEGMENTS_FORMAT, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
+import { TEXT_CODEC } from './compressed-texts.js';
+import { checkDistinctIds, segmentName, writeSegmentsManifest } from './segments.js';
 import type { FromTextWorker, TextWorkerData, ToTextWorker } from './grep-worker.js';
 import { TextSide, type ShardInfo } from './text-side.js';
 
@@ -39,7 +41,22 @@ export interface BuildOptions {
   wasm?: boolean;
   /** Replace whatever is at the output path, even if sleuth did not write it (the CLI's --force). */
   force?: boolean;
+  /** Store the chunk texts compressed with LZ4, in blocks read one at a time (compressed-texts.ts). */
+  compressTexts?: boolean;
+  /**
+   * Postings a segment holds at most (default SEGMENT_POSTINGS): the build's memory is one
+   * segment's postings, and a corpus with more is written as several segments, queried together
+   * as one index (segments.ts). Small only in tests, to cross many.
+   */
+  segmentPostings?: number;
 }
+
+/**
+ * Postings per segment by default: about 2.5 million chunks of 150 words, 1.6 GB of (term, tf)
+ * pairs while it is built; every array of a segment stays within what one WebAssembly memory
+ * (the scoring loops') and one Node array can hold.
+ */
+export const SEGMENT_POSTINGS = 1 << 28;
 
 /**
  * The chunks to index, in order, one at a time or in batches (readCorporaBatches): a corpus of
@@ -71,8 +88,8 @@ interface TextSink {
   abort(): Promise<void>;
 }
 
-function inThread(dir: string, shardBytes: number, wasm: boolean): TextSink {
-  const side = new TextSide(dir, shardBytes, wasm);
+function inThread(dir: string, shardBytes: number, wasm: boolean, compress: boolean): TextSink {
+  const side = new TextSide(dir, shardBytes, wasm, compress);
   return {
     takesUtf8: side.takesUtf8,
     addText: (doc, text) => side.addText(doc, text),
@@ -93,9 +110,9 @@ const IN_FLIGHT = 8;
  */
 const SLOT_BYTES = 4 << 20;
 
-function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
+function inWorker(dir: string, shardBytes: number, wasm: boolean, compress: boolean): TextSink {
   const ring = { buffer: new SharedArrayBuffer(IN_FLIGHT * SLOT_BYTES), slots: IN_FLIGHT, slotBytes: SLOT_BYTES };
-  const worker = new Worker(WORKER_URL, { workerData: { dir, wasm, ring, shardBytes } satisfies TextWorkerData });
+  const worker = new Worker(WORKER_URL, { workerData: { dir, wasm, ring, shardBytes, compress } satisfies TextWorkerData });
   // Whether the worker splits UTF-8 (the WebAssembly loop is built); it decides the same way.
   const takesUtf8 = wasm && WordKernel.available();
   let texts: string[] = [];
@@ -216,12 +233,42 @@ function inWorker(dir: string, shardBytes: number, wasm: boolean): TextSink {
 }
 
 /** The worker when asked and available (compiled JavaScript), else this thread. */
-function textSink(dir: string, shardBytes: number, parallel: boolean, wasm: boolean): TextSink {
-  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes, wasm) : inThread(dir, shardBytes, wasm);
+function textSink(dir: string, shardBytes: number, parallel: boolean, wasm: boolean, compress: boolean): TextSink {
+  return parallel && existsSync(fileURLToPath(WORKER_URL)) ? inWorker(dir, shardBytes, wasm, compress) : inThread(dir, shardBytes, wasm, compress);
 }
 
 function isBatch(item: SourceChunk | readonly SourceChunk[]): item is readonly SourceChunk[] {
   return Array.isArray(item);
+}
+
+/** A chunk source read a batch at a time, where a full segment puts back the chunks it did not take. */
+class ChunkCursor {
+  private readonly it: AsyncIterator<SourceChunk | readonly SourceChunk[]>;
+  private rest: readonly SourceChunk[] | undefined;
+
+  constructor(source: ChunkSource) {
+    this.it = source[Symbol.asyncIterator]();
+  }
+
+  async next(): Promise<readonly SourceChunk[] | undefined> {
+    const rest = this.rest;
+    if (rest) {
+      this.rest = undefined;
+      return rest;
+    }
+    const { done, value } = await this.it.next();
+    if (done) return undefined;
+    return isBatch(value) ? value : [value];
+  }
+
+  putBack(rest: readonly SourceChunk[]): void {
+    if (rest.length > 0) this.rest = rest;
+  }
+
+  /** Stop reading early (a failure): the source closes its files. */
+  async close(): Promise<void> {
+    await this.it.return?.();
+  }
 }
 
 /** Write post.docs and post.tfs from the pairs (term ids already in terms.bin order), and fill maxTf. */
@@ -250,12 +297,19 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
-/** An index directory is recognised by its manifest.json naming the index format. */
+/** An index directory is recognised by its manifest.json naming the index format (of one segment or several). */
 export const INDEX_DIR: OwnedDirKind = {
   what: 'index',
   manifest: 'manifest.json',
-  recognise: (m) => typeof m === 'object' && m !== null && (m as { format?: unknown }).format === INDEX_FORMAT,
+  recognise: (m) => typeof m === 'object' && m !== null && [INDEX_FORMAT, SEGMENTS_FORMAT].includes((m as { format?: unknown }).format as string),
 };
+
+/** Move a finished index's files into `to`, a new subdirectory: it becomes the first segment of several. */
+function moveIntoSegment(dir: string, to: string): void {
+  const names = readdirSync(dir);
+  mkdirSync(to);
+  for (const name of names) renameSync(join(dir, name), join(to, name));
+}
 
 /**
  * Index chunks into `outDir`: stream them once (chunk text goes straight to disk; memory holds the
@@ -273,19 +327,63 @@ export async function buildIndex(chunks: ChunkSource, outDir: string, options: B
   // Index files are raw typed arrays in the machine's byte order, which the format fixes as little-endian.
   if (endianness() !== 'LE') throw new Error('sleuth indexes are little-endian; this machine is big-endian');
 
+  const maxPostings = options.segmentPostings ?? SEGMENT_POSTINGS;
+  if (!Number.isInteger(maxPostings) || maxPostings < 1) throw new InputError(`segment postings must be a whole number >= 1, got ${maxPostings}`);
+
   checkReplaceable(outDir, INDEX_DIR, options.force);
   const tmp = makeTempSibling(outDir);
+  const cursor = new ChunkCursor(chunks);
   try {
-    const stats = await buildInto(chunks, tmp, analyzer, k1, b, options);
+    // Segment after segment, each of at most maxPostings postings: a corpus that fits one is the
+    // one index it always was; the first of several is moved into its subdirectory when the second starts.
+    const segments: SegmentStats[] = [];
+    for (let docs = 0; ; ) {
+      if (segments.length === 1) moveIntoSegment(tmp, join(tmp, segmentName(0)));
+      const dir = segments.length === 0 ? tmp : join(tmp, segmentName(segments.length));
+      if (segments.length > 0) mkdirSync(dir);
+      const segment = await buildInto(cursor, dir, analyzer, k1, b, options, maxPostings, docs);
+      segments.push(segment);
+      docs += segment.docs;
+      if (!segment.full) break;
+      // The finished segment's WebAssembly memory (its postings, gigabytes) is garbage now, but V8
+      // may not collect it before the next segment has grown its own: where the process allows
+      // it (node --expose-gc, as bench:scale runs), collect now, so memory stays one segment's.
+      (globalThis as { gc?: () => void }).gc?.();
+      const more = await cursor.next();
+      if (!more) break;
+      cursor.putBack(more);
+    }
+    let stats: Omit<IndexStats, 'dir'> = segments[0]!;
+    if (segments.length > 1) {
+      await checkDistinctIds(tmp, segments.length);
+      stats = writeSegmentsManifest(tmp, segments, analyzer.config, { k1, b }, options.source);
+    }
     replaceDir(tmp, outDir);
-    return { ...stats, dir: outDir };
+    const { docs, terms, postings, tokens, bytes } = stats;
+    return { dir: outDir, docs, terms, postings, tokens, bytes };
   } catch (err) {
+    await cursor.close().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
 }
 
-async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k1: number, b: number, options: BuildOptions) {
+/** One segment as built: its counts, and whether it stopped full (more chunks may follow). */
+export interface SegmentStats {
+  docs: number;
+  terms: number;
+  postings: number;
+  tokens: number;
+  bytes: number;
+  full: boolean;
+}
+
+/**
+ * Index chunks from the cursor into `dir` until they end or the postings reach maxPostings (then
+ * the segment is `full` and the rest stays in the cursor). `firstDoc`: documents in the segments
+ * before (for progress).
+ */
+async function buildInto(cursor: ChunkCursor, dir: string, analyzer: Analyzer, k1: number, b: number, options: BuildOptions, maxPostings: number, firstDoc: number): Promise<SegmentStats> {
   const { onProgress, source } = options;
   const ids: string[] = [];
   const idSink = new Utf8Sink(() => join(dir, 'ids.bin'));
@@ -296,7 +394,8 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
   const metaOff = new Grow(Uint32Array);
   idOff.push(0), titleOff.push(0), metaOff.push(0);
   const wasm = options.wasm ?? true;
-  const texts = textSink(dir, options.textShardBytes ?? TEXT_SHARD_BYTES, options.parallel ?? true, wasm);
+  const compress = options.compressTexts ?? false;
+  const texts = textSink(dir, options.textShardBytes ?? TEXT_SHARD_BYTES, options.parallel ?? true, wasm, compress);
   const abort = () => texts.abort();
 
   // Surface word -> term id (-1 = dropped), looked up in place: no string per token on the hot path.
@@ -345,9 +444,12 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
   const kernel = wasm ? WordKernel.create(newTerm) : undefined;
 
   const sinks = [idSink, titleSink, metaSink];
+  const postingsSoFar = kernel ? () => kernel.pairCount() : () => pairs.length;
+  let full = false;
   try {
-    for await (const item of chunks) {
-      for (const chunk of isBatch(item) ? item : [item]) {
+    for (let batch; !full && (batch = await cursor.next()); ) {
+      for (let i = 0; i < batch.length; i++) {
+        const chunk = batch[i]!;
         const doc = ids.length;
         if (typeof chunk.id !== 'string' || chunk.id.length === 0) throw new InputError(`chunk ${doc + 1} has an empty id`);
         ids.push(chunk.id);
@@ -395,7 +497,12 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
         }
         doclen.push(dl);
         tokens += dl;
-        if (onProgress && (doc & 4095) === 0) onProgress(doc + 1);
+        if (onProgress && (doc & 4095) === 0) onProgress(firstDoc + doc + 1);
+        if (postingsSoFar() >= maxPostings) {
+          cursor.putBack(batch.slice(i + 1));
+          full = true;
+          break;
+        }
       }
     }
   } catch (err) {
@@ -424,7 +531,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
   const textsWritten = texts.finish();
   textsWritten.catch(() => {}); // awaited below; this only marks a failure as handled meanwhile
   try {
-    onProgress?.(N);
+    onProgress?.(firstDoc + N);
 
     // Vocabulary in UTF-8 byte order, and the old -> new term id map.
     const T = termStrings.length;
@@ -468,8 +575,9 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
     for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
     const manifest: Manifest = {
       format: INDEX_FORMAT,
-      version: INDEX_VERSION,
+      version: compress ? COMPRESSED_INDEX_VERSION : INDEX_VERSION,
       endianness: 'LE',
+      ...(compress ? { textCodec: TEXT_CODEC } : {}),
       analyzer: analyzer.config,
       bm25: { k1, b },
       counts: { docs: N, terms: T, postings: P, tokens },
@@ -480,7 +588,7 @@ async function buildInto(chunks: ChunkSource, dir: string, analyzer: Analyzer, k
     };
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     const bytes = Object.values(files).reduce((s, n) => s + n, 0);
-    return { docs: N, terms: T, postings: P, tokens, bytes };
+    return { docs: N, terms: T, postings: P, tokens, bytes, full };
   } catch (err) {
     await textsWritten.catch(() => {});
     throw err;

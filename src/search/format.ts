@@ -22,9 +22,21 @@ import { AnalyzerConfig } from './analyzer.js';
  *
  * manifest.json records the format version, analyzer, BM25 parameters, counts and every file's
  * size, so an index from another version, or one truncated on disk, is refused with a clear error.
+ *
+ * Version 2 is version 1 with the texts compressed (textCodec 'lz4', compressed-texts.ts): each
+ * text.<k>.bin is text.<k>.lz4 and text.<k>.blocks. An index with plain texts is still written as
+ * version 1, byte for byte as before; this sleuth reads both.
+ *
+ * A corpus too large for one index's memory is built as several (segments), each a directory
+ * seg-<k> holding an index as above; the directory's own manifest.json (SegmentsManifest, format
+ * 'sleuth-segmented-index') lists them with the collection's counts, and they are queried as one
+ * (segments.ts).
  */
 export const INDEX_FORMAT = 'sleuth-index';
 export const INDEX_VERSION = 1;
+export const COMPRESSED_INDEX_VERSION = 2;
+export const SEGMENTS_FORMAT = 'sleuth-segmented-index';
+export const SEGMENTS_VERSION = 1;
 /** Texts are split into files of at most this many bytes (Node reads at most 2 GiB at once). */
 export const TEXT_SHARD_BYTES = 1 << 30;
 
@@ -37,6 +49,8 @@ export const Manifest = z.object({
   counts: z.object({ docs: z.number().int(), terms: z.number().int(), postings: z.number().int(), tokens: z.number().int() }),
   avgdl: z.number(),
   textShards: z.array(z.object({ file: z.string(), firstDoc: z.number().int(), start: z.number().int(), bytes: z.number().int() })),
+  /** How the texts are stored: absent for plain UTF-8, 'lz4' for compressed blocks (version 2). */
+  textCodec: z.literal('lz4').optional(),
   /** What the index was built from, when the builder was told (e.g. the embedded corpus's hash). */
   source: z.string().optional(),
   /** File name -> size in bytes, for every file of the index (the grep files included). */
@@ -44,8 +58,22 @@ export const Manifest = z.object({
 });
 export type Manifest = z.infer<typeof Manifest>;
 
-/** Read and check manifest.json and the sizes of the files it lists. */
-export function readManifest(dir: string): Manifest {
+export const SegmentsManifest = z.object({
+  format: z.literal(SEGMENTS_FORMAT),
+  version: z.literal(SEGMENTS_VERSION),
+  analyzer: AnalyzerConfig,
+  bm25: z.object({ k1: z.number(), b: z.number() }),
+  /** The whole collection's: BM25 is scored with these, so the segments rank as one index would. */
+  counts: z.object({ docs: z.number().int(), postings: z.number().int(), tokens: z.number().int() }),
+  avgdl: z.number(),
+  /** In document order: segment k holds documents firstDoc .. firstDoc + docs - 1. */
+  segments: z.array(z.object({ dir: z.string(), firstDoc: z.number().int(), docs: z.number().int(), tokens: z.number().int() })).min(2),
+  source: z.string().optional(),
+});
+export type SegmentsManifest = z.infer<typeof SegmentsManifest>;
+
+/** The parsed manifest.json of an index directory, or an InputError naming what is wrong. */
+function readManifestJson(dir: string): { path: string; json: unknown } {
   let raw: string;
   const path = join(dir, 'manifest.json');
   try {
@@ -55,17 +83,45 @@ export function readManifest(dir: string): Manifest {
     if (code === 'ENOENT') throw new InputError(`no search index at ${dir} (missing manifest.json): run \`sleuth index\` first`);
     throw new InputError(`cannot read ${path}: ${code ?? (err as Error).message}`);
   }
-  let json: unknown;
   try {
-    json = JSON.parse(raw);
+    return { path, json: JSON.parse(raw) };
   } catch (err) {
     throw new InputError(`${path}: malformed JSON (${(err as Error).message}); rebuild with \`sleuth index\``);
   }
+}
+
+/** Whether a directory holds one index or segments (its manifest's format); an InputError if neither. */
+export function indexKind(dir: string): 'index' | 'segments' {
+  const { json } = readManifestJson(dir);
+  const format = (json as { format?: unknown })?.format;
+  if (format === SEGMENTS_FORMAT) return 'segments';
+  if (format === INDEX_FORMAT) return 'index';
+  throw new InputError(`${dir} is not a sleuth index (format ${JSON.stringify(format)}); rebuild with \`sleuth index\``);
+}
+
+/** Read and check the manifest.json of a segmented index (its segments' are read as they open). */
+export function readSegmentsManifest(dir: string): SegmentsManifest {
+  const { path, json } = readManifestJson(dir);
   const head = json as { format?: unknown; version?: unknown };
+  if (head?.format !== SEGMENTS_FORMAT) throw new InputError(`${dir} is not a segmented sleuth index (format ${JSON.stringify(head?.format)})`);
+  if (head.version !== SEGMENTS_VERSION) throw new InputError(`${dir} is a segmented sleuth index of version ${String(head.version)}, this sleuth reads version ${SEGMENTS_VERSION}; rebuild with \`sleuth index\``);
+  const parsed = SegmentsManifest.safeParse(json);
+  if (!parsed.success) throw new InputError(`${path}: invalid manifest (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); rebuild with \`sleuth index\``);
+  return parsed.data;
+}
+
+/** Read and check manifest.json (of one index, not of segments) and the sizes of the files it lists. */
+export function readManifest(dir: string): Manifest {
+  const { path, json } = readManifestJson(dir);
+  const head = json as { format?: unknown; version?: unknown; segments?: unknown[] };
+  if (head?.format === SEGMENTS_FORMAT) throw new InputError(`${dir} is an index of ${head.segments?.length ?? 'several'} segments, which this use of it does not read (it reads an index of one segment)`);
   if (head?.format !== INDEX_FORMAT) throw new InputError(`${dir} is not a sleuth index (format ${JSON.stringify(head?.format)}); rebuild with \`sleuth index\``);
-  if (head.version !== INDEX_VERSION) throw new InputError(`${dir} is a sleuth index of format version ${String(head.version)}, this sleuth reads version ${INDEX_VERSION}; rebuild with \`sleuth index\``);
+  if (head.version !== INDEX_VERSION && head.version !== COMPRESSED_INDEX_VERSION) throw new InputError(`${dir} is a sleuth index of format version ${String(head.version)}, this sleuth reads version ${INDEX_VERSION} (and ${COMPRESSED_INDEX_VERSION}, with compressed texts); rebuild with \`sleuth index\``);
   const parsed = Manifest.safeParse(json);
   if (!parsed.success) throw new InputError(`${path}: invalid manifest (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); rebuild with \`sleuth index\``);
+  if ((parsed.data.textCodec !== undefined) !== (parsed.data.version === COMPRESSED_INDEX_VERSION)) {
+    throw new InputError(`${path}: version ${parsed.data.version} with text codec ${parsed.data.textCodec ?? 'none'}: compressed texts are version ${COMPRESSED_INDEX_VERSION} and only they; rebuild with \`sleuth index\``);
+  }
   return parsed.data;
 }
 

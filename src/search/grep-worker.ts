@@ -1,7 +1,7 @@
 /**
  * A worker thread that stores the chunk texts and builds the grep prefilter (TextSide) while the
  * main thread builds the postings (build.ts): on two cores they run side by side.
- * workerData: {dir, wasm, ring, shardBytes}. Messages in, in document order: {texts, first}
+ * workerData: {dir, wasm, ring, shardBytes, compress}. Messages in, in document order: {texts, first}
  * (strings), or {utf8, ends, units, first}: the texts' UTF-8 back to back, text i ending at ends[i]
  * and units[i] UTF-16 code units long, either in slot `slot` of the shared ring or as bytes of their
  * own; then {finish} or {abort}. Messages out: 'ack' per batch (the builder's backpressure, and the
@@ -22,12 +22,14 @@ export interface TextWorkerData {
   ring: { buffer: SharedArrayBuffer; slots: number; slotBytes: number };
   /** Largest text shard file. */
   shardBytes: number;
+  /** Store the texts compressed (compressed-texts.ts). */
+  compress: boolean;
 }
 
 const port = parentPort;
 if (port) {
-  const { dir, wasm, ring, shardBytes } = workerData as TextWorkerData;
-  const side = new TextSide(dir, shardBytes, wasm);
+  const { dir, wasm, ring, shardBytes, compress } = workerData as TextWorkerData;
+  const side = new TextSide(dir, shardBytes, wasm, compress);
   const reply = (msg: FromTextWorker) => port.postMessage(msg);
   port.on('message', (msg: ToTextWorker) => {
     try {

@@ -11,6 +11,7 @@ export { Analyzer, AnalyzerConfig, type AnalyzerOptions } from './analyzer.js';
 export { porter2 } from './porter2.js';
 export { buildIndex, type BuildOptions, type IndexStats } from './build.js';
 export { openIndex, SearchIndex, type OpenOptions, type SearchOptions } from './open.js';
+export { openSearcher, openSegmentedIndex, SegmentedIndex } from './segments.js';
 export { Bm25Scorer, bm25Idf, type ScoredDoc } from './bm25.js';
 export { INDEX_VERSION, Manifest, readManifest } from './format.js';
 export { IndexChunkStore } from './store.js';

@@ -12,7 +12,8 @@ import { makeSnippet, type TermHit } from './snippet.js';
 import { WordTable } from './tokenize.js';
 import { IndexChunkStore, type ByteSource } from './store.js';
 import { PagedFile } from './lazy.js';
-import { ScoringMemory } from './kernel.js';
+import { blocksFileOf, Lz4TextShard } from './compressed-texts.js';
+import { ScoringMemory } from './scoring-memory.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
 
 export interface OpenOptions {
@@ -22,6 +23,11 @@ export interface OpenOptions {
   scoringKernel?: boolean;
   /** The texts and grep prefilter already in memory (readSharedBytes), used instead of the files. */
   shared?: SharedIndexBytes;
+  /**
+   * When this index is one segment of a collection (segments.ts): the collection's average
+   * document length, which BM25's length norms use instead of this index's own.
+   */
+  collection?: { avgdl: number };
 }
 
 /**
@@ -30,7 +36,7 @@ export interface OpenOptions {
  * copy instead of reading their own.
  */
 export interface SharedIndexBytes {
-  /** Each text shard's bytes, in the manifest's order. */
+  /** Each text shard's bytes (compressed, where the index stores them so), in the manifest's order. */
   texts: Uint8Array[];
   /** grep.bin's bytes; null when the index has no grep prefilter. */
   grep: Uint8Array | null;
@@ -61,6 +67,17 @@ interface AnalyzedQuery {
   weights: Map<number, number>;
 }
 
+/**
+ * A query's distinct terms, in the order they come. Empty and stopword-only queries are
+ * InputErrors (the caller asked nothing); terms absent from the index simply match nothing.
+ */
+export function queryTerms(analyzer: Analyzer, query: string): string[] {
+  if (query.trim() === '') throw new InputError('empty query: give some words to search for');
+  const terms = [...new Set(analyzer.terms(query))];
+  if (terms.length === 0) throw new InputError(`query ${JSON.stringify(query)} has no searchable words (only stopwords or punctuation)`);
+  return terms;
+}
+
 /** A built index, loaded: BM25 search, grep, read by id. */
 export class SearchIndex implements Searcher {
   readonly analyzer: Analyzer;
@@ -88,9 +105,7 @@ export class SearchIndex implements Searcher {
    * terms absent from the index simply match nothing.
    */
   analyze(query: string): AnalyzedQuery {
-    if (query.trim() === '') throw new InputError('empty query: give some words to search for');
-    const terms = [...new Set(this.analyzer.terms(query))];
-    if (terms.length === 0) throw new InputError(`query ${JSON.stringify(query)} has no searchable words (only stopwords or punctuation)`);
+    const terms = queryTerms(this.analyzer, query);
     const termIds: number[] = [];
     const weights = new Map<number, number>();
     for (const t of terms) {
@@ -110,13 +125,12 @@ export class SearchIndex implements Searcher {
   search(query: string, k = 10, options: Omit<SearchOptions, 'k'> = {}): SearchHit[] {
     if (!Number.isInteger(k) || k < 1) throw new InputError(`k must be a whole number >= 1, got ${k}`);
     const q = this.analyze(query);
-    const length = options.snippetChars ?? this.snippetChars;
-    return this.scorer.topK(q.termIds, k).map(({ doc, score }) => ({
-      id: this.store.id(doc),
-      title: this.store.title(doc),
-      score,
-      snippet: this.snippet(this.store.text(doc), q.weights, length),
-    }));
+    return this.scorer.topK(q.termIds, k).map(({ doc, score }) => this.hit(doc, score, q.weights, options.snippetChars));
+  }
+
+  /** Document `doc` as a hit: its snippet is around the words of the terms in `weights` (term id -> weight). */
+  hit(doc: number, score: number, weights: Map<number, number>, snippetChars = this.snippetChars): SearchHit {
+    return { id: this.store.id(doc), title: this.store.title(doc), score, snippet: this.snippet(this.store.text(doc), weights, snippetChars) };
   }
 
   /** Surface word (as in the text) -> term id in this index, or -1: snippets look words up in place. */
@@ -226,6 +240,21 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     return new Uint32Array(b.buffer, b.byteOffset, length);
   };
   const { docs: N, terms: T, postings: P } = m.counts;
+  /**
+   * A text shard's bytes. Plain texts are read one at a time at random (reads, snippets, grep
+   * hits): pages of 4 KiB, each a few chunks, so a read copies and faults in little more than the
+   * chunk it wants. Compressed ones a block (16 KiB before compression) at a time.
+   */
+  const textShard = (s: Manifest['textShards'][number], i: number): ByteSource => {
+    const raw = options.shared ? inMemory(options.shared.texts[i], s.file, sizeOf(s.file)) : paged(s.file, m.textCodec ? 1 << 14 : 1 << 12);
+    if (m.textCodec === undefined) return raw;
+    const name = blocksFileOf(s.file);
+    const index = load(name);
+    if (index.byteLength % 8 !== 0 || index.byteLength < 8) throw wrongSize(name, index.byteLength / 4, 2);
+    const shard = new Lz4TextShard(raw, new Uint32Array(index.buffer, index.byteOffset, index.byteLength / 4), join(dir, s.file));
+    if (shard.size !== s.bytes) throw new InputError(`index ${dir}: ${name} covers ${shard.size} bytes of text, the manifest says ${s.bytes}; rebuild with \`sleuth index\``);
+    return shard;
+  };
   const texts = load('text.off');
   if (texts.byteLength !== (N + 1) * 8) throw wrongSize('text.off', texts.byteLength / 8, N + 1);
   const maxTfBytes = load('term.maxtf');
@@ -249,9 +278,7 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   const store = new IndexChunkStore(
     paged('ids.bin', 1 << 12), idOff, idOrder,
     paged('titles.bin', 1 << 12), titleOff,
-    // Texts are read one at a time at random (reads, snippets, grep hits): pages of 4 KiB, each a
-    // few chunks, so a read copies and faults in little more than the chunk it wants.
-    m.textShards.map((s, i) => ({ firstDoc: s.firstDoc, start: s.start, bytes: options.shared ? inMemory(options.shared.texts[i], s.file, sizeOf(s.file)) : paged(s.file, 1 << 12) })),
+    m.textShards.map((s, i) => ({ firstDoc: s.firstDoc, start: s.start, bytes: textShard(s, i) })),
     new Float64Array(texts.buffer, texts.byteOffset, N + 1),
     paged('meta.bin', 1 << 12), metaOff,
   );
@@ -265,8 +292,10 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
       termLoaded[t] = 1;
     }
   };
+  const avgdl = options.collection?.avgdl ?? m.avgdl;
   const scorer = new Bm25Scorer({
-    docs: N, avgdl: m.avgdl, k1: m.bm25.k1, b: m.bm25.b,
+    docs: N, avgdl, k1: m.bm25.k1, b: m.bm25.b,
+    ...(avgdl !== m.avgdl ? { boundScale: Math.max(1, avgdl / m.avgdl) } : {}),
     doclen, termBytes, termOff, postOff,
     postDocs: memory?.postDocs ?? new Uint32Array(docsFile.bytes.buffer, docsFile.bytes.byteOffset, P),
     postTfs: memory?.postTfs ?? new Uint16Array(tfsFile.bytes.buffer, tfsFile.bytes.byteOffset, P),

@@ -78,6 +78,11 @@ export class IndexChunkStore implements ChunkStore {
     return bytes.length === 0 ? undefined : (JSON.parse(decoder.decode(bytes)) as Record<string, unknown>);
   }
 
+  /** The id that comes `rank`-th in id order (JS string order, as docOf searches it). */
+  idAtRank(rank: number): string {
+    return this.id(this.idOrder[rank]!);
+  }
+
   docOf(id: string): number {
     // idOrder lists documents by id in JS string order (as the builder sorted them).
     let lo = 0;

@@ -1,8 +1,9 @@
 import { basename, join } from 'node:path';
 import { Grow, Utf8Sink } from './buffers.js';
+import { Lz4TextSink } from './compressed-texts.js';
 import { writeWhole } from './format.js';
 import { GrepIndexBuilder, writeGrepFile } from './grep/builder.js';
-import { WordKernel, type KernelGrepList } from './word-kernel.js';
+import { WordKernel, type KernelGrepList } from './word-loops.js';
 
 /** A text shard as the manifest records it. */
 export interface ShardInfo {
@@ -12,13 +13,16 @@ export interface ShardInfo {
   bytes: number;
 }
 
-/** The chunk texts as stored: UTF-8 in text.<k>.bin shards, and their offsets in text.off. */
+/**
+ * The chunk texts as stored: UTF-8 in text.<k>.bin shards, or compressed in text.<k>.lz4 ones
+ * (compressed-texts.ts), and their offsets in text.off (of the uncompressed bytes either way).
+ */
 export class TextShards {
-  private readonly sink: Utf8Sink;
+  private readonly sink: Utf8Sink | Lz4TextSink;
   private readonly offsets = new Grow(Float64Array);
 
-  constructor(private readonly dir: string, shardBytes: number) {
-    this.sink = new Utf8Sink((k) => join(dir, `text.${k}.bin`), shardBytes);
+  constructor(private readonly dir: string, shardBytes: number, compress = false) {
+    this.sink = compress ? new Lz4TextSink((k) => join(dir, `text.${k}.lz4`), shardBytes) : new Utf8Sink((k) => join(dir, `text.${k}.bin`), shardBytes);
     this.offsets.push(0);
   }
 
@@ -59,9 +63,9 @@ export class TextSide {
   private readonly list: KernelGrepList | undefined;
   private readonly builder: GrepIndexBuilder | undefined;
 
-  /** `wasm`: split words with the WebAssembly loop when it is built (the default). */
-  constructor(private readonly dir: string, shardBytes: number, wasm = true) {
-    this.shards = new TextShards(dir, shardBytes);
+  /** `wasm`: split words with the WebAssembly loop when it is built (the default); `compress`: store the texts compressed. */
+  constructor(private readonly dir: string, shardBytes: number, wasm = true, compress = false) {
+    this.shards = new TextShards(dir, shardBytes, compress);
     this.kernel = wasm ? WordKernel.create() : undefined;
     if (this.kernel) this.list = this.kernel.grepList();
     else this.builder = new GrepIndexBuilder();

@@ -7,7 +7,7 @@ import { InputError } from '../../src/errors.js';
 import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, parsePythonRegex, requiredLiterals, touchPages, type GrepIndex } from '../../src/search/grep/index.js';
 import type { ChunkStore } from '../../src/search/types.js';
 import { writeGrepFile } from '../../src/search/grep/builder.js';
-import { WordKernel } from '../../src/search/word-kernel.js';
+import { WordKernel } from '../../src/search/word-loops.js';
 
 interface TestChunk {
   id: string;

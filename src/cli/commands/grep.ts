@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.js';
-import { defaultIndexDir, openIndex } from '../../search/index.js';
+import { defaultIndexDir, openSearcher } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
 import { formatHits, outputWidth } from '../width.js';
@@ -34,7 +34,7 @@ export const command: Command = {
     const k = intFlag(values.k, 'k', 10, 1, 10_000);
     const snippetChars = intFlag(values.snippet, 'snippet', 200, 20, 100_000);
     const timeLimitMs = intFlag(values['time-limit'], 'time-limit', 1000, 1, 600_000);
-    const index = await openIndex(values.index ?? defaultIndexDir());
+    const index = await openSearcher(values.index ?? defaultIndexDir());
     const result = index.grep(pattern, { k, snippetChars, timeLimitMs });
     if (values.json) {
       printJson({ pattern, k, ...result });

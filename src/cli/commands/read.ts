@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.js';
-import { defaultIndexDir, openIndex } from '../../search/index.js';
+import { defaultIndexDir, openSearcher } from '../../search/index.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
 
@@ -16,7 +16,7 @@ export const command: Command = {
     if (positionals.length !== 1) throw new InputError(`expected exactly one chunk ID, got ${positionals.length}`);
     const id = positionals[0]!;
     const dir = values.index ?? defaultIndexDir();
-    const index = await openIndex(dir);
+    const index = await openSearcher(dir);
     const chunk = index.read(id);
     if (!chunk) throw new InputError(`no chunk with id ${JSON.stringify(id)} in the index at ${dir}`);
     if (values.json) {

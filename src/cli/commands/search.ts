@@ -3,7 +3,7 @@ import { InputError } from '../../errors.js';
 import { searchBatch } from '../../ir/batch.js';
 import { readQueries } from '../../ir/queries.js';
 import { jsonlRunLine, trecRunLines } from '../../ir/run.js';
-import { defaultIndexDir, openIndex } from '../../search/index.js';
+import { defaultIndexDir, openSearcher } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
 import { formatHits, outputWidth } from '../width.js';
@@ -47,7 +47,7 @@ export const command: Command = {
     if (query.trim() === '') throw new InputError('missing QUERY: give the words to search for');
     const k = intFlag(values.k, 'k', 10, 1, 10_000);
     const snippetChars = intFlag(values.snippet, 'snippet', 240, 20, 100_000);
-    const index = await openIndex(values.index ?? defaultIndexDir());
+    const index = await openSearcher(values.index ?? defaultIndexDir());
     const hits = index.search(query, k, { snippetChars });
     if (values.json) {
       printJson({ query, k, hits });
@@ -70,7 +70,7 @@ async function batch(values: { index?: string; k?: string; queries?: string; for
   const k = intFlag(values.k, 'k', 1000, 1, 100_000);
   if (values.out !== undefined && existsSync(values.out) && !values.force) throw new InputError(`--out ${values.out}: the file exists (pass --force to replace it)`);
   const queries = readQueries(values.queries!);
-  const index = await openIndex(values.index ?? defaultIndexDir());
+  const index = await openSearcher(values.index ?? defaultIndexDir());
   const started = performance.now();
   const { ranked, unsearchable } = searchBatch(index, queries, k);
   const seconds = (performance.now() - started) / 1000;

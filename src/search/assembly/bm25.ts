@@ -1,5 +1,5 @@
 // BM25's two hot loops, in AssemblyScript compiled to WebAssembly (scripts/build-wasm.mjs). Every
-// pointer is a byte offset into the one imported memory, laid out by ../kernel.ts; src/search/bm25.ts
+// pointer is a byte offset into the one imported memory, laid out by ../scoring-memory.ts; src/search/bm25.ts
 // holds the same loops in plain TypeScript, and the tests check that both give the same bits.
 //
 // The arithmetic is the TypeScript loop's, operation for operation (f64 throughout, the same order),

@@ -12,7 +12,7 @@
 //    invert into grep.bin's postings (../grep/builder.ts holds the same steps in TypeScript and
 //    writes the file).
 //
-// The host (../word-kernel.ts) writes the text at inputPointer() and reads results at the
+// The host (../word-loops.ts) writes the text at inputPointer() and reads results at the
 // pointers exported below; the memory is the host's, grown here through the stub runtime's heap.
 // The TypeScript builders (../build.ts, ../grep/builder.ts) hold the same logic over UTF-16, and
 // the tests check that both build byte-identical indexes.

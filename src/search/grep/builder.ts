@@ -280,7 +280,7 @@ export class GrepIndexBuilder implements ForwardList {
 
 /**
  * A finished forward list (block -> words -> chunks), as writeGrepFile inverts it: the TypeScript
- * GrepIndexBuilder, or the WebAssembly one (../word-kernel.ts), which build the same lists.
+ * GrepIndexBuilder, or the WebAssembly one (../word-loops.ts), which build the same lists.
  */
 export interface ForwardList {
   readonly blockSize: number;
@@ -338,7 +338,7 @@ export function writeGrepFile(dir: string, list: ForwardList, words: string[], p
   const plan = new Int32Array(ENTRY_STATS * nWords);
   let bitmapWords = 0;
   let varintBytes = 0;
-  // The varints are filled a range of words at a time, through one buffer (../word-kernel.ts).
+  // The varints are filled a range of words at a time, through one buffer (../word-loops.ts).
   const ranges: VarintRange[] = [];
   let rangeStart = 0;
   for (let rk = 0; rk < nWords; rk++) {

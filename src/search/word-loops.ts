@@ -166,6 +166,11 @@ export class WordKernel {
     return this.x.documentLength();
   }
 
+  /** (term, tf) pairs split so far, over all documents. */
+  pairCount(): number {
+    return this.x.pairCount();
+  }
+
   /** Per term id below `terms`, the documents holding it (a copy). */
   documentFrequencies(terms: number): Uint32Array {
     return new Uint32Array(this.memory.buffer, this.x.documentFrequencies(), terms).slice();

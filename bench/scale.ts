@@ -1,0 +1,155 @@
+/**
+ * npm run bench:scale — sleuth at the sizes RL trainers retrieve from: the topical synthetic corpus
+ * (bench/synth.ts) generated in a stream (never written out), indexed in segments with compressed
+ * texts, then loaded and queried with the corpus's topical queries.
+ *
+ *   node dist/bench/scale.js [--chunks 2100000] [--work .sleuth/bench] [--out bench/results/scale.json] [--keep]
+ *
+ * The build and the queries run in child processes of their own, so each peak RSS is its own.
+ * build_s is the whole stream: generating the chunks (generate_s of it, timed inside the generator)
+ * and indexing them. Queries: one warm-up pass (at most 30 s), then up to 60 s of top-10 searches
+ * one after another on one thread, with ids, titles and snippets; grep: the literal patterns of
+ * bench:search, three times each after a warm-up. Disk use and free space are recorded before and
+ * after. The index is removed afterwards unless --keep. Results are merged into --out by size.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Chunk } from '../src/corpus/chunk.js';
+import { buildIndex, openSearcher } from '../src/search/index.js';
+import { badFlag, benchArgs, wholeFlag } from './args.js';
+import { dirBytes, GREP_LITERAL, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
+import { synthQueries, synthSource } from './synth.js';
+
+/** Chunks handed to the builder at once (it takes batches: one asynchronous step per batch). */
+const BATCH = 512;
+
+async function childBuild(chunks: number, index: string) {
+  let generating = 0;
+  const source = await synthSource('topical', chunks, 1);
+  const batches = async function* (): AsyncGenerator<Chunk[]> {
+    const it = source[Symbol.iterator]();
+    for (;;) {
+      const t = now();
+      const batch: Chunk[] = [];
+      for (let r = it.next(); ; r = it.next()) {
+        if (r.done) break;
+        batch.push(r.value);
+        if (batch.length === BATCH) break;
+      }
+      generating += now() - t;
+      if (batch.length === 0) return;
+      yield batch;
+    }
+  };
+  const t = now();
+  let reported = 0;
+  const stats = await buildIndex(batches(), index, {
+    compressTexts: true,
+    onProgress: (docs) => {
+      if (docs - reported >= 1_000_000 || docs === chunks) {
+        reported = docs;
+        process.stderr.write(`  ${docs.toLocaleString('en-US')} chunks, ${((now() - t) / 1000).toFixed(0)} s\n`);
+      }
+    },
+  });
+  const manifest = JSON.parse(readFileSync(join(index, 'manifest.json'), 'utf8')) as { segments?: unknown[] };
+  return { build_s: (now() - t) / 1000, generate_s: generating / 1000, build_peak_rss_mb: peakRssMb(), index_gb: stats.bytes / 1e9, segments: manifest.segments?.length ?? 1, postings: stats.postings, tokens: stats.tokens };
+}
+
+async function childQuery(index: string) {
+  const queries = await synthQueries('topical', 1);
+  const t = now();
+  const ix = await openSearcher(index);
+  const load_s = (now() - t) / 1000;
+  const q = await timeQueries(queries, (query) => ix.search(query, 10));
+  const grepLat: number[] = [];
+  for (const p of GREP_LITERAL) ix.grep(p, { k: 10 });
+  for (let rep = 0; rep < 3; rep++) for (const p of GREP_LITERAL) {
+    const s = now();
+    ix.grep(p, { k: 10 });
+    grepLat.push(now() - s);
+  }
+  // Reads by id at random, as an agent's `read` tool does.
+  const readLat: number[] = [];
+  for (let i = 0; i < 1000; i++) {
+    const id = `top${String(Math.floor(((i * 2654435761) >>> 0) / 2 ** 32 * ix.size)).padStart(8, '0')}`;
+    const s = now();
+    if (!ix.read(id)) throw new Error(`read ${id}: missing`);
+    readLat.push(now() - s);
+  }
+  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, grep_literal_p50_ms: percentile(grepLat, 50), read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
+}
+
+const self = fileURLToPath(import.meta.url);
+
+function child(args: string[], timeoutS: number): Record<string, number> {
+  const r = spawnSync(process.execPath, ['--max-old-space-size=12000', '--expose-gc', self, '--child', ...args], { encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = r.stdout?.trim().split('\n').pop() ?? '';
+  if (r.status === 0 && line.startsWith('{')) return JSON.parse(line) as Record<string, number>;
+  throw new Error(r.error ? String(r.error.message) : `child exited ${r.status}`);
+}
+
+const gb = (bytes: number) => Number((bytes / 1e9).toFixed(2));
+function freeGb(path: string): number {
+  const s = statfsSync(path);
+  return gb(s.bavail * s.bsize);
+}
+
+async function main(): Promise<void> {
+  const { values } = benchArgs(
+    {
+      child: { type: 'boolean' }, mode: { type: 'string' }, index: { type: 'string' },
+      chunks: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean' }, timeout: { type: 'string' },
+    },
+    `usage: npm run bench:scale -- [--chunks N] [--work DIR] [--out FILE] [--keep] [--timeout S]
+
+Generates N topical synthetic chunks (default 2100000, the seeds' corpus size; 21000000 is wiki-18's)
+in a stream, indexes them in segments with compressed texts into DIR (default .sleuth/bench), loads
+and queries the index, and merges the result for N into FILE (default bench/results/scale.json).
+The index is removed afterwards unless --keep. --timeout: seconds each of build and query may take
+(default 7200).`,
+  );
+  if (values.child) {
+    const result = values.mode === 'build' ? await childBuild(Number(values.chunks), values.index!) : await childQuery(values.index!);
+    console.log(JSON.stringify(result));
+    return;
+  }
+  const chunks = values.chunks === undefined ? 2_100_000 : wholeFlag(values, 'chunks', 1);
+  const timeoutS = values.timeout === undefined ? 7200 : wholeFlag(values, 'timeout', 1);
+  const work = values.work ?? join('.sleuth', 'bench');
+  const out = values.out ?? join('bench', 'results', 'scale.json');
+  mkdirSync(work, { recursive: true });
+  const index = join(work, `scale-topical-${chunks}`);
+  if (existsSync(index) && !existsSync(join(index, 'manifest.json'))) badFlag(`${index} exists and is not an index: remove it or pass another --work`);
+  rmSync(index, { recursive: true, force: true });
+  settleDisk();
+  const before = freeGb(work);
+  process.stderr.write(`building ${chunks.toLocaleString('en-US')} topical chunks into ${index} (${before} GB free)\n`);
+  const built = child(['--mode', 'build', '--chunks', String(chunks), '--index', index], timeoutS);
+  settleDisk();
+  const after = freeGb(work);
+  process.stderr.write(`built in ${built.build_s!.toFixed(1)} s (${built.generate_s!.toFixed(1)} s generating), ${built.index_gb!.toFixed(2)} GB in ${built.segments} segments; querying\n`);
+  const queried = child(['--mode', 'query', '--index', index], timeoutS);
+  const run = {
+    chunks,
+    date: new Date().toISOString(),
+    ...Object.fromEntries(Object.entries({ ...built, ...queried }).map(([k, v]) => [k, round(v)])),
+    index_bytes: dirBytes(index),
+    disk_free_gb_before: before,
+    disk_free_gb_with_index: after,
+    machine: { cores: cpus().length, memory_gb: Number((totalmem() / 2 ** 30).toFixed(1)), node: process.version, shared: "with other engineers' jobs (training, benchmarks) running", load_average_at_end: loadavg().map((x) => Number(x.toFixed(2))) },
+  };
+  if (!values.keep) rmSync(index, { recursive: true, force: true });
+  const previous = existsSync(out) ? ((JSON.parse(readFileSync(out, 'utf8')) as { runs: { chunks: number }[] }).runs ?? []) : [];
+  const runs = [...previous.filter((r) => r.chunks !== chunks), run].sort((a, b) => a.chunks - b.chunks);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(`${out}.tmp`, JSON.stringify({ runs }, null, 2) + '\n');
+  renameSync(`${out}.tmp`, out);
+  console.log(JSON.stringify(run, null, 2));
+  console.log(`wrote ${out}`);
+}
+
+await main();

@@ -1,0 +1,136 @@
+/**
+ * LZ4 block format (https://github.com/lz4/lz4/blob/dev/doc/lz4_Block_format.md), compressor and
+ * decompressor, for the chunk texts of an index stored compressed (compressed-texts.ts). The
+ * compressor is LZ4's fast greedy one: a hash of the next 4 bytes finds the last position with the
+ * same 4 bytes; a match is extended both ways. Blocks are small (tens of KiB), so offsets always
+ * fit LZ4's 16 bits. Output is standard LZ4: any LZ4 decoder reads it.
+ */
+
+/** Bytes an LZ4 block of `n` input bytes may take at most (incompressible input). */
+export function lz4Bound(n: number): number {
+  return n + Math.ceil(n / 255) + 16;
+}
+
+const HASH_BITS = 14;
+/** LZ4's rules: the last match starts at least 12 bytes before the end, the last 5 bytes are literals. */
+const MF_LIMIT = 12;
+const LAST_LITERALS = 5;
+const MIN_MATCH = 4;
+
+/** Per call, positions by hash; reused (filled with -1 per call). */
+const table = new Int32Array(1 << HASH_BITS);
+
+function read32(b: Uint8Array, i: number): number {
+  return b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24);
+}
+
+/** Compress src into dst (at least lz4Bound(src.length) long); returns the compressed length. */
+export function lz4Compress(src: Uint8Array, dst: Uint8Array): number {
+  const n = src.length;
+  if (dst.length < lz4Bound(n)) throw new Error(`lz4Compress: output of ${dst.length} bytes is below the bound ${lz4Bound(n)}`);
+  if (n >= 1 << 16) throw new Error(`lz4Compress: blocks are below 64 KiB, got ${n} bytes`);
+  table.fill(-1);
+  let op = 0;
+  let anchor = 0;
+  let ip = 0;
+  const mflimit = n - MF_LIMIT;
+  const matchlimit = n - LAST_LITERALS;
+  while (ip < mflimit) {
+    const seq = read32(src, ip);
+    const h = Math.imul(seq, 2654435761) >>> (32 - HASH_BITS);
+    const ref = table[h]!;
+    table[h] = ip;
+    if (ref < 0 || read32(src, ref) !== seq) {
+      // No match: step on, faster the longer nothing matched (LZ4's acceleration).
+      ip += 1 + ((ip - anchor) >>> 6);
+      continue;
+    }
+    let s = ip;
+    let r = ref;
+    while (s > anchor && r > 0 && src[s - 1] === src[r - 1]) s--, r--;
+    let len = MIN_MATCH;
+    while (s + len < matchlimit && src[s + len] === src[r + len]) len++;
+    op = writeSequence(src, anchor, s - anchor, dst, op, s - r, len);
+    ip = s + len;
+    anchor = ip;
+  }
+  // The rest as literals, a last sequence without a match.
+  const lit = n - anchor;
+  dst[op++] = Math.min(lit, 15) << 4;
+  if (lit >= 15) op = writeLength(dst, op, lit - 15);
+  dst.set(src.subarray(anchor, n), op);
+  op += lit;
+  return op;
+}
+
+function writeLength(dst: Uint8Array, op: number, rest: number): number {
+  while (rest >= 255) {
+    dst[op++] = 255;
+    rest -= 255;
+  }
+  dst[op++] = rest;
+  return op;
+}
+
+function writeSequence(src: Uint8Array, litFrom: number, lit: number, dst: Uint8Array, op: number, offset: number, len: number): number {
+  const ml = len - MIN_MATCH;
+  dst[op++] = (Math.min(lit, 15) << 4) | Math.min(ml, 15);
+  if (lit >= 15) op = writeLength(dst, op, lit - 15);
+  for (let i = 0; i < lit; i++) dst[op + i] = src[litFrom + i]!;
+  op += lit;
+  dst[op++] = offset & 0xff;
+  dst[op++] = offset >>> 8;
+  if (ml >= 15) op = writeLength(dst, op, ml - 15);
+  return op;
+}
+
+/**
+ * Decompress one LZ4 block into dst, which must be exactly the original length; throws on input
+ * that is not a valid block of that length (a damaged index file).
+ */
+export function lz4Decompress(src: Uint8Array, dst: Uint8Array): void {
+  const end = src.length;
+  let ip = 0;
+  let op = 0;
+  const bad = (why: string): never => {
+    throw new Error(`damaged LZ4 block (${why} at input byte ${ip})`);
+  };
+  for (;;) {
+    if (ip >= end) bad('ends before its last literals');
+    const token = src[ip++]!;
+    let lit = token >>> 4;
+    if (lit === 15) {
+      let b: number;
+      do {
+        if (ip >= end) bad('literal length runs past the end');
+        b = src[ip++]!;
+        lit += b;
+      } while (b === 255);
+    }
+    if (ip + lit > end || op + lit > dst.length) bad('literals run past the end');
+    if (lit < 16) for (let i = 0; i < lit; i++) dst[op + i] = src[ip + i]!;
+    else dst.set(src.subarray(ip, ip + lit), op);
+    ip += lit;
+    op += lit;
+    if (ip === end) break;
+    if (ip + 2 > end) bad('offset runs past the end');
+    const offset = src[ip]! | (src[ip + 1]! << 8);
+    ip += 2;
+    let len = token & 15;
+    if (len === 15) {
+      let b: number;
+      do {
+        if (ip >= end) bad('match length runs past the end');
+        b = src[ip++]!;
+        len += b;
+      } while (b === 255);
+    }
+    len += MIN_MATCH;
+    if (offset === 0 || offset > op || op + len > dst.length) bad('match outside the output');
+    const from = op - offset;
+    if (offset >= len && len >= 32) dst.copyWithin(op, from, from + len);
+    else for (let i = 0; i < len; i++) dst[op + i] = dst[from + i]!;
+    op += len;
+  }
+  if (op !== dst.length) bad(`decodes to ${op} bytes, expected ${dst.length}`);
+}
