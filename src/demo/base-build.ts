@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { runEpisode } from '../agent/episode.js';
 import { followAgent, followPlans, PLAN_STRIDE } from '../suites/search/agents.js';
-import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, trainLocalTokenizer } from '../backend/local/index.js';
+import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, LONG_MODEL, trainLocalTokenizer } from '../backend/local/index.js';
+import type { TrainRows } from '../backend/local/gradients.js';
+import { invoiceOracleAgent, loadInvoiceSuite } from '../suites/invoices/index.js';
 import type { Datum } from '../backend/types.js';
 import { embeddedChunks } from '../corpus/embedded.js';
 import type { Chunk } from '../corpus/chunk.js';
@@ -45,10 +47,38 @@ export interface BaseBuildOptions {
   context: number;
   learningRate: number;
   seed: number;
+  /** The model's width, depth and heads. */
+  model: { dModel: number; nLayers: number; nHeads: number };
+  /** Episodes of the invoice oracle on the invoice train split added to the transcripts (0: none). */
+  invoiceTranscripts: number;
+  /**
+   * forwardBackward's path. The shipped base was built on 'all-rows' and stays reproducible bit for
+   * bit on it; 'loss-rows' gives the same gradients to float rounding, faster, but not the same bits.
+   */
+  trainRows: TrainRows;
   log?: (line: string) => void;
 }
 
-export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = { steps: 400, tuneSteps: [600], batch: 8, pseudoQueries: 1000, context: 1024, learningRate: 3e-3, seed: 0 };
+export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = {
+  steps: 400, tuneSteps: [600], batch: 8, pseudoQueries: 1000, context: 1024, learningRate: 3e-3, seed: 0,
+  model: { dModel: DEFAULT_MODEL.dModel, nLayers: DEFAULT_MODEL.nLayers, nHeads: DEFAULT_MODEL.nHeads }, invoiceTranscripts: 0, trainRows: 'all-rows',
+};
+
+/**
+ * The long-episode model (src/backend/local/assets/local-long.sampler.ckpt): LONG_MODEL's size, a context
+ * of 2,048, the base build's data plus invoice-oracle episodes, fewer steps (a step costs about
+ * five times the base's).
+ */
+export const LONG_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = {
+  steps: 200, tuneSteps: [300], batch: 8, pseudoQueries: 1000, context: LONG_MODEL.context, learningRate: 2e-3, seed: 0,
+  model: { dModel: LONG_MODEL.dModel, nLayers: LONG_MODEL.nLayers, nHeads: LONG_MODEL.nHeads }, invoiceTranscripts: 600, trainRows: 'loss-rows',
+};
+
+/** The builds `sleuth demo --build-base --size NAME` knows, and their default output. */
+export const BUILDS = {
+  base: { options: BASE_BUILD, out: 'src/backend/local/assets/local-base.sampler.ckpt' },
+  long: { options: LONG_BUILD, out: 'src/backend/local/assets/local-long.sampler.ckpt' },
+} as const;
 
 export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
   const log = o.log ?? (() => {});
@@ -57,12 +87,17 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
   log(`tokenizer: ${tokenizer.vocabSize} tokens (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
   const dir = o.out.replace(/\/[^/]*$/, '');
   const name = o.out.slice(dir.length + 1).replace(/\.sampler\.ckpt$/, '');
-  const backend = createLocalBackend({ tokenizer, config: { ...DEFAULT_MODEL, context: o.context }, seed: o.seed, dir, threads: 2 });
+  const backend = createLocalBackend({ tokenizer, config: { ...o.model, context: o.context }, seed: o.seed, dir, threads: 2, trainRows: o.trainRows });
   const ctx = backend.config.context;
 
   // One random stream: the pseudo-queries are drawn from it first, then phase 1's batches.
   const rng = seededRandom(o.seed + 101);
   const { streams, masks } = await transcriptsFor(tokenizer, ctx, o, rng);
+  if (o.invoiceTranscripts > 0) {
+    const inv = await invoiceTranscriptsFor(tokenizer, ctx, o.invoiceTranscripts);
+    streams.push(...inv.streams);
+    masks.push(...inv.masks);
+  }
   const chunks: Chunk[] = [];
   for await (const c of embeddedChunks()) chunks.push(c);
   const paragraphs = chunks.filter((_, i) => i % 3 === 0).map((c) => tokenizer.encode(`${c.title}\n${c.text}`).slice(0, ctx));
@@ -98,7 +133,7 @@ export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: strin
  */
 export async function tuneOnTranscripts(from: string, dir: string, name: string, streams: number[][], masks: number[][], o: BaseBuildOptions, t0 = performance.now(), round = 0): Promise<number[]> {
   const log = o.log ?? (() => {});
-  const backend = createLocalBackend({ checkpoint: from, dir, threads: 2 });
+  const backend = createLocalBackend({ checkpoint: from, dir, threads: 2, trainRows: o.trainRows });
   backend.resetOptimizer();
   // Round 0 draws from seed + 202 (as the first build did), later rounds from their own streams.
   const rng = seededRandom(o.seed + 202 + 1000 * round);
@@ -118,6 +153,23 @@ export async function tuneOnTranscripts(from: string, dir: string, name: string,
   await backend.saveWeightsForSampler(name);
   await backend.close();
   return losses;
+}
+
+/** Rendered episodes of the invoice oracle on the first `limit` tasks of the invoice train split (those that fit the context). */
+export async function invoiceTranscriptsFor(tokenizer: BpeTokenizer, ctx: number, limit: number): Promise<{ streams: number[][]; masks: number[][] }> {
+  const renderer = localRenderer(tokenizer);
+  const suite = loadInvoiceSuite();
+  const agent = invoiceOracleAgent();
+  const streams: number[][] = [], masks: number[][] = [];
+  for (const task of suite.tasks('train').slice(0, limit)) {
+    const r = await runEpisode(agent, suite.env, task);
+    const s = renderRollout(renderer, suite.env, task, r);
+    if (s.tokens.length <= ctx) {
+      streams.push(s.tokens);
+      masks.push(s.mask);
+    }
+  }
+  return { streams, masks };
 }
 
 /** Rendered episodes of the follow teacher (every plan of followPlans() in turn) on the training questions and on corpus pseudo-queries; deterministic. */

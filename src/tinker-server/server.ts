@@ -510,7 +510,7 @@ export class TinkerServer {
     let id = session.models.get(body.model_seq_id);
     if (!id) {
       id = this.flavor === 'tinker' ? `${body.session_id}:train:${body.model_seq_id}` : `model_${randomUUID().slice(0, 8)}`;
-      const backend = new LocalBackend(this.header.config, this.tokenizer, { dir: join(this.dir, safeDir(id)), ...(this.o.kernels ? { kernels: this.o.kernels } : {}), baseModel: this.modelName });
+      const backend = new LocalBackend(this.header.config, this.tokenizer, { dir: join(this.dir, safeDir(id)), ...(this.o.kernels ? { kernels: this.o.kernels } : {}), baseModel: this.modelName, trainRows: 'all-rows' });
       backend.model.params.a.set(this.baseParams);
       const rank = body.lora_config?.rank ?? 32;
       this.models.set(id, { id, rank, backend, nextSeq: 1, bySeq: new Map(), running: false, accumulated: 0, unloaded: false });
@@ -719,7 +719,7 @@ export class TinkerServer {
         }
         const name = checkName(r.path, 'save_weights_for_sampler');
         return async () => {
-          const sampler = await b.saveWeightsForSampler(name);
+          const sampler = b.saveWeightsForLocalSampler(name);
           const entry = this.runs.addCheckpoint(m.id, { type: 'sampler', name, file: sampler.modelPath, ttlSeconds: r.ttl_seconds });
           const path = this.flavor === 'tinker' ? entry.tinkerPath : `tinker://${m.id}/${name}`;
           this.samplers.set(path, sampler);
@@ -824,7 +824,7 @@ export class TinkerServer {
   private base(name: string): LocalSampler {
     if (name !== this.modelName) throw new HttpError(400, `base_model '${name}' is not served here; this server serves '${this.modelName}'`);
     if (!this.baseSampler) {
-      const b = new LocalBackend(this.header.config, this.tokenizer, { dir: this.dir, baseModel: this.modelName, ...(this.o.kernels ? { kernels: this.o.kernels } : {}) });
+      const b = new LocalBackend(this.header.config, this.tokenizer, { dir: this.dir, baseModel: this.modelName, trainRows: 'all-rows', ...(this.o.kernels ? { kernels: this.o.kernels } : {}) });
       b.model.params.a.set(this.baseParams);
       this.baseSampler = b.samplerInMemory('base');
     }
@@ -841,7 +841,7 @@ export class TinkerServer {
     }
     const file = this.fileOf(path, 'sampler');
     const { header, tensors } = readCheckpoint(file);
-    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: this.dir, baseModel: this.modelName });
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: this.dir, baseModel: this.modelName, trainRows: 'all-rows' });
     b.model.params.a.set(tensors.params!);
     const s = b.samplerInMemory(path);
     this.samplers.set(path, s);

@@ -50,9 +50,10 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
     else {
       let path = config.model;
       if (config.model === 'base') path = await ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) });
-      else if (config.model === 'shipped') {
-        const shipped = shippedBasePath();
-        if (!shipped) throw new InputError('model shipped: src/backend/local/assets/local-base.sampler.ckpt is missing (rebuild it with sleuth demo --build-base)');
+      else if (config.model === 'shipped' || config.model === 'shipped-long') {
+        const size = config.model === 'shipped' ? 'base' : 'long';
+        const shipped = shippedBasePath(size);
+        if (!shipped) throw new InputError(`model ${config.model}: src/backend/local/assets/local-${size}.sampler.ckpt is missing (build it with sleuth demo --build-base${size === 'long' ? ' --size long' : ''})`);
         path = shipped;
       }
       backend = createLocalBackend({ checkpoint: path, dir: opts.checkpointDir });

@@ -7,6 +7,7 @@ import { InputError } from '../errors.js';
 import { BetaScheduleSchema } from '../reward/schedule.js';
 import type { Rubric } from '../reward/rubric.js';
 import { DEFAULT_SUITE, RUBRICS, resolveRubric, SUITE_KINDS, suiteOf } from '../suites/registry.js';
+import { CONSTANT_LR, LrScheduleSchema } from './lr-schedule.js';
 
 /**
  * The configuration of a GRPO run (`sleuth train`). A preset file (JSON or YAML) and flags are
@@ -75,7 +76,8 @@ export const TrainConfigSchema = z
     env: z.enum(SUITE_KINDS).default(DEFAULT_SUITE),
     backend: z.enum(['local', 'tinker']).default('local'),
     /**
-     * local: a checkpoint path, `shipped` (the pretrained base model in src/backend/local/assets/), or `base`
+     * local: a checkpoint path, `shipped` (the pretrained base model in src/backend/local/assets/),
+     * `shipped-long` (the long-episode model there, context 2,048), or `base`
      * (a fresh model of localModel's size with its tokenizer, built on first use).
      * tinker: the base model name (e.g. openai/gpt-oss-20b) or a tinker:// checkpoint.
      */
@@ -93,6 +95,8 @@ export const TrainConfigSchema = z
     steps: z.number().int().min(1).optional(),
     epochs: z.number().positive().optional(),
     adam: AdamSchema.default(AdamSchema.parse({})),
+    /** The learning rate over the run's steps (src/train/lr-schedule.ts): warmup, then constant, linear or cosine. */
+    lrSchedule: LrScheduleSchema.default(CONSTANT_LR),
     temperature: z.number().min(0).default(1),
     /**
      * k of a search for the whole question that the harness makes as every episode's first turn
@@ -122,8 +126,34 @@ export const TrainConfigSchema = z
     dynamicSampling: z.enum(['off', 'filter', 'refill']).default('off'),
     /** With refill: at most this many extra rounds of groups per step. */
     refillRounds: z.number().int().min(1).default(4),
-    /** Maximum off-policy staleness in steps (0 = fully synchronous). */
-    maxStaleness: z.number().int().min(0).max(0, 'only 0 (fully synchronous) is implemented').default(0),
+    /**
+     * Maximum off-policy staleness in steps (0 = fully synchronous, the seeds' setting): with k > 0
+     * the next k steps' rollouts are sampled while this step trains, with weights up to k steps old
+     * (the importance ratio against the sampler's logprobs corrects for it). prime-rl's `max_async_level`.
+     */
+    maxStaleness: z.number().int().min(0).max(4).default(0),
+    /**
+     * KL penalty to the frozen starting weights, in the reward (the Tinker cookbook's
+     * `kl_penalty_coef`; 0 = off): each model-written token's advantage loses coef x the estimate
+     * (k1: log p_sampler - log p_ref; k3: r - 1 - log r with r = p_ref / p_sampler, never negative).
+     */
+    klPenaltyCoef: z.number().min(0).default(0),
+    klEstimator: z.enum(['k1', 'k3']).default('k1'),
+    /**
+     * Updates per batch (verl's `ppo_epochs`; the Tinker cookbook's `num_substeps` x epochs): the
+     * batch is split into `minibatches` (whole groups each) and every one takes an optimiser step,
+     * `ppoEpochs` times over; after the first update the learner has moved from the sampler, so ppo
+     * and cispo clip.
+     */
+    ppoEpochs: z.number().int().min(1).default(1),
+    minibatches: z.number().int().min(1).default(1),
+    /** State checkpoints (weights + optimiser) kept on disk: the newest N (HF's `save_total_limit`). Sampler weights are all kept. */
+    keepCheckpoints: z.number().int().min(1).default(1),
+    /**
+     * Difficulty filter (0 = off): a task whose last K groups each scored the same for every rollout
+     * (all solved or all failed: no learning signal) is skipped when the data order reaches it again.
+     */
+    difficultyFilter: z.number().int().min(0).default(0),
     /** Eval on the eval split every N steps (0 = only at the end), with M samples per task. */
     evalEvery: z.number().int().min(0).default(0),
     evalSamples: z.number().int().min(1).default(1),
@@ -252,10 +282,13 @@ for (const [key, kind] of Object.entries({
   tasks: 'string', trainSplit: 'string', evalSplit: 'string', trainLimit: 'int', evalLimit: 'int', env: 'string', backend: 'string', model: 'string',
   renderer: 'string', loraRank: 'int', baseUrl: 'string', apiKeyEnv: 'string', groupsPerStep: 'int', groupSize: 'int', steps: 'int', epochs: 'number',
   temperature: 'number', openingSearch: 'int', sftKeep: 'string', advantage: 'string', loss: 'string', clipLow: 'number', clipHigh: 'number', lossScale: 'string', dynamicSampling: 'string',
-  refillRounds: 'int', maxStaleness: 'int', evalEvery: 'int', evalSamples: 'int', evalAtStart: 'boolean', checkpointEvery: 'int', concurrency: 'int', searchWorkers: 'int', seed: 'int',
+  refillRounds: 'int', maxStaleness: 'int', klPenaltyCoef: 'number', klEstimator: 'string', ppoEpochs: 'int', minibatches: 'int', keepCheckpoints: 'int', difficultyFilter: 'int', evalEvery: 'int', evalSamples: 'int', evalAtStart: 'boolean', checkpointEvery: 'int', concurrency: 'int', searchWorkers: 'int', seed: 'int',
 } as Record<string, FlagKind>)) leaf(kebab(key), [key], kind);
 for (const key of ['learningRate', 'beta1', 'beta2', 'eps', 'weightDecay', 'gradClipNorm']) leaf(`adam.${kebab(key)}`, ['adam', key], 'number');
 leaf('lr', ['adam', 'learningRate'], 'number');
+leaf('lr-schedule', ['lrSchedule', 'kind'], 'string');
+leaf('warmup-steps', ['lrSchedule', 'warmupSteps'], 'int');
+leaf('min-lr-ratio', ['lrSchedule', 'minLrRatio'], 'number');
 for (const key of ['maxTurns', 'maxTokensPerTurn', 'contextTokens']) leaf(kebab(key), ['budgets', key], 'int');
 leaf('rubric', ['reward', 'rubric'], 'string');
 leaf('beta', ['reward', 'beta'], 'beta');
@@ -303,15 +336,17 @@ export function configFromFlags(values: Record<string, unknown>): Record<string,
 export function configFlagsUsage(): string {
   return `Every config field is also a flag (kebab case; nested fields with a dot):
   --tasks NAME --train-split S --eval-split S --train-limit N --eval-limit N --env ${SUITE_KINDS.join('|')}
-  --backend local|tinker --model PATH|shipped|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
+  --backend local|tinker --model PATH|shipped|shipped-long|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
   --local.d-model N --local.n-layers N --local.n-heads N --local.context N --local.vocab N --local.pretrain-steps N
   --groups-per-step N --group-size N --steps N --epochs X --concurrency N --search-workers N --seed N
   --lr X (= --adam.learning-rate) --adam.beta1 --adam.beta2 --adam.eps --adam.weight-decay --adam.grad-clip-norm
+  --lr-schedule constant|linear|cosine --warmup-steps N --min-lr-ratio X
   --temperature T --max-turns N --max-tokens-per-turn N --context-tokens N
   --rubric NAME (${Object.keys(RUBRICS).join(', ')}) --beta B|linear:FROM:TO:STEPS|cosine:FROM:TO:STEPS
   --empty-value X --trajectory-bonus X --offform-penalty X
   --advantage dr-grpo|grpo --loss ${RL_LOSS_NAMES.join('|')} --clip-low X --clip-high X --loss-scale tokens|none
-  --dynamic-sampling off|filter|refill --refill-rounds N --max-staleness 0
+  --dynamic-sampling off|filter|refill --refill-rounds N --max-staleness K --difficulty-filter K
+  --kl-penalty-coef X --kl-estimator k1|k3 --ppo-epochs N --minibatches N --keep-checkpoints N
   --eval-every N --eval-samples M --eval-at-start true|false --checkpoint-every N
 Losses (--loss):
 ${lossUsage(RL_LOSS_NAMES).map((l) => `  ${l}`).join('\n')}`;

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { CONSTANT_LR, learningRateAt, type LrSchedule } from './lr-schedule.js';
 import { performance } from 'node:perf_hooks';
 import type { Rollout } from '../agent/rollout.js';
 import type { Agent } from '../agent/types.js';
@@ -88,6 +89,8 @@ export interface SftOptions {
   /** Datums per optimiser step. */
   batchSize: number;
   adam: AdamParams;
+  /** The learning rate over the optimiser steps of all epochs (default constant). */
+  lrSchedule?: LrSchedule;
   /** Student sampling temperature at eval. */
   temperature: number;
   evalSamples: number;
@@ -196,6 +199,8 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
     });
     return r.summary;
   };
+  const totalUpdates = o.epochs * Math.ceil(datums.length / o.batchSize);
+  let update = 0, learningRate = o.adam.learningRate;
   for (let epoch = 1; epoch <= o.epochs; epoch++) {
     const order = datums.map((_, i) => i);
     for (let i = order.length - 1; i > 0; i--) {
@@ -206,7 +211,8 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
     for (let b = 0; b < order.length; b += o.batchSize) {
       const batch = order.slice(b, b + o.batchSize).map((i) => datums[i]!);
       const r = await backend.forwardBackward(batch, 'cross_entropy');
-      await backend.optimStep(o.adam);
+      learningRate = learningRateAt(o.adam.learningRate, ++update, totalUpdates, o.lrSchedule ?? CONSTANT_LR);
+      await backend.optimStep({ ...o.adam, learningRate });
       loss += r.loss;
       tokens += batch.reduce((s, d) => s + d.weights.reduce((a, w) => a + w, 0), 0);
     }
@@ -215,7 +221,7 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
     const evalReward = typeof summary?.['reward'] === 'number' ? (summary['reward'] as number) : null;
     const lossPerToken = tokens ? loss / tokens : 0;
     epochs.push({ epoch, loss: lossPerToken, eval: evalReward, samplerPath: sampler.modelPath });
-    appendMetrics(o.dir, [{ step: epoch, kind: 'train', loss: lossPerToken, tokens }]);
+    appendMetrics(o.dir, [{ step: epoch, kind: 'train', loss: lossPerToken, tokens, learning_rate: learningRate }]);
     if (summary) appendMetrics(o.dir, [{ step: epoch, kind: 'eval', reward: summary['reward'], f1: summary['f1'], recall: summary['recall'], precision: summary['precision'], valid: summary['valid'], curated_size: summary['curated_size'] }]);
     // The epoch is picked by eval reward (by the latest epoch when there is no eval split).
     if (!best || (evalReward !== null && (best.reward === null || evalReward > best.reward)) || (evalReward === null && best.reward === null)) best = { epoch, samplerPath: sampler.modelPath, reward: evalReward };

@@ -63,7 +63,7 @@ describe('WASM SIMD kernels', () => {
       k.layernormBackward(dx, dlw, dlb, dout, x, lw, mean, rstd, T, C);
       const qkv = fill(k, rand(T * 3 * C, 11)), att = k.heap.f32(NH * S * S), y = k.heap.f32(T * C), dqkv = k.heap.f32(T * 3 * C), scratch = k.heap.f32(S);
       k.attentionForward(y, att, qkv, 0, T, C, NH, S);
-      k.attentionBackward(dqkv, scratch, dout, qkv, att, T, C, NH, S);
+      k.attentionBackward(dqkv, scratch, dout, qkv, att, 0, T, C, NH, S);
       const gl = k.heap.f32(T * C), dgl = k.heap.f32(T * C);
       k.geluForward(gl, x, T * C);
       k.geluBackward(dgl, x, dout, T * C);

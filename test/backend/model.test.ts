@@ -42,7 +42,8 @@ describe('local model gradients', () => {
         const r = b.forwardBackwardSync([d], lossFn);
         m.zeroGrads();
         if (lossFn !== 'cispo') return r.loss;
-        return r.logprobs[0]!.reduce((s, lp, t) => s - d.weights[t]! * frozen[t]! * d.advantages![t]! * lp, 0);
+        // Only weighted rows have a logprob on the loss-rows path (the others are NaN).
+        return r.logprobs[0]!.reduce((s, lp, t) => (d.weights[t] ? s - d.weights[t]! * frozen[t]! * d.advantages![t]! * lp : s), 0);
       };
       const p = m.params.a;
       const dirRng = seededRandom(11);

@@ -37,7 +37,8 @@ export async function tinyCheckpoint(): Promise<string> {
 
 /** The same base model, driven directly (the reference the HTTP path must reproduce). */
 export function directBackend(checkpoint: string): LocalBackend {
-  return createLocalBackend({ checkpoint, dir: tempDir() });
+  // The server returns every position's logprob (the Tinker API), so its path is 'all-rows'.
+  return createLocalBackend({ checkpoint, dir: tempDir(), trainRows: 'all-rows' });
 }
 
 export async function startServer(checkpoint: string, o: { flavor?: 'tinker' | 'skyrl'; faults?: FaultRule[]; apiKey?: string; pollTimeoutMs?: number } = {}): Promise<{ server: TinkerServer; url: string }> {

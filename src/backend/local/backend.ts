@@ -4,10 +4,11 @@ import { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import type { AdamParams, Datum, ForwardBackwardResult, LossConfig, LossFn, TrainingBackend } from '../types.js';
 import { validateDatums } from '../validate.js';
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpoint.js';
-import { accumulateGradients, splitByTokens, summarize } from './gradients.js';
+import { accumulateGradients, splitByTokens, summarize, type TrainRows } from './gradients.js';
 import { defaultThreads, GradientWorkers } from './gradient-workers.js';
 import { Model, ModelConfigSchema, paramShapes, type ModelConfig } from './model.js';
 import { LocalSampler } from './sampler.js';
+import { BatchSampler, defaultDecodeThreads, InThreadHost, WorkerHost, type DecodeHost } from './batch-sampler.js';
 
 /**
  * Largest weight magnitude the float32 model can run: the product of two weights past 2^64
@@ -40,6 +41,12 @@ function finite(r: ForwardBackwardResult): ForwardBackwardResult {
  */
 export const DEFAULT_MODEL: Omit<ModelConfig, 'vocabSize'> = { context: 768, dModel: 64, nLayers: 2, nHeads: 2 };
 
+/**
+ * The long-episode size (with DEFAULT_VOCAB: 1.3M parameters): a context of 2,048 tokens for
+ * invoice and multi-search episodes, shipped as src/backend/local/assets/local-long.sampler.ckpt.
+ */
+export const LONG_MODEL: Omit<ModelConfig, 'vocabSize'> = { context: 2048, dModel: 128, nLayers: 4, nHeads: 4 };
+
 export interface LocalBackendOptions {
   /** A checkpoint to start from (weights, tokenizer, and Adam state if it is a 'state' checkpoint). */
   checkpoint?: string;
@@ -51,9 +58,20 @@ export interface LocalBackendOptions {
   /** Where saveState and saveWeightsForSampler write (default .sleuth/checkpoints). */
   dir?: string;
   kernels?: 'auto' | 'wasm-simd' | 'js';
-  /** Threads for forwardBackward (default: 2 when the machine has 2 or more cores, and workers can run). */
+  /** Threads for forwardBackward (default: by model size, see defaultThreads). */
   threads?: number;
+  /** How forwardBackward spends its work (default 'loss-rows'; see TrainRows). */
+  trainRows?: TrainRows;
+  /** What saveWeightsForSampler returns (default 'batched'; see LocalBackend.sampling). */
+  sampling?: SamplingPath;
 }
+
+/**
+ * 'batched': saveWeightsForSampler's samplers decode all calls in flight together, in worker
+ * threads (BatchSampler); 'single': one sequence at a time on this thread (LocalSampler), the
+ * old path. Both give the same tokens and logprobs for a seed.
+ */
+export type SamplingPath = 'batched' | 'single';
 
 const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 
@@ -71,11 +89,18 @@ export class LocalBackend implements TrainingBackend {
   private readonly decayMask: Uint8Array;
   private pendingDatums = 0;
   private readonly kernelsKind: 'auto' | 'wasm-simd' | 'js';
-  /** Threads forwardBackward uses (this one included). */
-  readonly threads: number;
+  /** Threads forwardBackward uses (this one included); set before the first call. */
+  threads: number;
+  /**
+   * forwardBackward's path: 'loss-rows' for training; 'all-rows' where every position's logprob is
+   * wanted (the Tinker API's forward_backward returns them) and as the bench's old path.
+   */
+  trainRows: TrainRows;
+  sampling: SamplingPath;
   private workers: GradientWorkers | undefined;
+  private decodeHost: DecodeHost | undefined;
 
-  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number } = {}) {
+  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; trainRows?: TrainRows; sampling?: SamplingPath } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
     this.model = new Model(config, { training: true, kernels: opts.kernels });
     this.tokenizer = tokenizer;
@@ -90,7 +115,9 @@ export class LocalBackend implements TrainingBackend {
       off += s.size;
     }
     this.kernelsKind = opts.kernels ?? 'auto';
-    this.threads = opts.threads ?? defaultThreads();
+    this.threads = opts.threads ?? defaultThreads(config);
+    this.trainRows = opts.trainRows ?? 'loss-rows';
+    this.sampling = opts.sampling ?? 'batched';
   }
 
   get config(): ModelConfig {
@@ -107,12 +134,12 @@ export class LocalBackend implements TrainingBackend {
    * added in shard order, so results are deterministic for a given thread count.
    */
   async forwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): Promise<ForwardBackwardResult> {
-    const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads) : [datums];
+    const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads, this.trainRows) : [datums];
     if (shards.length === 1) return this.forwardBackwardSync(datums, lossFn, config);
     this.validate(datums, lossFn);
     const workers = (this.workers ??= new GradientWorkers(this.config, shards.length - 1, this.kernelsKind));
-    const remote = workers.run(this.model.params.a, shards.slice(1), lossFn, config);
-    const local = accumulateGradients(this.model, shards[0]!, lossFn, config);
+    const remote = workers.run(this.model.params.a, shards.slice(1), lossFn, config, this.trainRows);
+    const local = accumulateGradients(this.model, shards[0]!, lossFn, config, true, this.trainRows);
     const parts = [local, ...(await remote)];
     const g = this.model.grads!.a;
     for (const p of parts.slice(1)) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
@@ -124,11 +151,13 @@ export class LocalBackend implements TrainingBackend {
   async close(): Promise<void> {
     await this.workers?.close();
     this.workers = undefined;
+    await this.decodeHost?.close();
+    this.decodeHost = undefined;
   }
 
   forwardBackwardSync(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): ForwardBackwardResult {
     this.validate(datums, lossFn);
-    const part = accumulateGradients(this.model, datums, lossFn, config);
+    const part = accumulateGradients(this.model, datums, lossFn, config, true, this.trainRows);
     this.pendingDatums += datums.length;
     return finite(summarize([part], lossFn));
   }
@@ -176,13 +205,27 @@ export class LocalBackend implements TrainingBackend {
     return metrics;
   }
 
-  async saveWeightsForSampler(name: string): Promise<LocalSampler> {
+  async saveWeightsForSampler(name: string): Promise<LocalSampler | BatchSampler> {
+    if (this.sampling === 'single') return this.saveWeightsForLocalSampler(name);
+    const path = this.pathFor(name, 'sampler');
+    this.write(path, name, 'sampler');
+    return this.batchSampler(path);
+  }
+
+  /** saveWeightsForSampler with the single-sequence sampler (streaming, prompt logprobs: the servers'). */
+  saveWeightsForLocalSampler(name: string): LocalSampler {
     const path = this.pathFor(name, 'sampler');
     this.write(path, name, 'sampler');
     return new LocalSampler(path, this.config, this.model.params.a, this.tokenizer, this.kernelsKind);
   }
 
-  /** A sampler on the current weights without writing a file (for evaluation inside a process). */
+  /** A batched sampler on the current weights; all of them share this backend's decoding threads. */
+  batchSampler(name: string): BatchSampler {
+    this.decodeHost ??= defaultDecodeThreads() > 0 ? new WorkerHost(this.config, this.tokenizer, this.kernelsKind, defaultDecodeThreads()) : new InThreadHost(this.config, this.tokenizer, this.kernelsKind);
+    return new BatchSampler(name, this.config, this.model.params.a, this.tokenizer, this.decodeHost, this.kernelsKind);
+  }
+
+  /** A single-sequence sampler on the current weights without writing a file (for evaluation inside a process). */
   samplerInMemory(name = 'memory'): LocalSampler {
     return new LocalSampler(`${this.baseModel}@${name}`, this.config, this.model.params.a, this.tokenizer, this.kernelsKind);
   }
@@ -245,7 +288,7 @@ export class LocalBackend implements TrainingBackend {
 export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (opts.checkpoint) {
     const { header, tensors } = readCheckpoint(opts.checkpoint);
-    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads });
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
     b.model.params.a.set(tensors.params!);
     if (header.kind === 'state') b.loadStateSync(opts.checkpoint);
     else b.step = header.step;
@@ -254,7 +297,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (!opts.tokenizer) throw new InputError('createLocalBackend: give a checkpoint, or a tokenizer (and optionally a config) for a new model');
   const parsed = ModelConfigSchema.safeParse({ ...DEFAULT_MODEL, ...opts.config, vocabSize: opts.tokenizer.vocabSize });
   if (!parsed.success) throw new InputError(`local model config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`);
-  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads });
+  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
   b.model.init(opts.seed ?? 0);
   return b;
 }

@@ -62,10 +62,14 @@ export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string
   return path;
 }
 
-/** The shipped, pretrained local base model (src/backend/local/assets/, see base-build.ts), if present. */
-export function shippedBasePath(): string | undefined {
+/**
+ * A shipped, pretrained local model (src/backend/local/assets/, see demo/base-build.ts), if present:
+ * the base (local-base.sampler.ckpt) or the long-episode one (local-long.sampler.ckpt).
+ */
+export function shippedBasePath(size: 'base' | 'long' = 'base'): string | undefined {
+  const file = `local-${size}.sampler.ckpt`;
   // From dist/src/backend/local/ (the build) the asset is in the sources; from src/backend/local/ it is beside.
-  for (const rel of ['../../../../src/backend/local/assets/local-base.sampler.ckpt', './assets/local-base.sampler.ckpt']) {
+  for (const rel of [`../../../../src/backend/local/assets/${file}`, `./assets/${file}`]) {
     const p = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(p)) return p;
   }

@@ -12,7 +12,7 @@ parentPort!.on('message', (req: WorkerRequest) => {
   try {
     model.params.a.set(req.params);
     model.zeroGrads();
-    const part = accumulateGradients(model, req.datums, req.lossFn, req.config);
+    const part = accumulateGradients(model, req.datums, req.lossFn, req.config, true, req.trainRows);
     part.grads = model.grads!.a.slice();
     reply = { id: req.id, part };
     parentPort!.postMessage(reply, [part.grads.buffer as ArrayBuffer]);

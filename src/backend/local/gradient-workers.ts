@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Datum, LossConfig, LossFn } from '../types.js';
-import type { GradientPart } from './gradients.js';
-import type { ModelConfig } from './model.js';
+import type { GradientPart, TrainRows } from './gradients.js';
+import { paramCount, type ModelConfig } from './model.js';
 
 /** The compiled worker script; absent when running from TypeScript sources (tests), so no workers then. */
 function workerFile(): string | null {
@@ -13,8 +13,18 @@ function workerFile(): string | null {
   return existsSync(path) ? path : null;
 }
 
-export function defaultThreads(): number {
-  return workerFile() ? Math.min(2, availableParallelism()) : 1;
+/**
+ * Below this many parameters a second gradient thread costs more than it saves: copying weights
+ * and gradients, and two threads' working sets in the caches (bench:local measured the 0.28M model
+ * slower on two threads, the 1.25M one twice as fast).
+ */
+export const THREADS_FROM_PARAMS = 600_000;
+
+/** Gradient threads for a model: one for small models, else up to 2 (the cores of this project's machine). */
+export function defaultThreads(config?: ModelConfig): number {
+  if (!workerFile()) return 1;
+  if (config && paramCount(config) < THREADS_FROM_PARAMS) return 1;
+  return Math.min(2, availableParallelism());
 }
 
 export interface WorkerRequest {
@@ -23,6 +33,7 @@ export interface WorkerRequest {
   datums: Datum[];
   lossFn: LossFn;
   config: LossConfig;
+  trainRows: TrainRows;
 }
 
 export type WorkerReply = { id: number; part: GradientPart } | { id: number; error: string };
@@ -54,14 +65,14 @@ export class GradientWorkers {
     });
   }
 
-  run(params: Float32Array, shards: Datum[][], lossFn: LossFn, config: LossConfig): Promise<GradientPart[]> {
+  run(params: Float32Array, shards: Datum[][], lossFn: LossFn, config: LossConfig, trainRows: TrainRows): Promise<GradientPart[]> {
     return Promise.all(
       shards.map(
         (datums, i) =>
           new Promise<GradientPart>((resolve, reject) => {
             const id = this.next++;
             this.waiting.set(id, { resolve, reject });
-            const req: WorkerRequest = { id, params: params.slice(), datums, lossFn, config };
+            const req: WorkerRequest = { id, params: params.slice(), datums, lossFn, config, trainRows };
             this.workers[i]!.postMessage(req, [req.params.buffer as ArrayBuffer]);
           }),
       ),

@@ -14,27 +14,96 @@ export interface GradientPart {
 }
 
 /**
- * Forward and backward over each datum in turn, adding the gradient of the summed per-token loss
- * into the model's gradients (with backward false: the forward pass and the loss only, gradients
- * untouched). Datums must have been validated.
+ * How forwardBackward spends its work. 'loss-rows': the output layer (logits, softmax, loss) runs
+ * only on rows whose weight is not 0, and a prompt shared by consecutive datums (a GRPO group's) runs
+ * once, forward and backward, with its suffixes' gradients summed into its keys and values; exact
+ * up to float rounding, and logprobs are computed on the loss rows only (NaN elsewhere).
+ * 'all-rows': every datum whole, logits on every row (the logprob of every position).
  */
-export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, config: LossConfig, backward = true): GradientPart {
+export type TrainRows = 'loss-rows' | 'all-rows';
+
+/**
+ * Forward and backward over the datums, adding the gradient of the summed per-token loss into the
+ * model's gradients (with backward false: the forward pass and the loss only, on every row, and
+ * gradients untouched). Datums must have been validated.
+ */
+export function accumulateGradients(m: Model, datums: Datum[], lossFn: LossFn, config: LossConfig, backward = true, mode: TrainRows = 'loss-rows'): GradientPart {
   const [lo, hi] = clipRange(lossFn, config);
   const part: GradientPart = { logprobs: [], sums: emptySums(), entropy: 0 };
-  for (const d of datums) {
-    const n = d.inputTokens.length;
-    m.forward(d.inputTokens, 0);
-    m.logprobs(d.targetTokens);
-    const lp = m.lp.a, g = m.g_lp.a;
-    for (let t = 0; t < n; t++) {
-      const q = d.logprobs?.[t] ?? 0;
-      g[t] = addTokenLoss(part.sums, lossFn, { lp: lp[t]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi).grad;
-      if (d.weights[t] !== 0) part.entropy += m.entropy.a[t]!;
+  // The loss of row t (its learner logprob at lp[at]); its gradient goes to g_lp[at].
+  const lossAt = (d: Datum, t: number, at: number) => {
+    const q = d.logprobs?.[t] ?? 0;
+    m.g_lp.a[at] = addTokenLoss(part.sums, lossFn, { lp: m.lp.a[at]!, weight: d.weights[t]!, samplerLogprob: q, advantage: d.advantages?.[t] ?? 0 }, lo, hi).grad;
+    if (d.weights[t] !== 0) part.entropy += m.entropy.a[at]!;
+  };
+  if (mode === 'all-rows' || !backward) {
+    for (const d of datums) {
+      const n = d.inputTokens.length;
+      m.forward(d.inputTokens, 0);
+      m.logprobs(d.targetTokens);
+      for (let t = 0; t < n; t++) lossAt(d, t, t);
+      part.logprobs.push(Array.from(m.lp.a.subarray(0, n)));
+      if (backward) m.backward(n);
     }
-    part.logprobs.push(Array.from(lp.subarray(0, n)));
-    if (backward) m.backward(n);
+    return part;
+  }
+  for (const group of prefixGroups(datums)) {
+    const P = group.prefix;
+    if (P > 0) {
+      m.forward(group.datums[0]!.inputTokens.slice(0, P), 0, P);
+      m.beginPrefix(P);
+    }
+    for (const d of group.datums) {
+      const n = d.inputTokens.length;
+      m.forward(d.inputTokens, P, n);
+      const lossRows: number[] = [];
+      for (let t = P; t < n; t++) if (d.weights[t] !== 0) lossRows.push(t);
+      m.lossRowLogprobs(lossRows, lossRows.map((t) => d.targetTokens[t]!));
+      const lps = new Array<number>(n).fill(NaN);
+      lossRows.forEach((t, i) => {
+        lossAt(d, t, i);
+        lps[t] = m.lp.a[i]!;
+      });
+      part.logprobs.push(lps);
+      m.backwardLossRows(lossRows, P, n);
+    }
+    if (P > 0) m.backwardPrefix(P);
   }
   return part;
+}
+
+/** Shortest prompt worth sharing: below it the bookkeeping costs more than the rows saved. */
+const MIN_SHARED_PREFIX = 8;
+
+/**
+ * Runs of consecutive datums that share a prefix of input tokens on which every one of them has
+ * weight 0 (a GRPO group's prompt), with the prefix's length (0: not shared). The prefix stops
+ * short of each datum's last row, so every suffix has a row of its own.
+ */
+export function prefixGroups(datums: Datum[]): { prefix: number; datums: Datum[] }[] {
+  const zeroRun = (d: Datum) => {
+    let k = 0;
+    while (k < d.weights.length && d.weights[k] === 0) k++;
+    return Math.min(k, d.inputTokens.length - 1);
+  };
+  const out: { prefix: number; datums: Datum[] }[] = [];
+  for (const d of datums) {
+    const g = out.at(-1);
+    if (g) {
+      const first = g.datums[0]!.inputTokens, x = d.inputTokens;
+      let p = Math.min(g.datums.length > 1 ? g.prefix : zeroRun(g.datums[0]!), zeroRun(d));
+      let k = 0;
+      while (k < p && first[k] === x[k]) k++;
+      p = k;
+      if (p >= MIN_SHARED_PREFIX) {
+        g.prefix = p;
+        g.datums.push(d);
+        continue;
+      }
+    }
+    out.push({ prefix: 0, datums: [d] });
+  }
+  return out;
 }
 
 /** Combine the parts (in shard order) into Tinker's result: summed loss, logprobs per datum, metrics. */
@@ -47,17 +116,21 @@ export function summarize(parts: GradientPart[], lossFn: LossFn): ForwardBackwar
 
 /**
  * Split datums into at most `k` contiguous shards of about equal cost (tokens, plus the quadratic
- * attention term), keeping their order so that logprobs come back in datum order.
+ * attention term), keeping their order so that logprobs come back in datum order. With 'loss-rows'
+ * a group sharing a prefix stays in one shard (the prefix is run once there).
  */
-export function splitByTokens(datums: Datum[], k: number): Datum[][] {
-  const cost = datums.map((d) => d.inputTokens.length * (1 + d.inputTokens.length / 2048));
+export function splitByTokens(datums: Datum[], k: number, mode: TrainRows = 'all-rows'): Datum[][] {
+  // Rows [from, n): each row, and its attention over the rows before it.
+  const rowsCost = (n: number, from = 0) => (n - from) * (1 + (n + from) / 2048);
+  const units = mode === 'loss-rows' ? prefixGroups(datums) : datums.map((d) => ({ prefix: 0, datums: [d] }));
+  const cost = units.map((u) => rowsCost(u.prefix) + u.datums.reduce((s, d) => s + rowsCost(d.inputTokens.length, u.prefix), 0));
   const total = cost.reduce((a, b) => a + b, 0);
   const shards: Datum[][] = [[]];
   let acc = 0;
-  datums.forEach((d, i) => {
+  units.forEach((u, i) => {
     const target = (total * shards.length) / k;
     if (acc >= target && shards.length < k && shards.at(-1)!.length) shards.push([]);
-    shards.at(-1)!.push(d);
+    shards.at(-1)!.push(...u.datums);
     acc += cost[i]!;
   });
   return shards;

@@ -1,4 +1,4 @@
-export { createLocalBackend, loadSampler, LocalBackend, DEFAULT_MODEL, type LocalBackendOptions } from './backend.js';
+export { createLocalBackend, loadSampler, LocalBackend, DEFAULT_MODEL, LONG_MODEL, type LocalBackendOptions } from './backend.js';
 export { LocalSampler } from './sampler.js';
 export { Model, ModelConfigSchema, paramCount, type ModelConfig } from './model.js';
 export { readCheckpoint, CHECKPOINT_VERSION } from './checkpoint.js';

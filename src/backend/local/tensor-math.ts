@@ -65,7 +65,7 @@ export interface Kernels {
   layernormForward(out: Tensor, mean: Tensor, rstd: Tensor, inp: Tensor, w: Tensor, b: Tensor, T: number, C: number): void;
   layernormBackward(dinp: Tensor, dw: Tensor, db: Tensor, dout: Tensor, inp: Tensor, w: Tensor, mean: Tensor, rstd: Tensor, T: number, C: number): void;
   attentionForward(out: Tensor, att: Tensor, qkv: Tensor, t0: number, T: number, C: number, NH: number, S: number): void;
-  attentionBackward(dqkv: Tensor, scratch: Tensor, dout: Tensor, qkv: Tensor, att: Tensor, T: number, C: number, NH: number, S: number): void;
+  attentionBackward(dqkv: Tensor, scratch: Tensor, dout: Tensor, qkv: Tensor, att: Tensor, t0: number, T: number, C: number, NH: number, S: number): void;
   geluForward(out: Tensor, inp: Tensor, N: number): void;
   geluBackward(dinp: Tensor, inp: Tensor, dout: Tensor, N: number): void;
   /** lse (may be null) receives each row's log-sum-exp. */
@@ -79,7 +79,7 @@ interface WasmExports {
   layernorm_forward(out: number, mean: number, rstd: number, inp: number, w: number, b: number, T: number, C: number): void;
   layernorm_backward(dinp: number, dw: number, db: number, dout: number, inp: number, w: number, mean: number, rstd: number, T: number, C: number): void;
   attention_forward(out: number, att: number, qkv: number, t0: number, T: number, C: number, NH: number, S: number): void;
-  attention_backward(dqkv: number, scratch: number, dout: number, qkv: number, att: number, T: number, C: number, NH: number, S: number): void;
+  attention_backward(dqkv: number, scratch: number, dout: number, qkv: number, att: number, t0: number, T: number, C: number, NH: number, S: number): void;
   gelu_forward(out: number, inp: number, N: number): void;
   gelu_backward(dinp: number, inp: number, dout: number, N: number): void;
   softmax_rows(logits: number, targets: number, lp: number, entropy: number, lse: number, T: number, V: number): void;
@@ -136,7 +136,7 @@ function wasmKernels(heap: Heap, x: WasmExports): Kernels {
     layernormForward: (out, mean, rstd, inp, w, b, T, C) => x.layernorm_forward(out.p, mean.p, rstd.p, inp.p, w.p, b.p, T, C),
     layernormBackward: (dinp, dw, db, dout, inp, w, mean, rstd, T, C) => x.layernorm_backward(dinp.p, dw.p, db.p, dout.p, inp.p, w.p, mean.p, rstd.p, T, C),
     attentionForward: (out, att, qkv, t0, T, C, NH, S) => x.attention_forward(out.p, att.p, qkv.p, t0, T, C, NH, S),
-    attentionBackward: (dqkv, scratch, dout, qkv, att, T, C, NH, S) => x.attention_backward(dqkv.p, scratch.p, dout.p, qkv.p, att.p, T, C, NH, S),
+    attentionBackward: (dqkv, scratch, dout, qkv, att, t0, T, C, NH, S) => x.attention_backward(dqkv.p, scratch.p, dout.p, qkv.p, att.p, t0, T, C, NH, S),
     geluForward: (out, inp, N) => x.gelu_forward(out.p, inp.p, N),
     geluBackward: (dinp, inp, dout, N) => x.gelu_backward(dinp.p, inp.p, dout.p, N),
     softmaxRows: (logits, targets, lp, entropy, lse, T, V) => x.softmax_rows(logits.p, targets.p, lp.p, entropy.p, lse ? lse.p : 0, T, V),
@@ -234,9 +234,9 @@ export function jsKernels(heap: Heap): Kernels {
         }
       }
     },
-    attentionBackward(dqkv, scratch, dout, qkv, att, T, C, NH, S) {
+    attentionBackward(dqkv, scratch, dout, qkv, att, t0, T, C, NH, S) {
       const hs = C / NH, scale = 1 / Math.sqrt(hs), Q = qkv.a, A = att.a, G = dqkv.a, dp = scratch.a;
-      for (let t = 0; t < T; t++) {
+      for (let t = t0; t < T; t++) {
         for (let h = 0; h < NH; h++) {
           const a = (h * S + t) * S;
           let dot = 0;

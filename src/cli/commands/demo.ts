@@ -2,13 +2,13 @@ import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
 import { outputWidth } from '../width.js';
-import { BASE_BUILD, buildBaseModel } from '../../demo/base-build.js';
+import { BUILDS, buildBaseModel } from '../../demo/base-build.js';
 import { FULL_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
 import { clock } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 
 const usage = `usage: sleuth demo [--quick] [--out DIR] [--json]
-       sleuth demo --build-base [--out FILE]
+       sleuth demo --build-base [--size base|long] [--out FILE]
 
 The main job, on the embedded default with the local CPU model and no network: build the index,
 evaluate the scripted baseline and the base model, SFT the small model by rejection sampling from
@@ -19,18 +19,24 @@ and compare them with paired bootstrap intervals. The model writes every search 
   --out DIR      the run directory (default runs/demo-TIMESTAMP)
   --json         print the result as JSON
   --build-base   rebuild the shipped pretrained base model bit for bit (default --out
-                 src/backend/local/assets/local-base.sampler.ckpt); takes longer than the demo`;
+                 src/backend/local/assets/local-base.sampler.ckpt); takes longer than the demo
+  --size long    with --build-base: the long-episode model (context 2,048; default --out
+                 src/backend/local/assets/local-long.sampler.ckpt)`;
 
 export const command: Command = {
   usage,
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, { quick: { type: 'boolean' }, out: { type: 'string' }, json: { type: 'boolean' }, 'build-base': { type: 'boolean' } }, 'demo');
+    const { values, positionals } = parseFlags(argv, { quick: { type: 'boolean' }, out: { type: 'string' }, json: { type: 'boolean' }, 'build-base': { type: 'boolean' }, size: { type: 'string' } }, 'demo');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
     const log = (line: string) => process.stderr.write(`${line}\n`);
+    if (values.size !== undefined && !values['build-base']) throw new InputError('--size goes with --build-base');
     if (values['build-base']) {
-      const out = resolve(values.out ?? 'src/backend/local/assets/local-base.sampler.ckpt');
+      const size = values.size ?? 'base';
+      if (size !== 'base' && size !== 'long') throw new InputError(`--size ${size}: must be base or long`);
+      const build = BUILDS[size];
+      const out = resolve(values.out ?? build.out);
       if (!out.endsWith('.sampler.ckpt')) throw new InputError(`--out ${values.out}: the base model file name must end in .sampler.ckpt`);
-      const r = await buildBaseModel({ ...BASE_BUILD, out, log });
+      const r = await buildBaseModel({ ...build.options, out, log });
       console.log(`base model: ${r.path} (final loss ${r.losses[r.losses.length - 1]?.toFixed(3)} per token)`);
       return 0;
     }

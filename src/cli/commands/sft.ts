@@ -81,6 +81,7 @@ export const command: Command = {
         epochs,
         batchSize,
         adam: config.adam,
+        lrSchedule: config.lrSchedule,
         temperature: config.temperature,
         evalSamples: config.evalSamples,
         concurrency: config.concurrency,

@@ -271,6 +271,10 @@ export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T
   const hsb = <usize>hs << 2;
   const row3 = <usize>(3 * C) << 2;
   const scale: f32 = 1 / Mathf.sqrt(<f32>hs);
+  if (hs == 32) {
+    attention_forward_hs32(out, att, qkv, t0, T, C, NH, S, scale);
+    return;
+  }
   for (let t = t0; t < T; t++) {
     for (let h = 0; h < NH; h++) {
       const q = qkv + <usize>t * row3 + <usize>h * hsb;
@@ -303,15 +307,22 @@ export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T
   }
 }
 
-/** Gradient of attention_forward (all rows), accumulated into dqkv; scratch holds S floats. */
-export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, T: i32, C: i32, NH: i32, S: i32): void {
+/**
+ * Gradient of attention_forward for query rows [t0, T), accumulated into dqkv (the keys and values
+ * of rows before t0 get their share too: a shared prefix's); scratch holds S floats.
+ */
+export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32): void {
   const hs = C / NH;
   const hsb = <usize>hs << 2;
   const row3 = <usize>(3 * C) << 2;
   const kOff = <usize>C << 2;
   const vOff = <usize>(2 * C) << 2;
   const scale: f32 = 1 / Mathf.sqrt(<f32>hs);
-  for (let t = 0; t < T; t++) {
+  if (hs == 32) {
+    attention_backward_hs32(dqkv, scratch, dout, qkv, att, t0, T, C, NH, S, scale);
+    return;
+  }
+  for (let t = t0; t < T; t++) {
     for (let h = 0; h < NH; h++) {
       const a = att + ((<usize>h * S + t) * S << 2);
       const dO = dout + (<usize>t * C << 2) + <usize>h * hsb;
@@ -342,6 +353,140 @@ export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv
           v128.store(dqkv + k + i, f32x4.add(v128.load(dqkv + k + i), f32x4.mul(dsv, v128.load(qkv + q + i))));
         }
       }
+    }
+  }
+}
+
+// Heads of 32 (both shipped sizes): the same arithmetic as the loops above, in the same order, with
+// the head's q, output and query gradient held in eight v128 registers instead of memory.
+
+function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32, scale: f32): void {
+  const row3 = <usize>(3 * C) << 2;
+  const kOff = <usize>C << 2, vOff = <usize>(2 * C) << 2;
+  for (let t = t0; t < T; t++) {
+    for (let h = 0; h < NH; h++) {
+      const hb = <usize>h << 7;
+      const q = qkv + <usize>t * row3 + hb;
+      const q0 = v128.load(q), q1 = v128.load(q + 16), q2 = v128.load(q + 32), q3 = v128.load(q + 48);
+      const q4 = v128.load(q + 64), q5 = v128.load(q + 80), q6 = v128.load(q + 96), q7 = v128.load(q + 112);
+      const a = att + ((<usize>h * S + t) * S << 2);
+      let maxv: f32 = -Infinity;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const k = qkv + <usize>t2 * row3 + kOff + hb;
+        let acc = f32x4.mul(q0, v128.load(k));
+        acc = f32x4.add(f32x4.splat(0), acc);
+        acc = f32x4.add(acc, f32x4.mul(q1, v128.load(k + 16)));
+        acc = f32x4.add(acc, f32x4.mul(q2, v128.load(k + 32)));
+        acc = f32x4.add(acc, f32x4.mul(q3, v128.load(k + 48)));
+        acc = f32x4.add(acc, f32x4.mul(q4, v128.load(k + 64)));
+        acc = f32x4.add(acc, f32x4.mul(q5, v128.load(k + 80)));
+        acc = f32x4.add(acc, f32x4.mul(q6, v128.load(k + 96)));
+        acc = f32x4.add(acc, f32x4.mul(q7, v128.load(k + 112)));
+        const s = hsum(acc) * scale;
+        store<f32>(a + (<usize>t2 << 2), s);
+        if (s > maxv) maxv = s;
+      }
+      let sum: f32 = 0;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const e = Mathf.exp(load<f32>(a + (<usize>t2 << 2)) - maxv);
+        store<f32>(a + (<usize>t2 << 2), e);
+        sum += e;
+      }
+      const inv: f32 = 1 / sum;
+      let o0 = f32x4.splat(0), o1 = f32x4.splat(0), o2 = f32x4.splat(0), o3 = f32x4.splat(0);
+      let o4 = f32x4.splat(0), o5 = f32x4.splat(0), o6 = f32x4.splat(0), o7 = f32x4.splat(0);
+      for (let t2 = 0; t2 <= t; t2++) {
+        const pn = load<f32>(a + (<usize>t2 << 2)) * inv;
+        store<f32>(a + (<usize>t2 << 2), pn);
+        const v = qkv + <usize>t2 * row3 + vOff + hb;
+        const p = f32x4.splat(pn);
+        o0 = f32x4.add(o0, f32x4.mul(p, v128.load(v)));
+        o1 = f32x4.add(o1, f32x4.mul(p, v128.load(v + 16)));
+        o2 = f32x4.add(o2, f32x4.mul(p, v128.load(v + 32)));
+        o3 = f32x4.add(o3, f32x4.mul(p, v128.load(v + 48)));
+        o4 = f32x4.add(o4, f32x4.mul(p, v128.load(v + 64)));
+        o5 = f32x4.add(o5, f32x4.mul(p, v128.load(v + 80)));
+        o6 = f32x4.add(o6, f32x4.mul(p, v128.load(v + 96)));
+        o7 = f32x4.add(o7, f32x4.mul(p, v128.load(v + 112)));
+      }
+      const o = out + (<usize>t * C << 2) + hb;
+      v128.store(o, o0); v128.store(o + 16, o1); v128.store(o + 32, o2); v128.store(o + 48, o3);
+      v128.store(o + 64, o4); v128.store(o + 80, o5); v128.store(o + 96, o6); v128.store(o + 112, o7);
+    }
+  }
+}
+
+function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32, scale: f32): void {
+  const row3 = <usize>(3 * C) << 2;
+  const kOff = <usize>C << 2, vOff = <usize>(2 * C) << 2;
+  for (let t = t0; t < T; t++) {
+    for (let h = 0; h < NH; h++) {
+      const hb = <usize>h << 7;
+      const a = att + ((<usize>h * S + t) * S << 2);
+      const dO = dout + (<usize>t * C << 2) + hb;
+      const d0 = v128.load(dO), d1 = v128.load(dO + 16), d2 = v128.load(dO + 32), d3 = v128.load(dO + 48);
+      const d4 = v128.load(dO + 64), d5 = v128.load(dO + 80), d6 = v128.load(dO + 96), d7 = v128.load(dO + 112);
+      // d(probability) = dout . v, and v's gradient.
+      let dot: f32 = 0;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const vr = <usize>t2 * row3 + vOff + hb;
+        const v = qkv + vr;
+        let acc = f32x4.add(f32x4.splat(0), f32x4.mul(d0, v128.load(v)));
+        acc = f32x4.add(acc, f32x4.mul(d1, v128.load(v + 16)));
+        acc = f32x4.add(acc, f32x4.mul(d2, v128.load(v + 32)));
+        acc = f32x4.add(acc, f32x4.mul(d3, v128.load(v + 48)));
+        acc = f32x4.add(acc, f32x4.mul(d4, v128.load(v + 64)));
+        acc = f32x4.add(acc, f32x4.mul(d5, v128.load(v + 80)));
+        acc = f32x4.add(acc, f32x4.mul(d6, v128.load(v + 96)));
+        acc = f32x4.add(acc, f32x4.mul(d7, v128.load(v + 112)));
+        const dp = hsum(acc);
+        const p = load<f32>(a + (<usize>t2 << 2));
+        store<f32>(scratch + (<usize>t2 << 2), dp);
+        dot += p * dp;
+        const ps = f32x4.splat(p);
+        const dv = dqkv + vr;
+        v128.store(dv, f32x4.add(v128.load(dv), f32x4.mul(ps, d0)));
+        v128.store(dv + 16, f32x4.add(v128.load(dv + 16), f32x4.mul(ps, d1)));
+        v128.store(dv + 32, f32x4.add(v128.load(dv + 32), f32x4.mul(ps, d2)));
+        v128.store(dv + 48, f32x4.add(v128.load(dv + 48), f32x4.mul(ps, d3)));
+        v128.store(dv + 64, f32x4.add(v128.load(dv + 64), f32x4.mul(ps, d4)));
+        v128.store(dv + 80, f32x4.add(v128.load(dv + 80), f32x4.mul(ps, d5)));
+        v128.store(dv + 96, f32x4.add(v128.load(dv + 96), f32x4.mul(ps, d6)));
+        v128.store(dv + 112, f32x4.add(v128.load(dv + 112), f32x4.mul(ps, d7)));
+      }
+      // Softmax backward, then the score's gradient into q and k.
+      const qr = <usize>t * row3 + hb;
+      const q = qkv + qr, dq = dqkv + qr;
+      const q0 = v128.load(q), q1 = v128.load(q + 16), q2 = v128.load(q + 32), q3 = v128.load(q + 48);
+      const q4 = v128.load(q + 64), q5 = v128.load(q + 80), q6 = v128.load(q + 96), q7 = v128.load(q + 112);
+      let g0 = v128.load(dq), g1 = v128.load(dq + 16), g2 = v128.load(dq + 32), g3 = v128.load(dq + 48);
+      let g4 = v128.load(dq + 64), g5 = v128.load(dq + 80), g6 = v128.load(dq + 96), g7 = v128.load(dq + 112);
+      for (let t2 = 0; t2 <= t; t2++) {
+        const p = load<f32>(a + (<usize>t2 << 2));
+        const ds = p * (load<f32>(scratch + (<usize>t2 << 2)) - dot) * scale;
+        if (ds == 0) continue;
+        const dsv = f32x4.splat(ds);
+        const kr = <usize>t2 * row3 + kOff + hb;
+        const k = qkv + kr, dk = dqkv + kr;
+        g0 = f32x4.add(g0, f32x4.mul(dsv, v128.load(k)));
+        g1 = f32x4.add(g1, f32x4.mul(dsv, v128.load(k + 16)));
+        g2 = f32x4.add(g2, f32x4.mul(dsv, v128.load(k + 32)));
+        g3 = f32x4.add(g3, f32x4.mul(dsv, v128.load(k + 48)));
+        g4 = f32x4.add(g4, f32x4.mul(dsv, v128.load(k + 64)));
+        g5 = f32x4.add(g5, f32x4.mul(dsv, v128.load(k + 80)));
+        g6 = f32x4.add(g6, f32x4.mul(dsv, v128.load(k + 96)));
+        g7 = f32x4.add(g7, f32x4.mul(dsv, v128.load(k + 112)));
+        v128.store(dk, f32x4.add(v128.load(dk), f32x4.mul(dsv, q0)));
+        v128.store(dk + 16, f32x4.add(v128.load(dk + 16), f32x4.mul(dsv, q1)));
+        v128.store(dk + 32, f32x4.add(v128.load(dk + 32), f32x4.mul(dsv, q2)));
+        v128.store(dk + 48, f32x4.add(v128.load(dk + 48), f32x4.mul(dsv, q3)));
+        v128.store(dk + 64, f32x4.add(v128.load(dk + 64), f32x4.mul(dsv, q4)));
+        v128.store(dk + 80, f32x4.add(v128.load(dk + 80), f32x4.mul(dsv, q5)));
+        v128.store(dk + 96, f32x4.add(v128.load(dk + 96), f32x4.mul(dsv, q6)));
+        v128.store(dk + 112, f32x4.add(v128.load(dk + 112), f32x4.mul(dsv, q7)));
+      }
+      v128.store(dq, g0); v128.store(dq + 16, g1); v128.store(dq + 32, g2); v128.store(dq + 48, g3);
+      v128.store(dq + 64, g4); v128.store(dq + 80, g5); v128.store(dq + 96, g6); v128.store(dq + 112, g7);
     }
   }
 }
