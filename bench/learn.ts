@@ -102,6 +102,8 @@ const d = (x: { delta: number; ci_low: number; ci_high: number }) => `${x.delta 
 console.log(`${planName}, ${seeds.length} seed(s), ${plan.reportSplit} reward: ${perSeed.map((s) => `seed ${s.seed} GRPO ${fmt((s.grpo as Record<string, unknown>)['reward'])}`).join(', ')}`);
 console.log(`GRPO - baseline ${d(summary.grpo_vs_baseline)}; GRPO - base ${d(summary.grpo_vs_base)}; GRPO - SFT ${d(summary.grpo_vs_sft)} (paired over seeds x tasks)`);
 console.log(`wrote ${out}`);
+// Done: a worker thread left open by a backend must not keep the bench alive.
+process.exit(0);
 
 function fmt(x: unknown): string {
   return typeof x === 'number' ? x.toFixed(3) : '-';
