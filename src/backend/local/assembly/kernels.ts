@@ -262,6 +262,17 @@ export function layernorm_backward(dinp: usize, dw: usize, db: usize, dout: usiz
   }
 }
 
+/** Scores a[0..t] become exp(score - maxv) in place; returns their sum (softmax's denominator). */
+@inline function expScoresAndSum(a: usize, t: i32, maxv: f32): f32 {
+  let sum: f32 = 0;
+  for (let t2 = 0; t2 <= t; t2++) {
+    const e = Mathf.exp(load<f32>(a + (<usize>t2 << 2)) - maxv);
+    store<f32>(a + (<usize>t2 << 2), e);
+    sum += e;
+  }
+  return sum;
+}
+
 /**
  * Causal multi-head attention for rows t0..T-1 (rows before t0 are the KV cache).
  * qkv: T x 3C (q | k | v, heads side by side); out: T x C; att: NH x S x S probabilities (S = stride).
@@ -288,13 +299,7 @@ export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T
         store<f32>(a + (<usize>t2 << 2), s);
         if (s > maxv) maxv = s;
       }
-      let sum: f32 = 0;
-      for (let t2 = 0; t2 <= t; t2++) {
-        const e = Mathf.exp(load<f32>(a + (<usize>t2 << 2)) - maxv);
-        store<f32>(a + (<usize>t2 << 2), e);
-        sum += e;
-      }
-      const inv: f32 = 1 / sum;
+      const inv: f32 = 1 / expScoresAndSum(a, t, maxv);
       for (let t2 = 0; t2 <= t; t2++) store<f32>(a + (<usize>t2 << 2), load<f32>(a + (<usize>t2 << 2)) * inv);
       const o = out + (<usize>t * C << 2) + <usize>h * hsb;
       for (let i: usize = 0; i < hsb; i += 16) v128.store(o + i, f32x4.splat(0));
@@ -386,13 +391,7 @@ function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: 
         store<f32>(a + (<usize>t2 << 2), s);
         if (s > maxv) maxv = s;
       }
-      let sum: f32 = 0;
-      for (let t2 = 0; t2 <= t; t2++) {
-        const e = Mathf.exp(load<f32>(a + (<usize>t2 << 2)) - maxv);
-        store<f32>(a + (<usize>t2 << 2), e);
-        sum += e;
-      }
-      const inv: f32 = 1 / sum;
+      const inv: f32 = 1 / expScoresAndSum(a, t, maxv);
       let o0 = f32x4.splat(0), o1 = f32x4.splat(0), o2 = f32x4.splat(0), o3 = f32x4.splat(0);
       let o4 = f32x4.splat(0), o5 = f32x4.splat(0), o6 = f32x4.splat(0), o7 = f32x4.splat(0);
       for (let t2 = 0; t2 <= t; t2++) {
