@@ -66,11 +66,12 @@ export const BASE_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = {
 
 /**
  * The long-episode model (src/backend/local/assets/local-long.sampler.ckpt): LONG_MODEL's size, a context
- * of 2,048, the base build's data plus invoice-oracle episodes, fewer steps (a step costs about
- * five times the base's).
+ * of 2,048, the base build's data plus invoice-oracle episodes, and a quarter of the base's steps:
+ * a step costs about 14 times the base's CPU per token, so these 250 steps take about half an hour
+ * of CPU on a 2-core machine, and the file is built twice to check its sha256.
  */
 export const LONG_BUILD: Omit<BaseBuildOptions, 'out' | 'log'> = {
-  steps: 200, tuneSteps: [300], batch: 8, pseudoQueries: 1000, context: LONG_MODEL.context, learningRate: 2e-3, seed: 0,
+  steps: 100, tuneSteps: [150], batch: 8, pseudoQueries: 1000, context: LONG_MODEL.context, learningRate: 2e-3, seed: 0,
   model: { dModel: LONG_MODEL.dModel, nLayers: LONG_MODEL.nLayers, nHeads: LONG_MODEL.nHeads }, invoiceTranscripts: 600, trainRows: 'loss-rows',
 };
 
