@@ -147,7 +147,7 @@ export class LocalBackend implements TrainingBackend {
     return finite(summarize(parts, lossFn));
   }
 
-  /** Stop the worker threads (they are also unref'd, so they never keep the process alive). */
+  /** Stop the worker threads (idle ones are unref'd, so they never keep a finished process alive). */
   async close(): Promise<void> {
     await this.workers?.close();
     this.workers = undefined;

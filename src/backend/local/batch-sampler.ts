@@ -73,13 +73,13 @@ export class WorkerHost implements DecodeHost {
     if (!file) throw new Error('decoding workers need the compiled backend (npm run build)');
     this.workers = Array.from({ length: threads }, (_, i) => {
       const w = new Worker(file, { workerData: { config, tokenizer: tokenizer.data, kernels, slots } });
-      w.unref();
       w.on('message', (msg: DecodeReply) => {
         const p = this.waiting.get(msg.id);
         if (!p) return;
         this.waiting.delete(msg.id);
         const me = this.workers[i]!;
         me.inFlight -= 1;
+        if (me.inFlight === 0) me.w.unref();
         if ('error' in msg) p.reject(new Error(`decoding worker: ${msg.error}`));
         else {
           me.rowsRun = msg.rowsRun;
@@ -88,7 +88,12 @@ export class WorkerHost implements DecodeHost {
       });
       w.on('error', (err) => {
         for (const [id, p] of this.waiting) if (p.worker === i) (this.waiting.delete(id), p.reject(err));
+        this.workers[i]!.inFlight = 0;
+        w.unref();
       });
+      // Idle workers must not keep a finished command alive; decode() refs a worker while it has
+      // requests in flight. (After the listeners: adding a 'message' listener refs the port again.)
+      w.unref();
       return { w, inFlight: 0, recent: [], sent: new Set<number>(), rowsRun: 0 };
     });
   }
@@ -108,7 +113,9 @@ export class WorkerHost implements DecodeHost {
       me.sent.add(version);
       req.params = params.slice();
     }
-    me.inFlight += 1;
+    // Ref'd while it has requests in flight: an await on an unref'd worker alone would let the
+    // process exit mid-episode.
+    if (me.inFlight++ === 0) me.w.ref();
     return new Promise<SampledSequence[]>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject, worker: i });
       me.w.postMessage(req, req.params ? [req.params.buffer as ArrayBuffer] : []);

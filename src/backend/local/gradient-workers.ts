@@ -49,7 +49,6 @@ export class GradientWorkers {
     if (!file) throw new Error('worker threads need the compiled backend (npm run build)');
     this.workers = Array.from({ length: count }, () => {
       const w = new Worker(file, { workerData: { config, kernels } });
-      w.unref();
       w.on('message', (msg: WorkerReply) => {
         const p = this.waiting.get(msg.id);
         if (!p) return;
@@ -61,22 +60,32 @@ export class GradientWorkers {
         for (const p of this.waiting.values()) p.reject(err);
         this.waiting.clear();
       });
+      // Idle workers must not keep a finished command alive; run() refs them while they work. (After
+      // the listeners: adding a 'message' listener refs the worker's port again.)
+      w.unref();
       return w;
     });
   }
 
-  run(params: Float32Array, shards: Datum[][], lossFn: LossFn, config: LossConfig, trainRows: TrainRows): Promise<GradientPart[]> {
-    return Promise.all(
-      shards.map(
-        (datums, i) =>
-          new Promise<GradientPart>((resolve, reject) => {
-            const id = this.next++;
-            this.waiting.set(id, { resolve, reject });
-            const req: WorkerRequest = { id, params: params.slice(), datums, lossFn, config, trainRows };
-            this.workers[i]!.postMessage(req, [req.params.buffer as ArrayBuffer]);
-          }),
-      ),
-    );
+  async run(params: Float32Array, shards: Datum[][], lossFn: LossFn, config: LossConfig, trainRows: TrainRows): Promise<GradientPart[]> {
+    // Ref'd while they work: an await on an unref'd worker alone would let the process exit mid-step.
+    const busy = this.workers.slice(0, shards.length);
+    for (const w of busy) w.ref();
+    try {
+      return await Promise.all(
+        shards.map(
+          (datums, i) =>
+            new Promise<GradientPart>((resolve, reject) => {
+              const id = this.next++;
+              this.waiting.set(id, { resolve, reject });
+              const req: WorkerRequest = { id, params: params.slice(), datums, lossFn, config, trainRows };
+              this.workers[i]!.postMessage(req, [req.params.buffer as ArrayBuffer]);
+            }),
+        ),
+      );
+    } finally {
+      for (const w of busy) w.unref();
+    }
   }
 
   async close(): Promise<void> {
