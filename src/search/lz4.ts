@@ -99,6 +99,8 @@ export function lz4Decompress(src: Uint8Array, dst: Uint8Array): void {
     if (ip >= end) bad('ends before its last literals');
     const token = src[ip++]!;
     let lit = token >>> 4;
+    // LZ4's length extension (bytes of 255 continue), read here and again for the match length:
+    // inline twice on the decoder's hot path, since it yields two values (the length and the position).
     if (lit === 15) {
       let b: number;
       do {
