@@ -366,8 +366,11 @@ does not measure again (same engine, corpus and size), each with the date it was
   writeFileSync(join(work, 'stopwords.txt'), ENGLISH_STOPWORDS.join('\n') + '\n');
 
   // Each run is dated; with --merge, what --out holds already stays unless measured again.
-  const previous = values.merge && existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string }) : { runs: [] };
+  const existing = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string } & Record<string, unknown>) : undefined;
+  const previous = values.merge && existing ? existing : { runs: [] };
   const kept: (Run & { date?: string })[] = previous.runs.map((r) => ({ date: previous.date, ...r }));
+  // Sections other benchmarks merge into the file (bench/pruning.ts's pruning, notes) stay as they are.
+  const { machine: _machine, runs: _runs, skipped: _skipped, date: _date, ...others }: Record<string, unknown> = existing ?? {};
   const started = new Date().toISOString();
   const runs: (Run & { date?: string })[] = [];
   const skipped: { engine: string; install: string }[] = [];
@@ -377,7 +380,7 @@ does not measure again (same engine, corpus and size), each with the date it was
     const machine = { cores: cpus().length, memory_gb: Number((totalmem() / 2 ** 30).toFixed(1)), node: process.version, shared: 'with other engineers\' jobs (training, benchmarks) running', load_average_at_end: loadavg().map((x) => Number(x.toFixed(2))) };
     const same = (a: Run, b: Run) => a.engine === b.engine && a.corpus === b.corpus && a.chunks === b.chunks;
     const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started }))];
-    writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped }, null, 2) + '\n');
+    writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped, ...others }, null, 2) + '\n');
     renameSync(`${out}.tmp`, out);
   };
   const corpusOf = async (kind: CorpusKind, n: number) => {
