@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, pretrain, trainLocalTokenizer } from './index.js';
 import { sleuthHome } from '../../tasks/store.js';
+import { writeFileAtomic } from '../../files/atomic.js';
 
 /**
  * The local base model: a BPE tokenizer trained on the embedded corpus and synthetic transcripts,
@@ -64,14 +66,26 @@ export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string
 
 /**
  * A shipped, pretrained local model (src/backend/local/assets/, see demo/base-build.ts), if present:
- * the base (local-base.sampler.ckpt) or the long-episode one (local-long.sampler.ckpt).
+ * the base (local-base.sampler.ckpt) or the long-episode one (local-long.sampler.ckpt). A model
+ * shipped gzipped (the long one: kept under the repository's 5 MiB limit per file) is unpacked once
+ * into $SLEUTH_HOME/models/, named by the hash of the packed file, so a new one is never shadowed.
  */
-export function shippedBasePath(size: 'base' | 'long' = 'base'): string | undefined {
+export function shippedBasePath(size: 'base' | 'long' = 'base', home = sleuthHome()): string | undefined {
   const file = `local-${size}.sampler.ckpt`;
   // From dist/src/backend/local/ (the build) the asset is in the sources; from src/backend/local/ it is beside.
-  for (const rel of [`../../../../src/backend/local/assets/${file}`, `./assets/${file}`]) {
-    const p = fileURLToPath(new URL(rel, import.meta.url));
+  for (const rel of ['../../../../src/backend/local/assets/', './assets/']) {
+    const p = fileURLToPath(new URL(rel + file, import.meta.url));
     if (existsSync(p)) return p;
+    if (existsSync(`${p}.gz`)) {
+      const packed = readFileSync(`${p}.gz`);
+      const hash = createHash('sha256').update(packed).digest('hex').slice(0, 12);
+      const unpacked = join(home, 'models', `shipped-${size}-${hash}.sampler.ckpt`);
+      if (!existsSync(unpacked)) {
+        mkdirSync(dirname(unpacked), { recursive: true });
+        writeFileAtomic(unpacked, gunzipSync(packed));
+      }
+      return unpacked;
+    }
   }
   return undefined;
 }
