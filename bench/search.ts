@@ -23,7 +23,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { badFlag, benchArgs } from './args.js';
@@ -31,7 +30,7 @@ import { readChunks, readSourceBatches } from '../src/corpus/read.js';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { Analyzer, buildIndex, openIndex } from '../src/search/index.js';
 import { ENGLISH_STOPWORDS } from '../src/search/stopwords.js';
-import { dirBytes, GREP_LITERAL, mb, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
+import { dirBytes, GREP_LITERAL, loadNow, machineOf, mb, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
 import { CORPUS_KINDS, writeQueries, writeSynthCorpus, type CorpusKind } from './synth.js';
 
 export interface Run {
@@ -372,12 +371,13 @@ does not measure again (same engine, corpus and size), each with the date it was
   // Sections other benchmarks merge into the file (bench/pruning.ts's pruning, notes) stay as they are.
   const { machine: _machine, runs: _runs, skipped: _skipped, date: _date, ...others }: Record<string, unknown> = existing ?? {};
   const started = new Date().toISOString();
+  const loadAtStart = loadNow();
   const runs: (Run & { date?: string })[] = [];
   const skipped: { engine: string; install: string }[] = [];
   // Results are written after every run, so an interrupted benchmark keeps what it measured.
   const save = () => {
     mkdirSync(dirname(out), { recursive: true });
-    const machine = { cores: cpus().length, memory_gb: Number((totalmem() / 2 ** 30).toFixed(1)), node: process.version, shared: 'with other engineers\' jobs (training, benchmarks) running', load_average_at_end: loadavg().map((x) => Number(x.toFixed(2))) };
+    const machine = machineOf(loadAtStart);
     const same = (a: Run, b: Run) => a.engine === b.engine && a.corpus === b.corpus && a.chunks === b.chunks;
     const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started }))];
     writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped, ...others }, null, 2) + '\n');
