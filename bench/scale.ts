@@ -67,11 +67,14 @@ async function childQuery(index: string) {
   const load_s = (now() - t) / 1000;
   const q = await timeQueries(queries, (query) => ix.search(query, 10));
   const grepLat: number[] = [];
+  // Per pattern, of its last call: hits (of the 10 asked) and whether it stopped at the 1 s time cap.
+  const grepCalls: { pattern: string; hits: number; timed_out: boolean; ms: number }[] = [];
   for (const p of GREP_LITERAL) ix.grep(p, { k: 10 });
   for (let rep = 0; rep < 3; rep++) for (const p of GREP_LITERAL) {
     const s = now();
-    ix.grep(p, { k: 10 });
+    const r = ix.grep(p, { k: 10 });
     grepLat.push(now() - s);
+    if (rep === 2) grepCalls.push({ pattern: p, hits: r.hits.length, timed_out: r.timedOut, ms: round(now() - s)! });
   }
   // Reads by id at random, as an agent's `read` tool does.
   const readLat: number[] = [];
@@ -81,15 +84,15 @@ async function childQuery(index: string) {
     if (!ix.read(id)) throw new Error(`read ${id}: missing`);
     readLat.push(now() - s);
   }
-  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, grep_literal_p50_ms: percentile(grepLat, 50), read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
+  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, grep_literal_p50_ms: percentile(grepLat, 50), grep_calls: grepCalls, read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
 }
 
 const self = fileURLToPath(import.meta.url);
 
-function child(args: string[], timeoutS: number): Record<string, number> {
+function child(args: string[], timeoutS: number): Record<string, number | unknown[]> {
   const r = spawnSync(process.execPath, ['--max-old-space-size=12000', '--expose-gc', self, '--child', ...args], { encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = r.stdout?.trim().split('\n').pop() ?? '';
-  if (r.status === 0 && line.startsWith('{')) return JSON.parse(line) as Record<string, number>;
+  if (r.status === 0 && line.startsWith('{')) return JSON.parse(line) as Record<string, number | unknown[]>;
   throw new Error(r.error ? String(r.error.message) : `child exited ${r.status}`);
 }
 
@@ -133,12 +136,12 @@ The index is removed afterwards unless --keep. --timeout: seconds each of build 
   const built = child(['--mode', 'build', '--chunks', String(chunks), '--index', index], timeoutS);
   settleDisk();
   const after = freeGb(work);
-  process.stderr.write(`built in ${built.build_s!.toFixed(1)} s (${built.generate_s!.toFixed(1)} s generating), ${built.index_gb!.toFixed(2)} GB in ${built.segments} segments; querying\n`);
+  process.stderr.write(`built in ${(built.build_s as number).toFixed(1)} s (${(built.generate_s as number).toFixed(1)} s generating), ${(built.index_gb as number).toFixed(2)} GB in ${built.segments} segments; querying\n`);
   const queried = child(['--mode', 'query', '--index', index], timeoutS);
   const run = {
     chunks,
     date: new Date().toISOString(),
-    ...Object.fromEntries(Object.entries({ ...built, ...queried }).map(([k, v]) => [k, round(v)])),
+    ...Object.fromEntries(Object.entries({ ...built, ...queried }).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
     index_bytes: dirBytes(index),
     disk_free_gb_before: before,
     disk_free_gb_with_index: after,

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Chunk } from '../../src/corpus/chunk.js';
 import { Bm25Scorer, buildIndex, openIndex, openSearcher, SegmentedIndex, type SearchIndex } from '../../src/search/index.js';
 import { MAX_SEGMENT_DOCS } from '../../src/search/scoring-memory.js';
-import { lz4Bound, lz4Compress, lz4Decompress } from '../../src/search/lz4.js';
+import { lz4Bound, lz4Compress, lz4Decompress, lz4DecompressPlain, lz4DecompressWasm, lz4WasmAvailable } from '../../src/search/lz4.js';
 import { expectSameRanking, iterate, randomChunks, reference, rng, VOCAB } from './bm25-reference.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sleuth-segments-'));
@@ -110,17 +110,55 @@ describe('an index built in segments', () => {
 });
 
 describe('LZ4 blocks', () => {
+  const r = rng(3);
+  const inputs: Uint8Array[] = [
+    new Uint8Array(0),
+    new Uint8Array([7]),
+    new TextEncoder().encode('abcabcabcabcabcabcabcabcabcabc'),
+    new Uint8Array(65_535).fill(42),
+    Uint8Array.from({ length: 40_000 }, () => Math.floor(r() * 256)),
+    Uint8Array.from({ length: 50_000 }, (_, i) => (i % 1000 < 500 ? i % 7 : Math.floor(r() * 4))),
+    new TextEncoder().encode(randomChunks(300, 9).map((c) => c.text).join(' ').slice(0, 60_000)),
+    // Every match offset from 1 to 20 and lengths around the 8-byte copy steps.
+    new TextEncoder().encode(Array.from({ length: 400 }, (_, i) => 'xyzw'.repeat(1 + (i % 5)).slice(0, 1 + (i % 20)) + String(i % 13)).join('')),
+  ];
+
+  it('decode the same in WebAssembly and TypeScript, and refuse the same damaged blocks', () => {
+    // npm test builds the module first: this checks the path the index really reads through.
+    expect(lz4WasmAvailable()).toBe(true);
+    const decode = (f: (s: Uint8Array, d: Uint8Array) => unknown, src: Uint8Array, length: number) => {
+      const out = new Uint8Array(length);
+      try {
+        return f(src, out) === false ? 'refused' : Buffer.from(out).toString('hex');
+      } catch {
+        return 'refused';
+      }
+    };
+    const damage = rng(11);
+    let cases = 0;
+    let refused = 0;
+    for (const input of inputs) {
+      const out = new Uint8Array(lz4Bound(input.length));
+      const block = out.subarray(0, lz4Compress(input, out));
+      const variants: [Uint8Array, number][] = [[block, input.length], [block, input.length + 1], [block, Math.max(0, input.length - 1)]];
+      for (let cut = 1; cut <= Math.min(6, block.length); cut++) variants.push([block.subarray(0, block.length - cut), input.length]);
+      for (let v = 0; v < 60 && block.length > 0; v++) {
+        const bad = block.slice();
+        bad[Math.floor(damage() * bad.length)] = Math.floor(damage() * 256);
+        variants.push([bad, input.length]);
+      }
+      for (const [src, length] of variants) {
+        const plain = decode(lz4DecompressPlain, src, length);
+        expect(decode(lz4DecompressWasm, src, length), `input of ${input.length} bytes, block of ${src.length}`).toBe(plain);
+        cases++;
+        if (plain === 'refused') refused++;
+      }
+    }
+    expect(cases).toBeGreaterThan(500);
+    expect(refused).toBeGreaterThan(100);
+  });
+
   it('round-trip every kind of input byte for byte', () => {
-    const r = rng(3);
-    const inputs: Uint8Array[] = [
-      new Uint8Array(0),
-      new Uint8Array([7]),
-      new TextEncoder().encode('abcabcabcabcabcabcabcabcabcabc'),
-      new Uint8Array(65_535).fill(42),
-      Uint8Array.from({ length: 40_000 }, () => Math.floor(r() * 256)),
-      Uint8Array.from({ length: 50_000 }, (_, i) => (i % 1000 < 500 ? i % 7 : Math.floor(r() * 4))),
-      new TextEncoder().encode(randomChunks(300, 9).map((c) => c.text).join(' ').slice(0, 60_000)),
-    ];
     for (const input of inputs) {
       const out = new Uint8Array(lz4Bound(input.length));
       const n = lz4Compress(input, out);
