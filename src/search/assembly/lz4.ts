@@ -23,6 +23,8 @@ export function decompress(src: usize, srcLen: u32, dst: usize, dstLen: u32): i3
     if (ip >= end) return -1 - <i32>(ip - src);
     const token = <u32>load<u8>(ip++);
     let lit = <usize>(token >> 4);
+    // LZ4's length extension (bytes of 255 continue), here and again for the match length: written
+    // out twice, as in ../lz4.ts, since it yields two values (the length and the input position).
     if (lit == 15) {
       let b: u32;
       do {
