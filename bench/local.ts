@@ -95,7 +95,8 @@ function benchTokenizer(vocab: number): BpeTokenizer {
   return new BpeTokenizer({ version: 1, specials: [...SPECIALS], merges });
 }
 
-console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} CPUs`);
+const loadAtStart = loadavg().map((x) => +x.toFixed(2));
+console.log(`load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} CPUs`);
 const shapes: [number, number, number][] = [
   [256, 64, 256],
   [256, 128, 512],
@@ -286,7 +287,7 @@ const result: Record<string, unknown> = {
 };
 /** Written after every section, so that a run cut short keeps what it measured. */
 function save(): void {
-  result['machine'] = { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average: loadavg().map((x) => +x.toFixed(2)), shared: 'other work ran on the machine meanwhile; old and new alternate in one run' };
+  result['machine'] = { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average_at_start: loadAtStart, load_average_at_end: loadavg().map((x) => +x.toFixed(2)) };
   result['date'] = new Date().toISOString();
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(`${out}.tmp`, JSON.stringify(result, null, 2) + '\n');

@@ -258,7 +258,7 @@ const PEER_SPECS: Record<Peer, PeerSpec> = {
   lucene: lucene('matched'),
   'lucene-english': lucene('english'),
   xapian: python('xapian', 'xapian', `TermGenerator, ${MATCHED}, stemmed terms only; BM25Weight k1=1.5 b=0.75 (k2=0, k3=1, min_normlen 0.5; Xapian's idf has no +1)`, 'apt-get install python3-xapian (for the python given by --python, default /usr/bin/python3)'),
-  bm25s: python('bm25s', 'bm25s, Stemmer', `bm25s's tokenizer (words of 2+ characters), ${MATCHED} (PyStemmer); method lucene, k1=1.5 b=0.75`, 'pip install bm25s==0.3.11 PyStemmer==3.1.0 (into the python given by --python)'),
+  bm25s: python('bm25s', 'bm25s, Stemmer', `bm25s's tokenizer with sleuth's word pattern (letters and digits, 1+ characters, joined by apostrophes; curly ones folded), ${MATCHED} (PyStemmer); method lucene, k1=1.5 b=0.75`, 'pip install bm25s==0.3.11 PyStemmer==3.1.0 (into the python given by --python)'),
 };
 
 function runProgram(argv: string[], timeoutS: number): Record<string, number | string> | { error: string } {

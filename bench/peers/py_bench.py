@@ -8,7 +8,8 @@ queries one after another on one thread, top 10). Prints one JSON line.
 Analysis matched to sleuth's: lower case, sleuth's stopwords (STOPWORDS_FILE, one a line), Snowball
 English (Porter2); title and text one field. Xapian: TermGenerator with STEM_ALL (stemmed terms only),
 BM25Weight k1=1.5 b=0.75 (k2=0, k3=1, min_normlen 0.5: Xapian's BM25 has no +1 in its idf). bm25s:
-its tokenizer (words of two or more characters) with PyStemmer, method 'lucene', k1=1.5 b=0.75.
+its tokenizer with sleuth's word pattern (BM25S_TOKEN_PATTERN) and PyStemmer, method 'lucene',
+k1=1.5 b=0.75.
 """
 import json
 import os
@@ -114,6 +115,17 @@ def xapian_engine(mode, path, index, stopwords, top_out):
     return {"load_s": load_s, **stats, "peak_rss_mb": peak_rss_mb(), "version": version}, tops
 
 
+# sleuth's words (src/search/tokenize.ts): runs of letters and digits, one character or more, joined
+# by apostrophes ("o'neill", "kiss's", which the stemmer then treats as possessive); bm25s's own
+# pattern keeps only words of two or more characters and splits at apostrophes. Curly apostrophes
+# are folded to ASCII first, as sleuth's analyzer does.
+BM25S_TOKEN_PATTERN = r"(?u)[^\W_]+(?:'[^\W_]+)*"
+
+
+def fold_apostrophes(text):
+    return text.replace("\u2019", "'").replace("\u02bc", "'")
+
+
 def bm25s_engine(mode, path, index, stopwords, top_out):
     import bm25s
     import Stemmer
@@ -124,8 +136,8 @@ def bm25s_engine(mode, path, index, stopwords, top_out):
         ids, texts = [], []
         for c in read_jsonl(path):
             ids.append(c["id"])
-            texts.append(c["title"] + "\n" + c["text"])
-        tokens = bm25s.tokenize(texts, stopwords=stopwords, stemmer=stemmer, show_progress=False)
+            texts.append(fold_apostrophes(c["title"] + "\n" + c["text"]))
+        tokens = bm25s.tokenize(texts, token_pattern=BM25S_TOKEN_PATTERN, stopwords=stopwords, stemmer=stemmer, show_progress=False)
         del texts
         model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
         model.index(tokens, show_progress=False)
@@ -137,7 +149,7 @@ def bm25s_engine(mode, path, index, stopwords, top_out):
     load_s = time.perf_counter() - t0
 
     def run(query):
-        q = bm25s.tokenize([query], stopwords=stopwords, stemmer=stemmer, show_progress=False)
+        q = bm25s.tokenize([fold_apostrophes(query)], token_pattern=BM25S_TOKEN_PATTERN, stopwords=stopwords, stemmer=stemmer, show_progress=False)
         if not q.vocab:
             return []
         docs, _ = model.retrieve(q, k=10, show_progress=False, n_threads=1)
