@@ -148,10 +148,11 @@ The index is removed afterwards unless --keep. --timeout: seconds each of build 
     machine: machineOf(loadAtStart),
   };
   if (!values.keep) rmSync(index, { recursive: true, force: true });
-  const previous = existsSync(out) ? ((JSON.parse(readFileSync(out, 'utf8')) as { runs: { chunks: number }[] }).runs ?? []) : [];
+  // Other sizes' runs, and sections written by hand (earlier_runs, notes), stay as they are.
+  const { runs: previous = [], ...others } = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs?: { chunks: number }[] } & Record<string, unknown>) : {};
   const runs = [...previous.filter((r) => r.chunks !== chunks), run].sort((a, b) => a.chunks - b.chunks);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(`${out}.tmp`, JSON.stringify({ runs }, null, 2) + '\n');
+  writeFileSync(`${out}.tmp`, JSON.stringify({ runs, ...others }, null, 2) + '\n');
   renameSync(`${out}.tmp`, out);
   console.log(JSON.stringify(run, null, 2));
   console.log(`wrote ${out}`);
