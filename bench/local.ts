@@ -14,8 +14,9 @@
  * Rates are by wall clock. Writes bench/results/local.json.
  */
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { loadNow } from './measure.js';
 import { fileURLToPath } from 'node:url';
 import { createLocalBackend, DEFAULT_MODEL, LONG_MODEL, type LocalBackend } from '../src/backend/local/backend.js';
 import type { Sampler } from '../src/backend/types.js';
@@ -95,7 +96,7 @@ function benchTokenizer(vocab: number): BpeTokenizer {
   return new BpeTokenizer({ version: 1, specials: [...SPECIALS], merges });
 }
 
-const loadAtStart = loadavg().map((x) => +x.toFixed(2));
+const loadAtStart = loadNow();
 console.log(`load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} CPUs`);
 const shapes: [number, number, number][] = [
   [256, 64, 256],
@@ -287,7 +288,7 @@ const result: Record<string, unknown> = {
 };
 /** Written after every section, so that a run cut short keeps what it measured. */
 function save(): void {
-  result['machine'] = { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average_at_start: loadAtStart, load_average_at_end: loadavg().map((x) => +x.toFixed(2)) };
+  result['machine'] = { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average_at_start: loadAtStart, load_average_at_end: loadNow() };
   result['date'] = new Date().toISOString();
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(`${out}.tmp`, JSON.stringify(result, null, 2) + '\n');

@@ -1,4 +1,4 @@
-/** Measuring helpers shared by the search benchmarks (bench/search.ts, bench/scale.ts). */
+/** Measuring helpers shared by the benchmarks (bench/search.ts, bench/scale.ts; loadNow also bench/local.ts). */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -16,16 +16,16 @@ export const percentile = (xs: number[], p: number) => {
 };
 export const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 
-const loadAverages = () => loadavg().map((x) => Number(x.toFixed(2)));
+/** The load average now (1, 5, 15 minutes). */
+export const loadNow = () => loadavg().map((x) => Number(x.toFixed(2)));
 /**
  * The machine a result was measured on, with its load average (1, 5, 15 minutes) when the run
  * started and when it ended: on a shared 2-core VM, whether anything else ran is what tells two
  * measurements of the same code apart.
  */
 export function machineOf(loadAtStart: number[]) {
-  return { cores: cpus().length, memory_gb: Number((totalmem() / 2 ** 30).toFixed(1)), node: process.version, load_average_at_start: loadAtStart, load_average_at_end: loadAverages() };
+  return { cores: cpus().length, memory_gb: Number((totalmem() / 2 ** 30).toFixed(1)), node: process.version, load_average_at_start: loadAtStart, load_average_at_end: loadNow() };
 }
-export const loadNow = loadAverages;
 
 export function dirBytes(path: string): number {
   if (!statSync(path).isDirectory()) return statSync(path).size;
