@@ -75,7 +75,7 @@ export interface Summary {
 
 /** Metrics averaged per rollout (then per task) and shown in the table, in this order when present. */
 export const MEAN_METRICS = [
-  'reward', 'recall', 'precision', 'f1', 'fbeta', 'trajectory_recall', 'exact_match', 'f1_format', 'partial_credit', 'gold_share', 'pass', 'answered',
+  'reward', 'recall', 'precision', 'f1', 'fbeta', 'trajectory_recall', 'hop1_recall', 'hop2_recall', 'hop3_recall', 'hop4_recall', 'last_hop_recall', 'last_hop_found', 'exact_match', 'f1_format', 'partial_credit', 'gold_share', 'pass', 'answered',
   'valid', 'curated_size', 'turns', 'tokens', 'offform_episode', 'wall_s', 'cost_usd',
 ] as const;
 

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { embeddedChunks, embeddedCorpusPath } from '../corpus/embedded.js';
+import type { Chunk } from '../corpus/chunk.js';
+import { embeddedCorpusPath } from '../corpus/embedded.js';
+import { readChunks } from '../corpus/read.js';
 import { InputError } from '../errors.js';
 import { buildIndex, type BuildOptions } from './build.js';
 import { readManifest } from './format.js';
@@ -23,9 +25,11 @@ export function defaultIndexDir(): string {
   return join('.sleuth', 'index', 'default');
 }
 
-/** sha256 of the embedded corpus file: an index built from other bytes is stale. */
-function embeddedSource(): string {
-  return 'embedded:' + createHash('sha256').update(readFileSync(embeddedCorpusPath())).digest('hex').slice(0, 16);
+/** sha256 of the corpus files, in order: an index built from other bytes is stale. */
+function corpusSource(files: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(readFileSync(f));
+  return 'embedded:' + hash.digest('hex').slice(0, 16);
 }
 
 /** Whether the index's grep.bin is of the grep format this sleuth reads (it is versioned apart). */
@@ -50,7 +54,15 @@ function grepCurrent(dir: string): boolean {
  * missing or of the wrong size), or built from other corpus bytes.
  */
 export async function ensureDefaultIndex(dir: string = defaultIndexDir(), options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
-  const source = embeddedSource();
+  return ensureCorpusIndex([embeddedCorpusPath()], dir, options);
+}
+
+/**
+ * The directory of an index over shipped corpus files (JSONL, gzipped or not; no id in two of
+ * them), built first when it is missing, stale or damaged, as for the default index.
+ */
+export async function ensureCorpusIndex(files: readonly string[], dir: string, options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
+  const source = corpusSource(files);
   try {
     const m = readManifest(dir);
     const intact = Object.entries(m.files).every(([name, bytes]) => existsSync(join(dir, name)) && statSync(join(dir, name)).size === bytes);
@@ -58,6 +70,10 @@ export async function ensureDefaultIndex(dir: string = defaultIndexDir(), option
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
   }
-  await buildIndex(embeddedChunks(), dir, { ...options, source });
+  await buildIndex(chunksOf(files), dir, { ...options, source });
   return dir;
+}
+
+async function* chunksOf(files: readonly string[]): AsyncGenerator<Chunk> {
+  for (const f of files) yield* readChunks(f, 'jsonl');
 }

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import { InputError } from '../errors.js';
 import type { OwnedDirKind } from '../files/owned-dir.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
-import { ensureDefaultIndex, openIndex } from '../search/index.js';
+import { ensureCorpusIndex, ensureDefaultIndex, openIndex } from '../search/index.js';
 import { describeZodError } from './records.js';
 import { devTestHalves, HELD_OUT_HALVES, withoutSplit, type SplitTask } from './split.js';
-import { embeddedTasksPath, readSplitTasks, sleuthHome } from './store.js';
+import { isShippedTaskSet, readSplitTasks, shippedCorpusPaths, shippedTasksPath, sleuthHome, SHIPPED_TASK_SETS, type ShippedTaskSetName } from './store.js';
 import type { Task } from './task.js';
 
 /** A named set of tasks with splits, and the index their fact chunk ids point into. */
@@ -60,7 +60,7 @@ export interface StoredTaskSet {
   /** The tasks file, or the directory of the set. */
   location: string;
   tasks: SplitTask[];
-  /** The index directory; undefined for `default` until ensureDefaultIndex has run. */
+  /** The index directory; undefined for a shipped set until ensureShippedIndex has run. */
   indexDir: string | undefined;
   manifest?: TaskSetManifest;
 }
@@ -70,7 +70,7 @@ export function checkNewTaskSetName(name: string): void {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/u.test(name)) {
     throw new InputError(`--name '${name}': a task set name is letters, digits, '.', '_' or '-' (starting with a letter or digit)`);
   }
-  if (name === 'default') throw new InputError("--name 'default': that name is the embedded task set");
+  if (isShippedTaskSet(name)) throw new InputError(`--name '${name}': that name is a task set shipped with sleuth`);
 }
 
 /** The directory a task-set name or path stands for (`NAME` lives in HOME/tasks/NAME; a path is itself). */
@@ -81,14 +81,14 @@ export function taskSetDir(nameOrPath: string, options: TaskSetOptions = {}): st
 
 /** Read a task set's tasks without touching its index: what `tasks list` and `tasks show` start from. */
 export function readTaskSet(nameOrPath: string, options: TaskSetOptions = {}): StoredTaskSet {
-  if (nameOrPath === 'default') {
-    const path = embeddedTasksPath();
-    return { name: 'default', location: path, tasks: readSplitTasks(path), indexDir: undefined };
+  if (isShippedTaskSet(nameOrPath)) {
+    const path = shippedTasksPath(nameOrPath);
+    return { name: nameOrPath, location: path, tasks: readSplitTasks(path), indexDir: undefined };
   }
   const dir = taskSetDir(nameOrPath, options);
   const tasksPath = join(dir, TASKSET_FILES.tasks);
   if (!existsSync(tasksPath)) {
-    const known = ['default', ...listTaskSetNames(options)].join(', ');
+    const known = [...Object.keys(SHIPPED_TASK_SETS), ...listTaskSetNames(options)].join(', ');
     throw new InputError(`unknown task set '${nameOrPath}': ${tasksPath} does not exist (known: ${known})`);
   }
   const manifestPath = join(dir, TASKSET_FILES.manifest);
@@ -118,6 +118,15 @@ export function listTaskSetNames(options: TaskSetOptions = {}): string[] {
     .sort();
 }
 
+/**
+ * The index of a shipped task set, built on first use: `default`'s in .sleuth/index/default, the
+ * others' in .sleuth/index/NAME (relative to the working directory, like the default's).
+ */
+export async function ensureShippedIndex(name: ShippedTaskSetName): Promise<string> {
+  if (name === 'default') return ensureDefaultIndex();
+  return ensureCorpusIndex(shippedCorpusPaths(name), join('.sleuth', 'index', name));
+}
+
 /** Splits in a stable order: train, eval, then any others alphabetically. */
 export function splitNames(tasks: SplitTask[]): string[] {
   const rank = (s: string) => (s === 'train' ? 0 : s === 'eval' ? 1 : 2);
@@ -145,7 +154,7 @@ export async function taskSetCoverage(tasks: Task[], indexDir: string): Promise<
  */
 export async function loadTaskSet(nameOrPath: string, options: LoadTaskSetOptions = {}): Promise<TaskSet> {
   const stored = readTaskSet(nameOrPath, options);
-  const indexDir = stored.indexDir ?? (await ensureDefaultIndex());
+  const indexDir = stored.indexDir ?? (await ensureShippedIndex(stored.name as ShippedTaskSetName));
   if (!existsSync(indexDir)) throw new InputError(`task set '${stored.name}': its index ${indexDir} is missing (rebuild the set)`);
   if (options.validate ?? true) {
     requireCoverage(await taskSetCoverage(stored.tasks, indexDir), `task set '${stored.name}'`, options.allowMissing ?? false);

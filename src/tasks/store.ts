@@ -25,7 +25,35 @@ export function packageRoot(): string {
 
 /** The embedded default task set, shipped in the package (built by scripts/build-embedded-tasks.ts). */
 export function embeddedTasksPath(): string {
-  return join(packageRoot(), 'data', 'embedded', 'tasks.jsonl.gz');
+  return shippedTasksPath('default');
+}
+
+/**
+ * The task sets that ship in the package, each a folder of data/ with tasks.jsonl.gz, SPLITS.md and
+ * ATTRIBUTION.md, over the corpus files listed (indexed together; no chunk id in two of them).
+ */
+export const SHIPPED_TASK_SETS = {
+  default: { folder: 'embedded', corpora: ['embedded'], origin: 'embedded: HotpotQA dev-500 + MuSiQue-100' },
+  musique: {
+    folder: 'musique',
+    corpora: ['embedded', 'musique'],
+    origin: 'embedded: MuSiQue-Ans multi-hop (dev + train-100), pooled with the default corpus; CC BY 4.0 (MuSiQue), CC BY-SA 4.0 (pool)',
+  },
+} as const satisfies Record<string, { folder: string; corpora: readonly string[]; origin: string }>;
+
+export type ShippedTaskSetName = keyof typeof SHIPPED_TASK_SETS;
+
+export function isShippedTaskSet(name: string): name is ShippedTaskSetName {
+  return Object.hasOwn(SHIPPED_TASK_SETS, name);
+}
+
+export function shippedTasksPath(name: ShippedTaskSetName): string {
+  return join(packageRoot(), 'data', SHIPPED_TASK_SETS[name].folder, 'tasks.jsonl.gz');
+}
+
+/** The corpus files a shipped set's index is built from, in order. */
+export function shippedCorpusPaths(name: ShippedTaskSetName): string[] {
+  return SHIPPED_TASK_SETS[name].corpora.map((folder) => join(packageRoot(), 'data', folder, 'corpus.jsonl.gz'));
 }
 
 /** Where sleuth keeps its working state (indexes, task sets): `$SLEUTH_HOME`, else `.sleuth` in the current directory. */

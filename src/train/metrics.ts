@@ -15,7 +15,15 @@ export function rolloutMetrics(groups: readonly Group<Rollout>[], price: Price |
   const n = rollouts.length || 1;
   const mean = (f: (r: Rollout) => number) => rollouts.reduce((s, r) => s + f(r), 0) / n;
   const parts: Record<string, number> = {};
-  for (const r of rollouts) for (const [k, v] of Object.entries(r.reward?.parts ?? {})) parts[k] = (parts[k] ?? 0) + v / n;
+  const have: Record<string, number> = {};
+  for (const r of rollouts) {
+    for (const [k, v] of Object.entries(r.reward?.parts ?? {})) {
+      parts[k] = (parts[k] ?? 0) + v / n;
+      have[k] = (have[k] ?? 0) + 1;
+    }
+  }
+  // A part only some rollouts have (a hop that only longer questions have) is their mean, not diluted by the others.
+  for (const k of Object.keys(parts)) if (have[k]! < n) parts[k] = (parts[k]! * n) / have[k]!;
   let sampled = 0, nll = 0, calls = 0, offCalls = 0;
   const endReasons: Record<string, number> = {};
   for (const r of rollouts) {

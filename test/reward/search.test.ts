@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fBeta, scoreSet, factRecall, searchParts } from '../../src/reward/search.js';
+import { fBeta, scoreSet, factRecall, hopParts, searchParts } from '../../src/reward/search.js';
+import type { Task } from '../../src/tasks/task.js';
 import { defaultRubric, scoreRollout, resolveRubric, parseRubric, RUBRICS } from '../../src/suites/registry.js';
 
 const DEFAULT_RUBRIC = defaultRubric('search');
@@ -91,5 +92,34 @@ describe('beta schedule', () => {
     expect(betaAt({ kind: 'cosine', from: 4, to: 2, steps: 10 }, 5)).toBeCloseTo(3, 12);
     expect(betaAt({ kind: 'cosine', from: 4, to: 2, steps: 10 }, 2)).toBeGreaterThan(betaAt({ kind: 'linear', from: 4, to: 2, steps: 10 }, 2));
     expect(betaAt({ kind: 'cosine', from: 4, to: 2, steps: 10 }, 10)).toBeCloseTo(2, 12);
+  });
+});
+
+describe('per-hop recall of a multi-hop task', () => {
+  // Three hops in order; hop 2's gold has two chunks. Worked by hand: the set holds hop 1's gold and
+  // the second chunk of hop 2's; hop 3's gold was shown in a search result but not curated.
+  const hops: Task = {
+    id: 'm1',
+    query: 'Who founded the label of the singer of Song?',
+    facts: [
+      { text: 'Song >> performer Singer', chunkIds: ['h1'] },
+      { text: 'Singer >> record label Label', chunkIds: ['h2a', 'h2b'] },
+      { text: 'Label >> founded by Founder', chunkIds: ['h3'], isFinalAnswer: true },
+    ],
+    meta: { source: 'musique', hops: 3 },
+  };
+
+  it('gives each hop 1 when its gold is curated, and says whether the last hop was ever found', () => {
+    expect(hopParts(hops, ['h1', 'x', 'h2b'], ['h1', 'h3', 'x'])).toEqual({ hop1_recall: 1, hop2_recall: 1, hop3_recall: 0, last_hop_recall: 0, last_hop_found: 1 });
+    expect(hopParts(hops, [], [])).toEqual({ hop1_recall: 0, hop2_recall: 0, hop3_recall: 0, last_hop_recall: 0, last_hop_found: 0 });
+    const parts = searchParts(hops, rollout({ curated: ['h3'], trajectory: ['h1'] }), 4);
+    expect(parts).toMatchObject({ recall: 1 / 3, hop1_recall: 0, hop2_recall: 0, hop3_recall: 1, last_hop_recall: 1, last_hop_found: 1 });
+  });
+
+  it('leaves tasks whose facts are not a chain of hops without per-hop parts', () => {
+    expect(hopParts(task, ['a1'], [])).toEqual({});
+    expect(Object.keys(searchParts(task, rollout({ curated: ['a1'] }), 4)).filter((k) => k.includes('hop'))).toEqual([]);
+    // meta.hops that disagrees with the facts is not trusted either.
+    expect(hopParts({ ...hops, meta: { hops: 2 } }, ['h1'], [])).toEqual({});
   });
 });

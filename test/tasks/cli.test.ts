@@ -23,10 +23,12 @@ describe('sleuth tasks', () => {
   // Built here rather than by the first command, so that no test depends on another's order.
   beforeAll(() => ensureDefaultIndex(join(cwd, '.sleuth', 'index', 'default')));
 
-  it('list shows default with its train and eval counts', () => {
+  it('list shows every shipped set with its splits, sizes, hashes and origin', () => {
     const r = sleuth('list');
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^default\s+480\s+120\s/m);
+    expect(r.stdout).toMatch(/^default {2}600 tasks: train 480 \(2f0b787aada0\), eval 120 \(3924cb1f0d30\)$/m);
+    expect(r.stdout).toMatch(/^musique {2}\d+ tasks: train \d+ \([0-9a-f]{12}\), dev \d+ \([0-9a-f]{12}\), test \d+ \([0-9a-f]{12}\)$/m);
+    expect(r.stdout).toMatch(/^ {2}embedded: MuSiQue-Ans .*CC BY 4\.0/m);
   });
 
   it('show reports counts, facts per task and no missing chunk ids for default', () => {

@@ -2,9 +2,10 @@ import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../com
 import { CORPUS_FORMATS, type CorpusFormat } from '../../corpus/read.js';
 import { InputError } from '../../errors.js';
 import { importTaskSet, TASK_FORMATS, type TaskFormat } from '../../tasks/import.js';
-import { ensureDefaultIndex } from '../../search/index.js';
+import { isShippedTaskSet, SHIPPED_TASK_SETS, type ShippedTaskSetName } from '../../tasks/store.js';
 import {
   checkNewTaskSetName,
+  ensureShippedIndex,
   listTaskSetNames,
   loadTaskSet,
   readTaskSet,
@@ -13,7 +14,7 @@ import {
   taskSetCoverage,
   taskSetDir,
 } from '../../tasks/registry.js';
-import { withoutSplit } from '../../tasks/split.js';
+import { splitHashes, withoutSplit } from '../../tasks/split.js';
 import { buildSubset, type DistractorMode } from '../../tasks/subset.js';
 
 const USAGE = `usage:
@@ -65,19 +66,19 @@ function noPositionals(positionals: string[], what: string): void {
 async function list(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' } }, 'tasks list');
   noPositionals(positionals, 'list');
-  const rows = ['default', ...listTaskSetNames()].map((name) => {
+  const rows = [...Object.keys(SHIPPED_TASK_SETS), ...listTaskSetNames()].map((name) => {
     const set = readTaskSet(name);
-    return { name, tasks: set.tasks.length, splits: splitCounts(set.tasks), origin: set.manifest?.origin ?? 'embedded: HotpotQA dev-500 + MuSiQue-100', location: set.location };
+    const origin = set.manifest?.origin ?? (isShippedTaskSet(name) ? SHIPPED_TASK_SETS[name].origin : set.location);
+    return { name, tasks: set.tasks.length, splits: splitCounts(set.tasks), origin, location: set.location, sha256: splitHashes(set.tasks) };
   });
   if (values.json) {
     printJson(rows);
     return 0;
   }
-  const width = Math.max(7, ...rows.map((r) => r.name.length));
-  console.log(`${'name'.padEnd(width)}  ${'train'.padStart(6)}  ${'eval'.padStart(6)}  other  origin`);
+  // Each set: its splits with sizes and the first 12 hex digits of each split's sha256, then its origin.
   for (const r of rows) {
-    const other = Object.entries(r.splits).filter(([s]) => s !== 'train' && s !== 'eval').reduce((n, [, c]) => n + c, 0);
-    console.log(`${r.name.padEnd(width)}  ${String(r.splits['train'] ?? 0).padStart(6)}  ${String(r.splits['eval'] ?? 0).padStart(6)}  ${String(other).padStart(5)}  ${r.origin}`);
+    console.log(`${r.name}  ${r.tasks} tasks: ${Object.entries(r.splits).map(([split, n]) => `${split} ${n} (${r.sha256[split]!.slice(0, 12)})`).join(', ')}`);
+    console.log(`  ${r.origin}`);
   }
   return 0;
 }
@@ -97,7 +98,7 @@ async function show(argv: string[]): Promise<number> {
     printJson(tasks.map(withoutSplit));
     return 0;
   }
-  const indexDir = stored.indexDir ?? (await ensureDefaultIndex());
+  const indexDir = stored.indexDir ?? (await ensureShippedIndex(stored.name as ShippedTaskSetName));
   const coverage = await taskSetCoverage(tasks, indexDir);
   const facts = tasks.map((t) => t.facts.length);
   const histogram = new Map<number, number>();

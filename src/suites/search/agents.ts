@@ -7,6 +7,7 @@ import { literalPattern } from '../../protocol/compact/references.js';
 import { call, idsIn, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
 import { registerAgents } from '../../agent/registry.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
+import { hopOracleAgent, multiSearchAgent, parseMultiSearch } from './multihop.js';
 
 /**
  * The search suite's scripted agents, which bound every metric: `baseline` from below (search the
@@ -237,6 +238,17 @@ registerAgents([
       const ks = (arg ?? '1,2,3,5,8').split(',').map(Number);
       if (!ks.length || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new InputError(`agent '${spec}': baseline-sweep:K1,K2,... needs whole numbers from 1 to 50`);
       return baselineSweepAgent(ks, spec, typeof ctx['openingSearch'] === 'number' ? ctx['openingSearch'] : 0);
+    },
+  ],
+  ['titles', (arg, spec) => multiSearchAgent(parseMultiSearch('titles', arg, spec), spec)],
+  ['hit-text', (arg, spec) => multiSearchAgent(parseMultiSearch('hit-text', arg, spec), spec)],
+  [
+    'hop-oracle',
+    (arg, spec) => {
+      const m = /^(\d+)(?:,(\d+))?$/u.exec(arg ?? '10');
+      const k = Number(m?.[1]), curate = Number(m?.[2] ?? 10);
+      if (!m || k < 1 || k > 50 || curate < 1 || curate > 30) throw new InputError(`agent '${spec}': hop-oracle[:K[,CURATE]] needs K from 1 to 50 and CURATE from 1 to 30`);
+      return hopOracleAgent(k, curate, spec);
     },
   ],
   [

@@ -27,9 +27,12 @@ const MusiqueRecord = z.object({
  * Load MuSiQue questions. Each hop of `question_decomposition` is one fact, supported by the
  * paragraph its `paragraph_support_idx` names; the last hop's fact carries the final answer.
  * Answers are the answer and its aliases. Unanswerable questions (MuSiQue-Full) have no gold
- * support and are skipped, and reported as skipped.
+ * support and are skipped, and reported as skipped. With `decomposition`, each task's meta also
+ * keeps the hops as `decomposition: [{question, answer}]`, each question with the earlier hops'
+ * answers filled in: what the hop oracle searches (privileged information, never shown to an agent
+ * that is scored).
  */
-export async function loadMusique(path: string): Promise<LoadedTasks> {
+export async function loadMusique(path: string, options: { decomposition?: boolean } = {}): Promise<LoadedTasks> {
   const collector = new ChunkCollector();
   const skipped: LoadedTasks['skipped'] = [];
   const drafts: DraftTask[] = [];
@@ -46,6 +49,7 @@ export async function loadMusique(path: string): Promise<LoadedTasks> {
       continue;
     }
     const hopAnswers: string[] = [];
+    const hops: { question: string; answer: string }[] = [];
     const facts: Fact[] = r.question_decomposition.map((hop, i) => {
       const chunk = hop.paragraph_support_idx === null ? undefined : paragraphs.get(hop.paragraph_support_idx);
       if (chunk === undefined) {
@@ -54,6 +58,7 @@ export async function loadMusique(path: string): Promise<LoadedTasks> {
       // Hops refer to earlier answers as #1, #2, ...: spell them out so the fact reads on its own.
       const question = hop.question.replace(/#(\d+)/gu, (m, k: string) => hopAnswers[Number(k) - 1] ?? m);
       hopAnswers.push(hop.answer);
+      hops.push({ question: question.trim(), answer: hop.answer });
       return { text: `${question.trim()} ${hop.answer}`, chunkIds: [chunk.id], isFinalAnswer: i === r.question_decomposition.length - 1 };
     });
     drafts.push({
@@ -63,7 +68,7 @@ export async function loadMusique(path: string): Promise<LoadedTasks> {
         query: r.question.trim(),
         facts,
         answers: [r.answer, ...r.answer_aliases.filter((a) => a !== r.answer)],
-        meta: { source: 'musique', hops: facts.length },
+        meta: { source: 'musique', hops: facts.length, ...(options.decomposition ? { decomposition: hops } : {}) },
       },
     });
   }

@@ -1,0 +1,139 @@
+import { InputError } from '../../errors.js';
+import type { Task } from '../../tasks/task.js';
+import { call, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
+import type { Agent, ToolExchange } from '../../agent/types.js';
+import { keywordQuery } from './agents.js';
+
+/**
+ * Multi-hop search scripts. A multi-hop question names its first hop; the bridge entity that leads
+ * to the next hop is in the first hop's paragraph, not in the question. The fixed scripts follow
+ * the first search's top hits (`titles`: their titles; `hit-text`: the question's keywords with the hit's text);
+ * the hop oracle searches the gold sub-questions with the gold bridge answers filled in. The oracle
+ * uses privileged information: it is a ceiling, never a method.
+ */
+
+/** A hit of a search or grep result as the environment returned it. */
+export interface ShownHit {
+  id: string;
+  title: string;
+  snippet: string;
+}
+
+/** The hits of each successful search or grep call, in call order. */
+export function hitLists(results: ToolExchange[]): ShownHit[][] {
+  const lists: ShownHit[][] = [];
+  for (const r of results) {
+    if (r.result.outcome !== 'ok' || (r.call.name !== 'bm25_search' && r.call.name !== 'grep_corpus')) continue;
+    const value = JSON.parse(r.result.content) as { hits?: { id: string; title?: string; snippet?: string }[] };
+    lists.push((value.hits ?? []).map((h) => ({ id: h.id, title: h.title ?? '', snippet: h.snippet ?? '' })));
+  }
+  return lists;
+}
+
+/**
+ * The set a multi-search script curates: the hit lists interleaved by rank (every list's first
+ * hit, then every list's second, ...), each id once, the first `n`. The first search's best hits
+ * and each follow-up's best hits come before anyone's tenth.
+ */
+export function interleave(lists: readonly (readonly ShownHit[])[], n: number): string[] {
+  const out: string[] = [];
+  const longest = Math.max(0, ...lists.map((l) => l.length));
+  for (let rank = 0; rank < longest && out.length < n; rank++) {
+    for (const l of lists) {
+      const id = l[rank]?.id;
+      if (id !== undefined && !out.includes(id) && out.length < n) out.push(id);
+    }
+  }
+  return out;
+}
+
+/** A fixed multi-search script: the question's top `k`, then one search per top-`follow` hit. */
+export interface MultiSearchPlan {
+  /** What a follow-up searches: the hit's title, or the question's keywords with the hit's shown text. */
+  mode: 'titles' | 'hit-text';
+  /** Hits of the question's search. */
+  k: number;
+  /** How many of its top hits are followed. */
+  follow: number;
+  /** Hits of each follow-up search. */
+  followK: number;
+  /** Size of the curated set (interleaved by rank). */
+  curate: number;
+}
+
+export function multiSearchSpec(p: MultiSearchPlan): string {
+  return `${p.mode}:${p.k},${p.follow},${p.followK},${p.curate}`;
+}
+
+/** The query a follow-up of `hit` searches. */
+export function followQuery(mode: MultiSearchPlan['mode'], hit: ShownHit, keywords: string): string {
+  return mode === 'titles' ? hit.title : `${keywords} ${hit.snippet}`;
+}
+
+export function multiSearchAgent(plan: MultiSearchPlan, spec = multiSearchSpec(plan)): Agent {
+  return scriptedAgent(spec, function* (ctx): Plan {
+    const keywords = keywordQuery(ctx.task.query);
+    const [first = []] = hitLists(yield turn('Search the question.', call('bm25_search', { query: keywords, k: plan.k })));
+    const followed = first.slice(0, plan.follow);
+    const lists: ShownHit[][] = [first];
+    if (followed.length) {
+      const searches = followed.map((h) => call('bm25_search', { query: followQuery(plan.mode, h, keywords), k: plan.followK }));
+      lists.push(...hitLists(yield turn(`Follow the top ${followed.length} hits.`, ...searches)));
+    }
+    const ids = interleave(lists, plan.curate);
+    yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call('curate', { ids })] : []), call('finish', {}));
+  });
+}
+
+/** One hop of a task's gold decomposition: its question with the earlier answers filled in. */
+export interface GoldHop {
+  question: string;
+  answer: string;
+}
+
+/** The gold decomposition a MuSiQue task carries (meta.decomposition), or an error naming the task. */
+export function goldHops(task: Task): GoldHop[] {
+  const d = task.meta?.['decomposition'];
+  const ok = Array.isArray(d) && d.length > 0 && d.every((h) => typeof h === 'object' && h !== null && typeof (h as GoldHop).question === 'string' && typeof (h as GoldHop).answer === 'string');
+  if (!ok) throw new InputError(`task '${task.id}' has no gold decomposition (meta.decomposition): the hop oracle runs on multi-hop task sets such as 'musique'`);
+  return d as GoldHop[];
+}
+
+/** MuSiQue writes a hop as `subject >> relation`: as a query, the words. */
+export function hopQuery(question: string): string {
+  return question.replace(/>>/gu, ' ').replace(/\s+/gu, ' ').trim();
+}
+
+/**
+ * The hop oracle: search each gold sub-question (previous hops' answers filled in), top `k` each, and
+ * curate `curate` hits interleaved by rank. Privileged: it reads the gold decomposition.
+ */
+export function hopOracleAgent(k = 10, curate = 10, spec = `hop-oracle:${k},${curate}`): Agent {
+  return scriptedAgent(spec, function* (ctx): Plan {
+    const hops = goldHops(ctx.task);
+    const lists = hitLists(yield turn('Search each gold sub-question.', ...hops.map((h) => call('bm25_search', { query: hopQuery(h.question), k }))));
+    const ids = interleave(lists, curate);
+    yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call('curate', { ids })] : []), call('finish', {}));
+  });
+}
+
+/** The fixed scripts a report chooses the best of on dev: titles and text, each at a few widths. */
+export function fixedScripts(): MultiSearchPlan[] {
+  const plans: MultiSearchPlan[] = [];
+  for (const mode of ['titles', 'hit-text'] as const) {
+    for (const follow of [1, 2, 3]) {
+      for (const followK of [5, 10]) plans.push({ mode, k: 10, follow, followK, curate: 10 });
+    }
+  }
+  return plans;
+}
+
+/** Parse `K,FOLLOW,FOLLOWK,CURATE` of a titles: or text: spec. */
+export function parseMultiSearch(mode: MultiSearchPlan['mode'], arg: string | undefined, spec: string): MultiSearchPlan {
+  const m = /^(\d+),(\d+)(?:,(\d+))?(?:,(\d+))?$/u.exec(arg ?? '');
+  const plan = m ? { mode, k: Number(m[1]), follow: Number(m[2]), followK: Number(m[3] ?? m[1]), curate: Number(m[4] ?? 10) } : undefined;
+  if (!plan || plan.k < 1 || plan.k > 50 || plan.follow > 10 || plan.followK < 1 || plan.followK > 50 || plan.curate < 1 || plan.curate > 30) {
+    throw new InputError(`agent '${spec}': ${mode}:K,FOLLOW[,FOLLOWK[,CURATE]] needs whole numbers (K and FOLLOWK 1 to 50, FOLLOW up to 10, CURATE 1 to 30), e.g. ${mode}:10,3,10,10`);
+  }
+  return plan;
+}
