@@ -5,6 +5,9 @@ import { performance } from 'node:perf_hooks';
 import { ownSearches } from '../agent/rollout.js';
 import { baselineAgent, followSweepAgent } from '../suites/search/agents.js';
 import type { Agent } from '../agent/types.js';
+import { resolveAgent } from '../agent/registry.js';
+import type { Environment } from '../env/types.js';
+import { fixedScripts, multiSearchSpec } from '../suites/search/multihop.js';
 import { loadSampler } from '../backend/local/index.js';
 import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval/compare.js';
 import { taskMeans, type Summary } from '../eval/metrics.js';
@@ -70,6 +73,15 @@ export interface DemoPlan {
   /** The split every reported number comes from, and how many of its tasks (0: all). */
   reportSplit: string;
   reportLimit: number;
+  /** The SFT teacher, an agent spec (default `follow-sweep`). */
+  teacher?: string;
+  /**
+   * Fixed scripts (agent specs): the one with the best mean reward on the GRPO curves' split (dev)
+   * is the baseline reported on the report split. Default: the top 10 (`baseline`) alone.
+   */
+  scripts?: string[];
+  /** A privileged ceiling (an agent spec) evaluated on the report split beside the others; never a method. */
+  oracle?: string;
 }
 
 const SFT_PLAN: SftPlan = { trainLimit: 160, attempts: 6, threshold: 0.3, epochs: 1, batchSize: 8, learningRate: 1e-3, keep: 'best' };
@@ -92,6 +104,37 @@ export const QUICK_PLAN: DemoPlan = {
   reportSplit: 'test',
   reportLimit: 4,
 };
+
+/** The multi-hop task set's plan: the bridge teacher, the fixed scripts chosen on dev, the hop oracle. */
+export const MUSIQUE_PLAN: DemoPlan = {
+  preset: 'local-musique',
+  grpo: {},
+  sft: { ...SFT_PLAN, trainLimit: 0, attempts: 10 },
+  grpoFrom: 'sft',
+  useShippedBase: true,
+  reportSplit: 'test',
+  reportLimit: 0,
+  teacher: 'bridge-sweep',
+  scripts: ['baseline', ...fixedScripts().map(multiSearchSpec)],
+  oracle: 'hop-oracle',
+};
+
+/** Seconds: MUSIQUE_PLAN's pipeline on a tiny model and a handful of tasks (checks the pipeline, not the gain). */
+export const MUSIQUE_QUICK_PLAN: DemoPlan = {
+  ...QUICK_PLAN,
+  grpo: { ...QUICK_PLAN.grpo, tasks: 'musique', evalLimit: 4, budgets: { maxTurns: 4, maxTokensPerTurn: 16, contextTokens: 1024 } },
+  teacher: 'bridge-sweep',
+  scripts: ['baseline', 'hit-text:10,1,5,10'],
+  oracle: 'hop-oracle',
+};
+
+/** The best of the fixed scripts on dev, and every candidate's dev reward. */
+export interface ScriptChoice {
+  spec: string;
+  split: string;
+  reward: number;
+  candidates: { spec: string; reward: number }[];
+}
 
 /** How an agent searched on the report split. */
 export interface SearchBehaviour {
@@ -128,6 +171,10 @@ export interface DemoResult {
   grpoFrom: 'base' | 'sft';
   /** Run directories of the report-split evals, by agent. */
   evalDirs: Record<'baseline' | 'base' | 'sft' | 'grpo', string>;
+  /** The baseline's choice among the plan's fixed scripts (undefined: the plan has none). */
+  bestScript?: ScriptChoice;
+  /** The plan's privileged ceiling on the report split, and its run directory. */
+  oracle?: { spec: string; summary: Summary; dir: string };
   behaviour: Record<'baseline' | 'base' | 'sft' | 'grpo', SearchBehaviour>;
   /** baseline, base, SFT and GRPO against the baseline. */
   table: Comparison;
@@ -182,13 +229,22 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
     }).then((r) => r.summary);
   const studentOf = (path: string) => localAgent(`local:${path}`, loadSampler(path), config.temperature, config.seed + 1, config.openingSearch);
 
-  const baseline = await phase(`eval baseline (${plan.reportSplit})`, () => evalRun(evalDirs.baseline, baselineAgent(10)));
+  // The baseline: the top 10, or the best of the plan's fixed scripts on dev (never chosen on the report split).
+  let bestScript: ScriptChoice | undefined;
+  if (plan.scripts?.length) {
+    bestScript = await phase(`choose the best fixed script (${config.evalSplit})`, () => chooseScript(plan.scripts!, join(dir, `scripts-${config.evalSplit}`), config.evalSplit, inputs.evalTasks, inputs.env, config));
+    log(`  best fixed script on ${config.evalSplit}: ${bestScript.spec} (${bestScript.reward.toFixed(3)}; ${bestScript.candidates.map((c) => `${c.spec} ${c.reward.toFixed(3)}`).join(', ')})`);
+  }
+  const baselineScript = bestScript ? await resolveAgent(bestScript.spec) : baselineAgent(10);
+  const baseline = await phase(`eval baseline (${plan.reportSplit})`, () => evalRun(evalDirs.baseline, baselineScript));
+  const oracleSpec = plan.oracle;
+  const oracle = oracleSpec ? { spec: oracleSpec, dir: join(dir, 'oracle'), summary: await phase(`eval oracle (${plan.reportSplit}; privileged, a ceiling)`, async () => evalRun(join(dir, 'oracle'), await resolveAgent(oracleSpec))) } : undefined;
   const base = await phase(`eval base model (${plan.reportSplit})`, () => evalRun(evalDirs.base, studentOf(basePath)));
 
   const sftRun = await phase('sft', async () => {
     const sftConfig = parseTrainConfig({ ...raw, model: basePath, epochs: plan.sft.epochs, adam: { ...config.adam, learningRate: plan.sft.learningRate } }, 'demo sft');
     const setup = await createBackend(sftConfig, { checkpointDir: join(dir, 'sft', 'checkpoints') });
-    const teacher = followSweepAgent();
+    const teacher = plan.teacher ? await resolveAgent(plan.teacher) : followSweepAgent();
     const r = await runSft({
       dir: join(dir, 'sft'),
       record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: 1, threshold: plan.sft.threshold, keep: plan.sft.keep },
@@ -265,12 +321,45 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
     sftRun,
     grpoFrom: plan.grpoFrom,
     evalDirs,
+    ...(bestScript ? { bestScript } : {}),
+    ...(oracle ? { oracle } : {}),
     behaviour,
     table,
     grpoVsBase: pairedDelta([rowsBase], [rowsGrpo], config.seed),
     grpoVsBaseline: pairedDelta([rowsBaseline], [rowsGrpo], config.seed),
     grpoVsSft: pairedDelta([rowsSft], [rowsGrpo], config.seed),
   };
+}
+
+/** Each script's mean reward on `tasks` (one sample: scripts are deterministic), and the best (the first on a tie). */
+async function chooseScript(specs: readonly string[], dir: string, split: string, tasks: Task[], env: Environment, config: TrainConfig): Promise<ScriptChoice> {
+  const candidates: ScriptChoice['candidates'] = [];
+  for (const spec of specs) {
+    const agent = await resolveAgent(spec);
+    const rubric = rubricOf(config);
+    const r = await runEval({
+      dir: join(dir, spec.replace(/[^A-Za-z0-9._-]/gu, '_')),
+      agent,
+      env,
+      tasks,
+      samples: 1,
+      concurrency: config.concurrency,
+      rubric,
+      budgets: config.budgets,
+      config: { agent: spec, tasks: config.tasks, split, samples: 1, rubric, budgets: config.budgets },
+      identity: ['agent', 'samples', 'rubric', 'budgets'],
+      price: undefined,
+      bootstrap: { seed: config.seed },
+    });
+    candidates.push({ spec, reward: Number(r.summary['reward']) });
+  }
+  const best = candidates.reduce((a, b) => (b.reward > a.reward ? b : a));
+  return { spec: best.spec, split, reward: best.reward, candidates };
+}
+
+/** Per-hop recall of a summary (the multi-hop parts it has), by name. */
+export function hopRecall(summary: Summary): Record<string, number> {
+  return Object.fromEntries(Object.entries(summary).filter(([k, v]) => /^(hop\d+_recall|last_hop_recall|last_hop_found)$/u.test(k) && typeof v === 'number') as [string, number][]);
 }
 
 /**

@@ -9,12 +9,18 @@ import { Analyzer } from '../../search/analyzer.js';
  *   q: question words, as one number, a list of numbers, or a string of numbers and spans: "1-4,7";
  *      a span without an end runs to the last word: "1-" is the whole question
  *   t: a shown hit (or a list of them), standing for its title
+ *   h: a shown hit's text (the snippet the environment returned with it): a hit number for all of
+ *      it, or "HIT:SPAN" for some of its words, counted from 1 by white space ("2:5-7" is words
+ *      5 to 7 of hit 2's text), or a list of these. The bridge entity of a multi-hop question is
+ *      in the text of the hop before it, not in its title or the question.
  *
  *   bm25_search {"q":"1-"}             → {"query":"Corliss Archer Kiss Tell"}
  *   bm25_search {"q":"1-2"}            → {"query":"Corliss Archer"}
  *   bm25_search {"t":3,"q":"2,4"}      → {"query":"Kiss and Tell (1945 film) Archer Tell"}
  *   grep_corpus {"t":3}                → {"pattern":"Kiss\\s+and\\s+Tell\\s+\\(1945\\s+film\\)"}
  *   grep_corpus {"q":"1-2"}            → {"pattern":"(?i)Corliss\\s+Archer"}
+ *   bm25_search {"h":"2:5-7","q":"1-2"} → {"query":"Shirley Temple Black Corliss Archer"}
+ *   bm25_search {"h":2,"q":"1-"}       → {"query":"<hit 2's text> Corliss Archer Kiss Tell"}
  *
  * Hit numbers in curate and drop take the same string form: curate {"ids":"1-3,7"}. Every hit line
  * ends its title with the numbers of the question words the title contains (`3 Kiss and Tell
@@ -83,6 +89,8 @@ export class EpisodeReferences {
   readonly words: string[] = [];
   private readonly terms: string[] = [];
   private readonly titles = new Map<number, string>();
+  /** Each shown hit's text as the environment returned it, split into words by white space. */
+  private readonly texts = new Map<number, string[]>();
 
   /** Number the question's keywords (the words BM25 keeps), each distinct term once, in order. */
   setQuestion(question: string): void {
@@ -105,6 +113,12 @@ export class EpisodeReferences {
     if (title) this.titles.set(alias, title);
   }
 
+  /** The text of a hit when it is first shown (a later search's snippet of it does not replace it). */
+  noteText(alias: number, text: string): void {
+    const words = text.split(/\s+/u).filter(Boolean);
+    if (words.length && !this.texts.has(alias)) this.texts.set(alias, words);
+  }
+
   /** The numbers of the question words a text contains, in order, as a span string ('' for none). */
   matchedWords(text: string): string {
     const found = new Set<number>();
@@ -117,20 +131,23 @@ export class EpisodeReferences {
 
   /** The call's arguments with every reference replaced by its text, or why a reference is wrong. */
   expand(name: string, args: unknown): Expansion {
-    if (!isObject(args) || !('q' in args || 't' in args)) return { ok: true, arguments: args };
-    if (name !== 'bm25_search' && name !== 'grep_corpus') return { ok: false, error: `${name} takes no q or t references (only bm25_search and grep_corpus do)` };
-    const { q, t, ...rest } = args;
+    if (!isObject(args) || !('q' in args || 't' in args || 'h' in args)) return { ok: true, arguments: args };
+    if (name !== 'bm25_search' && name !== 'grep_corpus') return { ok: false, error: `${name} takes no q, t or h references (only bm25_search and grep_corpus do)` };
+    const { q, t, h, ...rest } = args;
     const titles = t === undefined ? { ok: true as const, texts: [] } : this.titleTexts(t);
     if (!titles.ok) return titles;
+    const spans = h === undefined ? { ok: true as const, texts: [] } : this.hitTexts(h);
+    if (!spans.ok) return spans;
     const words = q === undefined ? { ok: true as const, texts: [] } : this.wordTexts(q);
     if (!words.ok) return words;
     if (name === 'bm25_search') {
-      const query = [typeof rest.query === 'string' ? rest.query : '', ...titles.texts, ...words.texts].filter(Boolean).join(' ');
+      const query = [typeof rest.query === 'string' ? rest.query : '', ...titles.texts, ...spans.texts, ...words.texts].filter(Boolean).join(' ');
       return { ok: true, arguments: { ...rest, query } };
     }
-    // grep: one literal phrase, a title (as written) or a span of question words (any case).
-    if (titles.texts.length + (words.texts.length ? 1 : 0) !== 1) return { ok: false, error: 'grep_corpus takes one reference: t (one hit) or q (question words)' };
-    const pattern = titles.texts.length ? literalPattern(titles.texts[0]!, 12) : `(?i)${literalPattern(words.texts.join(' '), 12)}`;
+    // grep: one literal phrase: a title or words of a hit's text (as written), or a span of question words (any case).
+    const literal = [...titles.texts, ...spans.texts];
+    if (literal.length + (words.texts.length ? 1 : 0) !== 1) return { ok: false, error: 'grep_corpus takes one reference: t (one hit), h (one hit text) or q (question words)' };
+    const pattern = literal.length ? literalPattern(literal[0]!, 12) : `(?i)${literalPattern(words.texts.join(' '), 12)}`;
     return { ok: true, arguments: { ...rest, pattern } };
   }
 
@@ -147,6 +164,9 @@ export class EpisodeReferences {
     }
     if (name !== 'bm25_search' || typeof args.query !== 'string') return args;
     let rest = args.query.trim();
+    // Words of a shown hit's text the query starts with: all of it (h: N), or the longest run (h: "N:A-B").
+    const h = this.textPrefix(rest);
+    if (h !== undefined) rest = rest.slice(h.length).trim();
     let t: number | undefined;
     // The longest shown title the query starts with.
     for (const [alias, title] of this.titles) {
@@ -160,13 +180,58 @@ export class EpisodeReferences {
       if (n < 0) representable = false;
       else numbers.push(n + 1);
     });
-    if (!representable || (t === undefined && numbers.length === 0)) return args;
+    if (!representable || (t === undefined && h === undefined && numbers.length === 0)) return args;
     // A query that repeats a word is not exactly a set of numbered words: keep it as written.
     if (new Set(numbers).size !== numbers.length) return args;
     const out: Args = withoutKey(args, 'query');
     if (t !== undefined) out.t = t;
+    if (h !== undefined) out.h = h.ref;
     if (numbers.length) out.q = spanString(numbers, this.terms.length);
     return out;
+  }
+
+  /**
+   * The reference to the words of a shown hit's text that `query` starts with (followed by the end
+   * or a space): the whole text as the hit's number, else the longest run of two or more words as
+   * "HIT:A-B"; the first hit wins a tie. Undefined when no text starts the query.
+   */
+  private textPrefix(query: string): { ref: number | string; length: number } | undefined {
+    let best: { ref: number | string; length: number; words: number } | undefined;
+    const qWords = query.split(/\s+/u).filter(Boolean);
+    for (const [alias, words] of this.texts) {
+      const whole = words.join(' ');
+      if (query === whole || query.startsWith(`${whole} `)) {
+        if (!best || words.length > best.words || typeof best.ref !== 'number') best = { ref: alias, length: whole.length, words: words.length };
+        continue;
+      }
+      for (let from = 0; from < words.length; from++) {
+        let n = 0;
+        while (n < qWords.length && from + n < words.length && words[from + n] === qWords[n]) n++;
+        if (n >= 2 && (!best || (typeof best.ref !== 'number' && n > best.words))) {
+          best = { ref: `${alias}:${from + 1}-${from + n}`, length: qWords.slice(0, n).join(' ').length, words: n };
+        }
+      }
+    }
+    // The run is measured in the query's own spacing: only a query written with single spaces is cut exactly.
+    return best && query.slice(0, best.length).split(/\s+/u).length === best.words ? { ref: best.ref, length: best.length } : undefined;
+  }
+
+  private hitTexts(h: unknown): { ok: true; texts: string[] } | { ok: false; error: string } {
+    const refs = Array.isArray(h) ? h : [h];
+    const texts: string[] = [];
+    for (const r of refs) {
+      const m = typeof r === 'number' ? [String(r), undefined] : typeof r === 'string' ? /^\s*(\d+)\s*(?::\s*(.+))?$/u.exec(r)?.slice(1) : undefined;
+      const words = m && Number.isInteger(Number(m[0])) ? this.texts.get(Number(m[0])) : undefined;
+      if (!m || words === undefined) return { ok: false, error: `h: ${JSON.stringify(r)} is not a shown hit's text (write a hit number, or HIT:WORDS such as "2:5-7"; hits with text are ${spanString([...this.texts.keys()].sort((a, b) => a - b)) || 'none yet'})` };
+      if (m[1] === undefined) {
+        texts.push(words.join(' '));
+        continue;
+      }
+      const read = readSpans(m[1], words.length);
+      if (!read.ok) return { ok: false, error: `h: ${JSON.stringify(r)}: ${JSON.stringify(read.item)} is not a word of hit ${m[0]}'s text (its words are numbered 1 to ${words.length})` };
+      texts.push(read.numbers.map((i) => words[i - 1]!).join(' '));
+    }
+    return { ok: true, texts };
   }
 
   private titleTexts(t: unknown): { ok: true; texts: string[] } | { ok: false; error: string } {

@@ -257,10 +257,11 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
   const maxSnippet = opts.maxSnippet ?? 80;
   const maxText = opts.maxText ?? 400;
   const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
-  const idOf = (id: unknown, title: unknown) => {
+  const idOf = (id: unknown, title: unknown, text?: unknown) => {
     if (!aliases) return String(id ?? '');
     const n = aliases.alias(String(id ?? ''));
     refs?.noteTitle(n, String(title ?? ''));
+    if (typeof text === 'string') refs?.noteText(n, text);
     return n;
   };
   let value: unknown;
@@ -283,7 +284,7 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
       const shown = aliases?.known(String(h.id ?? '')) !== undefined;
       const title = String(h.title ?? '');
       const matched = refs?.matchedWords(title);
-      const head = `${idOf(h.id, h.title)} ${title}${matched ? ` [${matched}]` : ''}`;
+      const head = `${idOf(h.id, h.title, h.snippet ?? h.text)} ${title}${matched ? ` [${matched}]` : ''}`;
       return shown ? head : `${head}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}`;
     };
     const lines = value.hits.map((h) => (isObject(h) ? line(h) : JSON.stringify(shrink(h))));

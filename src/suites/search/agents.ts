@@ -7,7 +7,7 @@ import { literalPattern } from '../../protocol/compact/references.js';
 import { call, idsIn, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
 import { registerAgents } from '../../agent/registry.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
-import { hopOracleAgent, multiSearchAgent, parseMultiSearch } from './multihop.js';
+import { bridgeSweepAgent, hopOracleAgent, multiSearchAgent, parseMultiSearch } from './multihop.js';
 
 /**
  * The search suite's scripted agents, which bound every metric: `baseline` from below (search the
@@ -242,6 +242,13 @@ registerAgents([
   ],
   ['titles', (arg, spec) => multiSearchAgent(parseMultiSearch('titles', arg, spec), spec)],
   ['hit-text', (arg, spec) => multiSearchAgent(parseMultiSearch('hit-text', arg, spec), spec)],
+  [
+    'bridge-sweep',
+    (arg, spec) => {
+      if (arg !== undefined) throw new InputError(`agent '${spec}': bridge-sweep takes no argument`);
+      return bridgeSweepAgent(spec);
+    },
+  ],
   [
     'hop-oracle',
     (arg, spec) => {

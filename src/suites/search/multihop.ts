@@ -1,4 +1,5 @@
 import { InputError } from '../../errors.js';
+import { seededKey } from '../../tasks/split.js';
 import type { Task } from '../../tasks/task.js';
 import { call, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
@@ -59,6 +60,13 @@ export interface MultiSearchPlan {
   followK: number;
   /** Size of the curated set (interleaved by rank). */
   curate: number;
+  /** Which hits to follow, by rank from 1 (a teacher's choice); default the top `follow`. */
+  followHits?: number[];
+}
+
+/** The hits a plan follows: its `followHits` (ranks from 1), else the top `follow`. */
+function followedRanks(plan: MultiSearchPlan): number[] {
+  return plan.followHits ?? Array.from({ length: plan.follow }, (_, i) => i + 1);
 }
 
 export function multiSearchSpec(p: MultiSearchPlan): string {
@@ -67,14 +75,15 @@ export function multiSearchSpec(p: MultiSearchPlan): string {
 
 /** The query a follow-up of `hit` searches. */
 export function followQuery(mode: MultiSearchPlan['mode'], hit: ShownHit, keywords: string): string {
-  return mode === 'titles' ? hit.title : `${keywords} ${hit.snippet}`;
+  // The text first, single-spaced: the compact format writes it as a reference to the hit (h).
+  return mode === 'titles' ? hit.title : `${hit.snippet.split(/\s+/u).filter(Boolean).join(' ')} ${keywords}`;
 }
 
 export function multiSearchAgent(plan: MultiSearchPlan, spec = multiSearchSpec(plan)): Agent {
   return scriptedAgent(spec, function* (ctx): Plan {
     const keywords = keywordQuery(ctx.task.query);
     const [first = []] = hitLists(yield turn('Search the question.', call('bm25_search', { query: keywords, k: plan.k })));
-    const followed = first.slice(0, plan.follow);
+    const followed = followedRanks(plan).map((r) => first[r - 1]).filter((h): h is ShownHit => h !== undefined);
     const lists: ShownHit[][] = [first];
     if (followed.length) {
       const searches = followed.map((h) => call('bm25_search', { query: followQuery(plan.mode, h, keywords), k: plan.followK }));
@@ -116,6 +125,29 @@ export function hopOracleAgent(k = 10, curate = 10, spec = `hop-oracle:${k},${cu
     yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call('curate', { ids })] : []), call('finish', {}));
   });
 }
+
+/**
+ * The bridge teacher: a different multi-search plan on each attempt, without privileged
+ * information. It follows one, two or three of the first search's top five hits by their text
+ * (the question's keywords with the hit's text), and curates 5, 10 or 15 hits. Attempt j of a
+ * task runs plan (hash(task) + PLAN_STRIDE j) mod n, so a few attempts per task cover every plan
+ * across the training set; rejection sampling keeps the attempt that scored best.
+ */
+export function bridgePlans(): MultiSearchPlan[] {
+  const picks = [[1], [2], [3], [1, 2], [1, 3], [2, 3], [1, 2, 3], [4], [5], [1, 4]];
+  const plans: MultiSearchPlan[] = [];
+  for (const followHits of picks) for (const curate of [5, 10, 15]) plans.push({ mode: 'hit-text', k: 10, follow: followHits.length, followHits, followK: 5, curate });
+  return plans;
+}
+
+export function bridgeSweepAgent(spec = 'bridge-sweep'): Agent {
+  const agents = bridgePlans().map((p) => multiSearchAgent(p, spec));
+  const hash = (id: string) => parseInt(seededKey('bridge-sweep', id).slice(0, 8), 16);
+  return { spec, start: (ctx) => agents[(hash(ctx.task.id) + BRIDGE_STRIDE * ctx.sample) % agents.length]!.start(ctx) };
+}
+
+/** A step through bridgePlans() that visits every plan before repeating one: prime to their number (30). */
+export const BRIDGE_STRIDE = 7;
 
 /** The fixed scripts a report chooses the best of on dev: titles and text, each at a few widths. */
 export function fixedScripts(): MultiSearchPlan[] {
