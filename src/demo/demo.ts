@@ -252,7 +252,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
       setup,
       env: inputs.env,
       budgets: sftConfig.budgets,
-      trainTasks: inputs.trainTasks.slice(0, plan.sft.trainLimit),
+      trainTasks: limit(inputs.trainTasks, plan.sft.trainLimit),
       // The epoch is chosen on dev (the GRPO curves' split), never on the report split.
       evalTasks: inputs.evalTasks,
       rubric,

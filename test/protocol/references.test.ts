@@ -73,7 +73,7 @@ describe('references in the compact format', () => {
     expect(error('bm25_search', { q: { a: 1 } })).toContain('is not a question word');
     expect(error('bm25_search', { t: 3 })).toBe('t: 3 is not a hit shown in this episode (hits are numbered 1 to 2)');
     expect(error('grep_corpus', { t: 1, q: 2 })).toContain('one reference');
-    expect(error('read_document', { q: 1 })).toContain('read_document takes no q or t references');
+    expect(error('read_document', { q: 1 })).toContain('read_document takes no q, t or h references');
   });
 
   it("writes a teacher's searches as references, and they expand back to the same BM25 terms", () => {
@@ -97,6 +97,44 @@ describe('references in the compact format', () => {
       const terms = (q: string) => new Set(q.toLowerCase().match(/[a-z0-9]+/g)!.filter((w) => !['what', 'was', 'by', 'the', 'who', 'in', 'and'].includes(w)));
       expect(terms((back as { arguments: { query: string } }).arguments.query)).toEqual(terms(query));
     }
+  });
+
+  it("expands h, a shown hit's text or some of its words, and answers a bad one with an error naming it", () => {
+    const refs = refsWithHits();
+    refs.noteText(2, 'Shirley Temple Black (April 23, 1928 – February 10, 2014) was an  American actress');
+    // A later snippet of the same hit does not replace the text it was first shown with.
+    refs.noteText(2, 'another snippet');
+    expect(refs.expand('bm25_search', { h: 2 })).toEqual({ ok: true, arguments: { query: 'Shirley Temple Black (April 23, 1928 – February 10, 2014) was an American actress' } });
+    expect(refs.expand('bm25_search', { h: '2:1-3', q: '1-2' })).toEqual({ ok: true, arguments: { query: 'Shirley Temple Black government position' } });
+    expect(refs.expand('bm25_search', { h: ['2:1-2', '2:13-'], k: 5 })).toEqual({ ok: true, arguments: { query: 'Shirley Temple American actress', k: 5 } });
+    expect(refs.expand('grep_corpus', { h: '2:1-3' })).toEqual({ ok: true, arguments: { pattern: 'Shirley\\s+Temple\\s+Black' } });
+    const error = (args: unknown) => {
+      const e = refs.expand('bm25_search', args);
+      return e.ok ? undefined : e.error;
+    };
+    expect(error({ h: 1 })).toBe(`h: 1 is not a shown hit's text (write a hit number, or HIT:WORDS such as "2:5-7"; hits with text are 2)`);
+    expect(error({ h: '2:15-16' })).toBe(`h: "2:15-16": "15-16" is not a word of hit 2's text (its words are numbered 1 to 14)`);
+    expect(error({ h: '2:x' })).toContain('is not a word of hit 2');
+    expect(error({ h: ':3' })).toContain("is not a shown hit's text");
+    expect(error({ h: { a: 1 } })).toContain("is not a shown hit's text");
+    expect(refs.expand('curate', { h: 2 })).toEqual({ ok: false, error: 'curate takes no q, t or h references (only bm25_search and grep_corpus do)' });
+    expect(refs.expand('grep_corpus', { h: 2, t: 1 })).toMatchObject({ ok: false, error: expect.stringContaining('one reference') });
+  });
+
+  it("writes a teacher's follow-up of a hit's text as h, and it expands back to the same query", () => {
+    const refs = refsWithHits();
+    const text = 'Shirley Temple Black was an American actress, singer, dancer and diplomat';
+    refs.noteText(2, text);
+    // The whole text with question words, as the hit-text scripts search it.
+    expect(refs.compress('bm25_search', { query: `${text} government position`, k: 5 })).toEqual({ k: 5, h: 2, q: '1-2' });
+    // A run of its words (an entity), as a teacher that picks the bridge writes it.
+    expect(refs.compress('bm25_search', { query: 'Temple Black was an American Corliss Archer' })).toEqual({ h: '2:2-6', q: '6-7' });
+    for (const query of [`${text} government position`, 'Temple Black was an American Corliss Archer', `${text}`]) {
+      const back = refs.expand('bm25_search', refs.compress('bm25_search', { query }));
+      expect(back).toEqual({ ok: true, arguments: { query } });
+    }
+    // One word of a text is not a reference (it would rarely be shorter than the word).
+    expect(refs.compress('bm25_search', { query: 'diplomat Corliss' })).toEqual({ query: 'diplomat Corliss' });
   });
 
   it('round-trips through the local renderer: numbered words in the prompt, titles from results, real queries out', () => {

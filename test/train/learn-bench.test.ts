@@ -39,6 +39,29 @@ describe('bench:learn --plan quick', () => {
     expect(typeof j.searches_per_episode).toBe('number');
   }, 300_000);
 
+  it('on the MuSiQue set: chooses the best fixed script on dev, reports it, the hop oracle and per-hop recall on test', () => {
+    const out = join(tmp, 'learn-musique.json');
+    const r = spawnSync(process.execPath, [BENCH, '--plan', 'musique-quick', '--seeds', '0', '--out', out, '--runs', join(tmp, 'runs-musique')], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.stderr).not.toMatch(/Error:/);
+    expect(r.status).toBe(0);
+    const j = JSON.parse(readFileSync(out, 'utf8'));
+    expect(j).toMatchObject({ plan: 'musique-quick', split: 'test' });
+    // The best script is the candidate with the highest dev reward, and it is the baseline on test.
+    const best = j.best_script;
+    expect(best.split).toBe('dev');
+    expect(best.candidates.map((c: { spec: string }) => c.spec)).toEqual(['baseline', 'hit-text:10,1,5,10']);
+    expect(best.reward).toBe(Math.max(...best.candidates.map((c: { reward: number }) => c.reward)));
+    expect(j.grpo_vs_best_script).toEqual(j.grpo_vs_baseline);
+    expect(j.oracle.spec).toBe('hop-oracle');
+    expect(j.oracle.reward).toBeGreaterThan(j.seeds[0].baseline.reward);
+    for (const agent of ['baseline', 'base', 'sft', 'grpo', 'oracle']) {
+      const h = j.hop_recall[agent];
+      for (const key of ['hop1_recall', 'hop2_recall', 'last_hop_recall', 'last_hop_found']) expect(h[key], `${agent} ${key}`).toBeGreaterThanOrEqual(0);
+      expect(h.last_hop_found).toBeGreaterThanOrEqual(h.last_hop_recall);
+    }
+    expect(j.hop_recall.oracle.last_hop_recall).toBeGreaterThan(j.hop_recall.baseline.last_hop_recall - 1e-9);
+  }, 300_000);
+
   it('refuses a bad flag value with exit status 2 and a message naming it', () => {
     const r = spawnSync(process.execPath, [BENCH, '--seeds', '1,x'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(2);
