@@ -55,6 +55,8 @@ export interface SftPlan {
   batchSize: number;
   learningRate: number;
   keep: SftKeep;
+  /** Demonstrations kept per training query (default 1). */
+  cap?: number;
 }
 
 export interface DemoPlan {
@@ -247,7 +249,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
     const teacher = plan.teacher ? await resolveAgent(plan.teacher) : followSweepAgent();
     const r = await runSft({
       dir: join(dir, 'sft'),
-      record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: 1, threshold: plan.sft.threshold, keep: plan.sft.keep },
+      record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: plan.sft.cap ?? 1, threshold: plan.sft.threshold, keep: plan.sft.keep },
       teacher,
       setup,
       env: inputs.env,
@@ -258,7 +260,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
       rubric,
       price,
       attempts: plan.sft.attempts,
-      cap: 1,
+      cap: plan.sft.cap ?? 1,
       threshold: plan.sft.threshold,
       keep: plan.sft.keep,
       epochs: plan.sft.epochs,

@@ -6,7 +6,7 @@ import { runEpisode } from '../../src/agent/episode.js';
 import { resolveAgent } from '../../src/agent/registry.js';
 import { keywordQuery } from '../../src/suites/search/agents.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
-import { bridgePlans, BRIDGE_STRIDE, hopOracleAgent, hopQuery, interleave, multiSearchAgent } from '../../src/suites/search/multihop.js';
+import { bridgePlans, BRIDGE_STRIDE, hopOracleAgent, hopQuery, inShownOrder, interleave, multiSearchAgent } from '../../src/suites/search/multihop.js';
 import { ensureCorpusIndex, openIndex } from '../../src/search/index.js';
 import { readSplitTasks, shippedCorpusPaths, shippedTasksPath } from '../../src/tasks/store.js';
 import { withoutSplit } from '../../src/tasks/split.js';
@@ -54,13 +54,14 @@ describe('the fixed multi-search scripts', () => {
       const [first, ...follow] = calls(titles, 'bm25_search');
       expect(first!.arguments).toEqual({ query: keywordQuery(task.query), k: 10 });
       expect(follow.map((c) => (c.arguments as { query: string }).query)).toEqual(hitsOf(first!).slice(0, 2).map((h) => h.title));
-      expect(titles.curated).toEqual(interleave([first!, ...follow].map(hitsOf), 10));
+      // The interleaved set, written in the order the hits were first shown (the compact format's numbering).
+      expect(titles.curated).toEqual(inShownOrder(interleave([first!, ...follow].map(hitsOf), 10), [first!, ...follow].map(hitsOf)));
       const text = await runEpisode(await resolveAgent('hit-text:10,3,5,10'), env, task);
       const [q, ...more] = calls(text, 'bm25_search');
       expect(more.map((c) => c.arguments)).toEqual(hitsOf(q!).slice(0, 3).map((h) => ({ query: `${h.snippet.split(/\s+/u).filter(Boolean).join(' ')} ${keywordQuery(task.query)}`, k: 5 })));
       expect(new Set(text.curated).size).toBe(10);
     }
-    await expect(resolveAgent('hit-text:10,x')).rejects.toThrow("hit-text:K,FOLLOW[,FOLLOWK[,CURATE]]");
+    await expect(resolveAgent('hit-text:10,x')).rejects.toThrow("hit-text:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]]");
   });
 
   it('the bridge teacher sweeps every plan across attempts', async () => {
@@ -71,6 +72,9 @@ describe('the fixed multi-search scripts', () => {
     const r = await runEpisode(multiSearchAgent(plan), env, tasks[0]!);
     const [first, ...follow] = calls(r, 'bm25_search');
     expect(follow.map((c) => (c.arguments as { query: string }).query.split(' ')[0])).toEqual(hitsOf(first!).slice(1, 3).map((h) => h.snippet.split(/\s+/u)[0]));
-    expect(r.curated).toHaveLength(5);
+    // Blocks: the first search's top 5, then every hit the follow-ups showed first, in shown order.
+    const firstIds = hitsOf(first!).map((h) => h.id);
+    const fresh = [...new Set(follow.flatMap(hitsOf).map((h) => h.id))].filter((id) => !firstIds.includes(id));
+    expect(r.curated).toEqual([...firstIds.slice(0, 5), ...fresh]);
   });
 });

@@ -48,6 +48,28 @@ export function interleave(lists: readonly (readonly ShownHit[])[], n: number): 
   return out;
 }
 
+/** The first list's top `n` and every hit that a later list showed first. */
+export function blocks(lists: readonly (readonly ShownHit[])[], n: number): string[] {
+  const [first = [], ...later] = lists;
+  const shown = new Set(first.map((h) => h.id));
+  const out = first.slice(0, n).map((h) => h.id);
+  for (const h of later.flat()) {
+    if (!shown.has(h.id)) out.push(h.id);
+    shown.add(h.id);
+  }
+  return out;
+}
+
+/**
+ * Ids in the order the episode first showed them: the compact format numbers hits that way, so a
+ * set written in that order is the shortest span string ("1-5,11-13") for a model to copy.
+ */
+export function inShownOrder(ids: readonly string[], lists: readonly (readonly ShownHit[])[]): string[] {
+  const order = new Map<string, number>();
+  for (const h of lists.flat()) if (!order.has(h.id)) order.set(h.id, order.size);
+  return [...ids].sort((a, b) => (order.get(a) ?? Infinity) - (order.get(b) ?? Infinity));
+}
+
 /** A fixed multi-search script: the question's top `k`, then one search per top-`follow` hit. */
 export interface MultiSearchPlan {
   /** What a follow-up searches: the hit's title, or the question's keywords with the hit's shown text. */
@@ -62,6 +84,18 @@ export interface MultiSearchPlan {
   curate: number;
   /** Which hits to follow, by rank from 1 (a teacher's choice); default the top `follow`. */
   followHits?: number[];
+  /**
+   * How the set is chosen: `interleave` (default), the first `curate` hits of all the lists by
+   * rank; `blocks`, the first search's top `curate` and every hit a follow-up showed first. A
+   * model writes a block set as one short span string ("1-5,11-"): the follow-ups' new hits are
+   * numbered after the first search's.
+   */
+  select?: 'interleave' | 'blocks';
+  /**
+   * Hops beyond the first follow-up (default 0): each follows the best hit of the previous
+   * follow-up that no earlier search showed, the way a third or fourth hop is reached.
+   */
+  chain?: number;
 }
 
 /** The hits a plan follows: its `followHits` (ranks from 1), else the top `follow`. */
@@ -70,7 +104,7 @@ function followedRanks(plan: MultiSearchPlan): number[] {
 }
 
 export function multiSearchSpec(p: MultiSearchPlan): string {
-  return `${p.mode}:${p.k},${p.follow},${p.followK},${p.curate}`;
+  return `${p.mode}:${p.k},${p.follow},${p.followK},${p.curate}${p.chain ? `,${p.chain}` : ''}`;
 }
 
 /** The query a follow-up of `hit` searches. */
@@ -89,7 +123,17 @@ export function multiSearchAgent(plan: MultiSearchPlan, spec = multiSearchSpec(p
       const searches = followed.map((h) => call('bm25_search', { query: followQuery(plan.mode, h, keywords), k: plan.followK }));
       lists.push(...hitLists(yield turn(`Follow the top ${followed.length} hits.`, ...searches)));
     }
-    const ids = interleave(lists, plan.curate);
+    // Further hops: the best new hit of the latest follow-up (the first follow-up's, at first).
+    let frontier: ShownHit[] | undefined = lists[1];
+    for (let hop = 0; hop < (plan.chain ?? 0) && frontier; hop++) {
+      const earlier = new Set(lists.filter((l) => l !== frontier).flat().map((h) => h.id));
+      const next: ShownHit | undefined = frontier.find((h) => !earlier.has(h.id));
+      if (!next) break;
+      const [found] = hitLists(yield turn('Follow the next hop.', call('bm25_search', { query: followQuery(plan.mode, next, keywords), k: plan.followK })));
+      if (found) lists.push(found);
+      frontier = found;
+    }
+    const ids = inShownOrder(plan.select === 'blocks' ? blocks(lists, plan.curate) : interleave(lists, plan.curate), lists);
     yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call('curate', { ids })] : []), call('finish', {}));
   });
 }
@@ -128,15 +172,19 @@ export function hopOracleAgent(k = 10, curate = 10, spec = `hop-oracle:${k},${cu
 
 /**
  * The bridge teacher: a different multi-search plan on each attempt, without privileged
- * information. It follows one, two or three of the first search's top five hits by their text
- * (the question's keywords with the hit's text), and curates 5, 10 or 15 hits. Attempt j of a
- * task runs plan (hash(task) + PLAN_STRIDE j) mod n, so a few attempts per task cover every plan
- * across the training set; rejection sampling keeps the attempt that scored best.
+ * information. It searches the question (top 3, 5 or 10), follows one or two of those hits by
+ * their text (the hit's text with the question's keywords, top 5 each), and curates every hit it
+ * was shown: one call a model writes as "1-". Attempt j of a task runs plan
+ * (hash(task) + BRIDGE_STRIDE j) mod n, so a few attempts per task cover every plan across the
+ * training set; rejection sampling keeps the attempt that scored best, which teaches which hit
+ * to follow.
  */
 export function bridgePlans(): MultiSearchPlan[] {
-  const picks = [[1], [2], [3], [1, 2], [1, 3], [2, 3], [1, 2, 3], [4], [5], [1, 4]];
+  const picks = [[1], [2], [3], [1, 2], [1, 3], [2, 3], [4], [5]];
   const plans: MultiSearchPlan[] = [];
-  for (const followHits of picks) for (const curate of [5, 10, 15]) plans.push({ mode: 'hit-text', k: 10, follow: followHits.length, followHits, followK: 5, curate });
+  for (const k of [3, 5, 10]) {
+    for (const followHits of picks.filter((p) => Math.max(...p) <= k)) plans.push({ mode: 'hit-text', k, follow: followHits.length, followHits, followK: 5, curate: k, select: 'blocks' });
+  }
   return plans;
 }
 
@@ -146,7 +194,7 @@ export function bridgeSweepAgent(spec = 'bridge-sweep'): Agent {
   return { spec, start: (ctx) => agents[(hash(ctx.task.id) + BRIDGE_STRIDE * ctx.sample) % agents.length]!.start(ctx) };
 }
 
-/** A step through bridgePlans() that visits every plan before repeating one: prime to their number (30). */
+/** A step through bridgePlans() that visits every plan before repeating one: prime to their number (22). */
 export const BRIDGE_STRIDE = 7;
 
 /** The fixed scripts a report chooses the best of on dev: titles and text, each at a few widths. */
@@ -162,10 +210,10 @@ export function fixedScripts(): MultiSearchPlan[] {
 
 /** Parse `K,FOLLOW,FOLLOWK,CURATE` of a titles: or text: spec. */
 export function parseMultiSearch(mode: MultiSearchPlan['mode'], arg: string | undefined, spec: string): MultiSearchPlan {
-  const m = /^(\d+),(\d+)(?:,(\d+))?(?:,(\d+))?$/u.exec(arg ?? '');
-  const plan = m ? { mode, k: Number(m[1]), follow: Number(m[2]), followK: Number(m[3] ?? m[1]), curate: Number(m[4] ?? 10) } : undefined;
-  if (!plan || plan.k < 1 || plan.k > 50 || plan.follow > 10 || plan.followK < 1 || plan.followK > 50 || plan.curate < 1 || plan.curate > 30) {
-    throw new InputError(`agent '${spec}': ${mode}:K,FOLLOW[,FOLLOWK[,CURATE]] needs whole numbers (K and FOLLOWK 1 to 50, FOLLOW up to 10, CURATE 1 to 30), e.g. ${mode}:10,3,10,10`);
+  const m = /^(\d+),(\d+)(?:,(\d+))?(?:,(\d+))?(?:,(\d+))?$/u.exec(arg ?? '');
+  const plan: MultiSearchPlan | undefined = m ? { mode, k: Number(m[1]), follow: Number(m[2]), followK: Number(m[3] ?? m[1]), curate: Number(m[4] ?? 10), ...(m[5] ? { chain: Number(m[5]) } : {}) } : undefined;
+  if (!plan || plan.k < 1 || plan.k > 50 || plan.follow > 10 || plan.followK < 1 || plan.followK > 50 || plan.curate < 1 || plan.curate > 30 || (plan.chain ?? 0) > 3) {
+    throw new InputError(`agent '${spec}': ${mode}:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]] needs whole numbers (K and FOLLOWK 1 to 50, FOLLOW up to 10, CURATE 1 to 30, CHAIN up to 3), e.g. ${mode}:10,3,10,10`);
   }
   return plan;
 }
