@@ -7,7 +7,10 @@
  *
  * --data is the shared data folder (default ../shared/data next to the package). It reads MuSiQue-Ans
  * dev-200 (musique/dev200.jsonl) and train-100 (musique/train100.json), official layout, and any
- * --extra files of more MuSiQue-Ans *dev* records in the same layout. Every question keeps its
+ * --extra files of more MuSiQue-Ans *dev* records in the same layout. Questions whose record keeps
+ * only some of its paragraphs (data/musique/sources/: 2-hop dev questions with their supporting
+ * paragraphs only, and 11 train questions) join the training split only, and only when none of
+ * their gold paragraphs is gold for a dev or test question. Every question keeps its
  * decomposition in meta (for the hop oracle and per-hop recall). Paragraphs are pooled with the
  * embedded default corpus (7,720 HotpotQA and MuSiQue paragraphs, which then act as distractors);
  * corpus.jsonl.gz holds only the paragraphs the default corpus lacks.
@@ -32,6 +35,9 @@ import { packageRoot, readSplitTasks, shippedTasksPath, writeSplitTasks } from '
 import type { Task } from '../src/tasks/task.js';
 
 export const MUSIQUE_SPLIT = { seed: 'sleuth-musique-v1', testFraction: 0.5, devFraction: 0.2 } as const;
+
+/** Records in data/musique/sources/ that keep only some of their paragraphs: training questions only. */
+export const TRAIN_ONLY_SOURCES = ['dev-supporting-only.jsonl.gz', 'train-11.jsonl.gz'] as const;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { data: { type: 'string' }, out: { type: 'string' }, extra: { type: 'string', multiple: true } } });
@@ -118,7 +124,28 @@ export async function buildMusiqueTasks(data: string, out: string, extra: string
     perSource.push(`${path.startsWith(data) ? path.slice(data.length + 1) : path}: ${added} questions (${loaded.skipped.length} skipped)`);
   }
   const fromDev = splitByComponents(devTasks);
-  const tasks = [...fromTrain, ...fromDev];
+
+  // Training-only questions: their records lack the distractor paragraphs, so they are not scored on.
+  const heldGold = new Set([...fromTrain, ...fromDev].filter((t) => t.split !== 'train').flatMap((t) => t.facts.flatMap((f) => f.chunkIds)));
+  const trainOnly: SplitTask[] = [];
+  let overlapping = 0;
+  for (const path of TRAIN_ONLY_SOURCES.map((f) => join(packageRoot(), 'data', 'musique', 'sources', f))) {
+    const loaded = await loadMusique(path, { decomposition: true });
+    let added = 0;
+    for (const t of loaded.tasks) {
+      if (seen.has(t.id)) continue;
+      seen.add(t.id);
+      if (t.facts.some((f) => f.chunkIds.some((id) => heldGold.has(id)))) {
+        overlapping++;
+        continue;
+      }
+      trainOnly.push({ ...t, split: 'train' });
+      added++;
+    }
+    for (const c of loaded.chunks) if (!embeddedIds.has(c.id) && !newChunks.has(c.id)) newChunks.set(c.id, c);
+    perSource.push(`data/musique/sources/${path.split('/').pop()}: ${added} questions, training only (${loaded.skipped.length} skipped)`);
+  }
+  const tasks = [...fromTrain, ...fromDev, ...trainOnly];
 
   const pool = new Set([...embeddedIds, ...newChunks.keys()]);
   requireCoverage(coverageReport(tasks, (id) => pool.has(id)), 'MuSiQue tasks vs the pooled corpus', false);
@@ -131,7 +158,7 @@ export async function buildMusiqueTasks(data: string, out: string, extra: string
   const sorted = [...newChunks.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const jsonl = sorted.map((c) => JSON.stringify({ id: c.id, title: decodeHtmlEntities(c.title), text: decodeHtmlEntities(c.text) })).join('\n') + '\n';
   writeAtomic(join(out, 'corpus.jsonl.gz'), gzipSync(Buffer.from(jsonl), { level: 9 }));
-  const md = splitsMarkdown(tasks, { pooled: embeddedIds.size + sorted.length, added: sorted.length, sources: perSource, sharedGold: shared.length });
+  const md = splitsMarkdown(tasks, { pooled: embeddedIds.size + sorted.length, added: sorted.length, sources: perSource, sharedGold: shared.length, overlapping });
   writeAtomic(join(out, 'SPLITS.md'), md);
   writeAtomic(join(out, 'ATTRIBUTION.md'), attribution(data, perSource, sorted.length));
   return md;
@@ -142,7 +169,7 @@ function writeAtomic(path: string, bytes: string | Buffer): void {
   renameSync(`${path}.tmp`, path);
 }
 
-function splitsMarkdown(tasks: SplitTask[], o: { pooled: number; added: number; sources: string[]; sharedGold: number }): string {
+function splitsMarkdown(tasks: SplitTask[], o: { pooled: number; added: number; sources: string[]; sharedGold: number; overlapping: number }): string {
   const splits = ['train', 'dev', 'test'];
   const hopCounts = [...new Set(tasks.map(hopsOf))].sort();
   const rows = splits.map((s) => {
@@ -163,7 +190,8 @@ function splitsMarkdown(tasks: SplitTask[], o: { pooled: number; added: number; 
     'so no question crosses splits between the two sets. The dev questions are grouped into components that',
     `share a gold paragraph, stratified by hop count, ordered by sha256("${MUSIQUE_SPLIT.seed}" NUL first id), and dealt`,
     `${MUSIQUE_SPLIT.testFraction * 100}% to test, ${MUSIQUE_SPLIT.devFraction * 100}% to dev and the rest to train. Dev and test questions whose gold paragraph is also`,
-    `gold for a training question: ${o.sharedGold}.`,
+    `gold for a training question: ${o.sharedGold}. Training-only questions left out because a gold paragraph of theirs is gold for`,
+    `a dev or test question: ${o.overlapping}.`,
     '',
     `| split | tasks | ${hopCounts.map((h) => `${h}-hop`).join(' | ')} | sha256 of the split's canonical JSONL |`,
     `|---|---|${hopCounts.map(() => '---|').join('')}---|`,

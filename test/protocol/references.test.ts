@@ -157,8 +157,9 @@ describe('references in the compact format', () => {
     expect(spans.calls[2]!.argumentError).toBe('ids: "3" is not a shown hit (hits are numbered 1 to 2)');
     // Hit lines carry the numbers of the question words in their titles.
     expect(r.renderToolContent(hits.content)).toContain('1 Kiss and Tell (1945 film) [8-10]');
-    // A teacher's curate is written as spans of hit numbers.
-    expect(r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids: ['a1b2c3d4e5', 'ffeeddccbb'] } }] }))).toBe('<|call|>{"name":"curate","arguments":{"ids":"1-2"}}<|end|>');
+    // A teacher's curate is written as spans of hit numbers; one that reaches the last hit shown is open.
+    expect(r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids: ['a1b2c3d4e5', 'ffeeddccbb'] } }] }))).toBe('<|call|>{"name":"curate","arguments":{"ids":"1-"}}<|end|>');
+    expect(r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids: ['a1b2c3d4e5'] } }] }))).toBe('<|call|>{"name":"curate","arguments":{"ids":"1"}}<|end|>');
     // A teacher's turn is written with references and parses back to its real calls.
     const written = writeTurnTokens(r, { calls: [{ name: 'bm25_search', arguments: { query: 'Shirley Temple government position', k: 5 } }] });
     expect(r.decode(written)).toBe('<|call|>{"name":"bm25_search","arguments":{"k":5,"t":2,"q":"1-2"}}<|end|>');

@@ -135,7 +135,7 @@ export class CompactRenderer implements Renderer {
     const aliases = this.aliases;
     if (!aliases) return assistantText(text, calls);
     const shown = (v: unknown) => (typeof v === 'string' ? (aliases.known(v) ?? v) : v);
-    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(mapIdArguments(c.arguments, shown)) : mapIdArguments(c.arguments, shown) })));
+    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(mapIdArguments(c.arguments, shown), aliases.size) : mapIdArguments(c.arguments, shown) })));
   }
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
@@ -210,10 +210,14 @@ export class CompactRenderer implements Renderer {
   }
 }
 
-/** Arguments whose `ids` are all hit numbers, with the ids written as a span string ("1-3,7"). */
-function idSpans(args: unknown): unknown {
+/**
+ * Arguments whose `ids` are all hit numbers, with the ids written as a span string ("1-3,7"); a
+ * span that reaches the last hit shown is written open, as question words are: "1-" is every hit
+ * shown so far, which a model can write without counting the hits.
+ */
+function idSpans(args: unknown, last: number): unknown {
   if (!isObject(args) || !Array.isArray(args.ids) || !args.ids.length || !args.ids.every((v) => typeof v === 'number')) return args;
-  return { ...args, ids: spanString(args.ids as number[]) };
+  return { ...args, ids: spanString(args.ids as number[], last) };
 }
 
 /** Text of an assistant turn: free text, then each call as `<|call|>{"name":..,"arguments":..}`, then <|end|>. */
