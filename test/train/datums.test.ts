@@ -160,6 +160,6 @@ describe('datums of a real token-level episode', () => {
     const upTo = first.insertedTokens.length + r.turns[1]!.insertedTokens.length;
     expect(t.tokens.slice(0, upTo)).toEqual(stream.tokens.slice(0, upTo));
     expect(t.mask.slice(0, upTo).every((m) => m === 0)).toBe(true);
-    expect(renderer.decode(t.tokens.slice(upTo).filter((_, i) => t.mask[upTo + i] === 1))).XX
+    expect(renderer.decode(t.tokens.slice(upTo).filter((_, i) => t.mask[upTo + i] === 1))).toBe('<|call|>{"name":"curate","arguments":{"ids":"1-2"}}<|call|>{"name":"finish","arguments":{}}<|end|>');
   });
 });
