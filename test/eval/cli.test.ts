@@ -203,3 +203,21 @@ describe('sleuth eval, compare, headroom', () => {
     }
   });
 });
+
+describe('sleuth eval on the MuSiQue set: the fixed scripts and the hop oracle', () => {
+  it('runs each, reports per-hop recall, and the privileged oracle finds more last-hop gold than the top 10', () => {
+    const summaries: Record<string, Record<string, number>> = {};
+    for (const agent of ['baseline', 'titles:10,2,5,10', 'hit-text:10,1,5,10', 'hop-oracle']) {
+      const out = join(tmp, `musique-${agent.replace(/[^a-z0-9]/gu, '_')}`);
+      const r = sleuth(['eval', '--agent', agent, '--tasks', 'musique', '--split', 'dev', '--limit', '12', '--out', out, '--json']);
+      expect(r.status, r.stderr).toBe(0);
+      summaries[agent] = JSON.parse(r.stdout);
+      for (const key of ['hop1_recall', 'hop2_recall', 'last_hop_recall', 'last_hop_found']) expect(typeof summaries[agent]![key], `${agent} ${key}`).toBe('number');
+    }
+    expect(summaries['hop-oracle']!['last_hop_recall']).toBeGreaterThan(summaries['baseline']!['last_hop_recall']!);
+    // A bad script spec is bad input: exit 2, naming it.
+    const bad = sleuth(['eval', '--agent', 'hit-text:10', '--tasks', 'musique', '--split', 'dev', '--out', join(tmp, 'bad')]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("agent 'hit-text:10'");
+  }, 120_000);
+});

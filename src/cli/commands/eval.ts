@@ -37,7 +37,10 @@ export const EVAL_FLAGS = {
 } as const;
 
 /** The shared flags' help, with the command's own default sample count. */
-export const evalFlagsUsage = (samples: number) => `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required)
+export const evalFlagsUsage = (samples: number) => `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required);
+                        multi-hop scripts: titles:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]] (follow the top hits'
+                        titles), hit-text:... (follow their text with the question's keywords), and
+                        hop-oracle[:K[,CURATE]] (searches the gold sub-questions: privileged, a ceiling)
   --tasks NAME          task set (default: default)
   --split S             split of the task set (default: eval)
   --samples N           rollouts per task (default: ${samples})
