@@ -37,7 +37,7 @@ export const SHIPPED_TASK_SETS = {
   musique: {
     folder: 'musique',
     corpora: ['embedded', 'musique'],
-    origin: 'embedded: MuSiQue-Ans multi-hop (dev + train-100), pooled with the default corpus; CC BY 4.0 (MuSiQue), CC BY-SA 4.0 (pool)',
+    origin: 'embedded: MuSiQue-Ans multi-hop (dev-200, train-100 and more), pooled with the default corpus; CC BY 4.0 (MuSiQue), CC BY-SA 4.0 (pool)',
   },
 } as const satisfies Record<string, { folder: string; corpora: readonly string[]; origin: string }>;
 
