@@ -68,13 +68,14 @@ describe('the fixed multi-search scripts', () => {
     const n = bridgePlans().length;
     const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
     expect(gcd(BRIDGE_STRIDE, n)).toBe(1);
-    const plan = bridgePlans().find((p) => p.followHits?.join() === '2,3' && p.curate === 5)!;
+    const plan = bridgePlans().find((p) => p.followHits?.join() === '2,3')!;
     const r = await runEpisode(multiSearchAgent(plan), env, tasks[0]!);
     const [first, ...follow] = calls(r, 'bm25_search');
     expect(follow.map((c) => (c.arguments as { query: string }).query.split(' ')[0])).toEqual(hitsOf(first!).slice(1, 3).map((h) => h.snippet.split(/\s+/u)[0]));
-    // Blocks: the first search's top 5, then every hit the follow-ups showed first, in shown order.
+    // Blocks: the first search's top 10 and every hit the follow-ups showed first, in shown order:
+    // every hit shown.
     const firstIds = hitsOf(first!).map((h) => h.id);
     const fresh = [...new Set(follow.flatMap(hitsOf).map((h) => h.id))].filter((id) => !firstIds.includes(id));
-    expect(r.curated).toEqual([...firstIds.slice(0, 5), ...fresh]);
+    expect(r.curated).toEqual([...firstIds.slice(0, 10), ...fresh]);
   });
 });

@@ -172,20 +172,15 @@ export function hopOracleAgent(k = 10, curate = 10, spec = `hop-oracle:${k},${cu
 
 /**
  * The bridge teacher: a different multi-search plan on each attempt, without privileged
- * information. It searches the question (top 3, 5 or 10), follows one or two of those hits by
- * their text (the hit's text with the question's keywords, top 5 each), and curates every hit it
- * was shown: one call a model writes as "1-". Attempt j of a task runs plan
- * (hash(task) + BRIDGE_STRIDE j) mod n, so a few attempts per task cover every plan across the
- * training set; rejection sampling keeps the attempt that scored best, which teaches which hit
- * to follow.
+ * information. It searches the question (top 10), follows one or two of those hits by their text
+ * (the hit's text with the question's keywords, top 5 each), and curates every hit it was shown:
+ * one call a model writes as "1-". Attempt j of a task runs plan (hash(task) + BRIDGE_STRIDE j)
+ * mod n, so a few attempts per task cover every plan; rejection sampling keeps the attempts that
+ * scored best, which teaches which hit to follow.
  */
 export function bridgePlans(): MultiSearchPlan[] {
   const picks = [[1], [2], [3], [1, 2], [1, 3], [2, 3], [4], [5]];
-  const plans: MultiSearchPlan[] = [];
-  for (const k of [3, 5, 10]) {
-    for (const followHits of picks.filter((p) => Math.max(...p) <= k)) plans.push({ mode: 'hit-text', k, follow: followHits.length, followHits, followK: 5, curate: k, select: 'blocks' });
-  }
-  return plans;
+  return picks.map((followHits) => ({ mode: 'hit-text', k: 10, follow: followHits.length, followHits, followK: 5, curate: 10, select: 'blocks' }));
 }
 
 export function bridgeSweepAgent(spec = 'bridge-sweep'): Agent {
@@ -194,7 +189,7 @@ export function bridgeSweepAgent(spec = 'bridge-sweep'): Agent {
   return { spec, start: (ctx) => agents[(hash(ctx.task.id) + BRIDGE_STRIDE * ctx.sample) % agents.length]!.start(ctx) };
 }
 
-/** A step through bridgePlans() that visits every plan before repeating one: prime to their number (22). */
+/** A step through bridgePlans() that visits every plan before repeating one: prime to their number (8). */
 export const BRIDGE_STRIDE = 7;
 
 /** The fixed scripts a report chooses the best of on dev: titles and text, each at a few widths. */
