@@ -33,10 +33,11 @@ usage: node dist/bench/learn.js [--plan long|demo|quick|musique|musique-quick] [
 Runs baseline, base model, SFT and GRPO once per training seed and reports every seed on the test
 split, their mean, and paired intervals over seeds x tasks.
 
-  --plan    long: configs/local-long.json (default); demo: configs/local-demo.json (sleuth demo's);
+  --plan    musique (default): configs/local-musique.json on the shipped MuSiQue set (below);
+            long: configs/local-long.json on the default set; demo: configs/local-demo.json (sleuth demo's);
             quick: a seconds-long run of the whole pipeline on a tiny model;
-            musique: configs/local-musique.json on the shipped MuSiQue set, SFT from the bridge
-            teacher, the baseline the best fixed script on dev, the hop oracle beside (a ceiling);
+            musique: SFT from the bridge teacher, GRPO from its checkpoint, the baseline the best
+            fixed script on dev, the hop oracle beside on test (a ceiling);
             musique-quick: its seconds-long version
   --seeds   training seeds, comma-separated (default 0,1,2)
   --out     the result file (default bench/results/learn.json)
@@ -48,7 +49,7 @@ const PLANS: Record<string, DemoPlan> = { long: LONG_PLAN, demo: FULL_PLAN, quic
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, curves: { type: 'string' } }, USAGE);
-const planName = values.plan ?? 'long';
+const planName = values.plan ?? 'musique';
 const plan = PLANS[planName] ?? badFlag(`--plan ${planName}: expected one of ${Object.keys(PLANS).join(', ')}`);
 const seeds = (values.seeds ?? '0,1,2').split(',').map((s) => {
   const n = Number(s);
