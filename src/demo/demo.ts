@@ -123,6 +123,9 @@ export const MUSIQUE_PLAN: DemoPlan = {
   oracle: 'hop-oracle',
 };
 
+/** `sleuth demo --tasks musique`: MUSIQUE_PLAN with 40 GRPO steps, so that it fits about 10 minutes. */
+export const MUSIQUE_DEMO_PLAN: DemoPlan = { ...MUSIQUE_PLAN, grpo: { steps: 40, evalEvery: 8 } };
+
 /** Seconds: MUSIQUE_PLAN's pipeline on a tiny model and a handful of tasks (checks the pipeline, not the gain). */
 export const MUSIQUE_QUICK_PLAN: DemoPlan = {
   ...QUICK_PLAN,

@@ -3,11 +3,11 @@ import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
 import { outputWidth } from '../width.js';
 import { BUILDS, buildBaseModel } from '../../demo/base-build.js';
-import { FULL_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
+import { FULL_PLAN, MUSIQUE_DEMO_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
 import { clock } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 
-const usage = `usage: sleuth demo [--quick] [--out DIR] [--json]
+const usage = `usage: sleuth demo [--quick] [--tasks default|musique] [--out DIR] [--json]
        sleuth demo --build-base [--size base|long] [--out FILE]
 
 The main job, on the embedded default with the local CPU model and no network: build the index,
@@ -16,6 +16,9 @@ the follow teacher, run GRPO (curves on the dev split), evaluate every agent on 
 and compare them with paired bootstrap intervals. The model writes every search itself.
 
   --quick        a seconds-long version (a tiny model, a few tasks): checks the pipeline, not the gain
+  --tasks musique  the multi-hop MuSiQue set instead: SFT from the bridge teacher, GRPO (40 steps)
+                 from its checkpoint, the baseline the best fixed script on dev, the hop oracle
+                 beside it (a ceiling), per-hop recall; about 10 minutes
   --out DIR      the run directory (default runs/demo-TIMESTAMP)
   --json         print the result as JSON
   --build-base   rebuild the shipped pretrained base model bit for bit (default --out
@@ -26,10 +29,11 @@ and compare them with paired bootstrap intervals. The model writes every search 
 export const command: Command = {
   usage,
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, { quick: { type: 'boolean' }, out: { type: 'string' }, json: { type: 'boolean' }, 'build-base': { type: 'boolean' }, size: { type: 'string' } }, 'demo');
+    const { values, positionals } = parseFlags(argv, { quick: { type: 'boolean' }, tasks: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, 'build-base': { type: 'boolean' }, size: { type: 'string' } }, 'demo');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     if (values.size !== undefined && !values['build-base']) throw new InputError('--size goes with --build-base');
+    if (values.tasks !== undefined && values['build-base']) throw new InputError('--tasks does not go with --build-base');
     if (values['build-base']) {
       const size = values.size ?? 'base';
       if (size !== 'base' && size !== 'long') throw new InputError(`--size ${size}: must be base or long`);
@@ -42,7 +46,10 @@ export const command: Command = {
     }
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const dir = resolve(values.out ?? `runs/demo-${stamp}`);
-    const result = await runDemo({ dir, plan: values.quick ? QUICK_PLAN : FULL_PLAN, log });
+    const tasks = values.tasks ?? 'default';
+    if (tasks !== 'default' && tasks !== 'musique') throw new InputError(`--tasks ${tasks}: the demo runs on default or musique`);
+    const plan = tasks === 'musique' ? (values.quick ? MUSIQUE_QUICK_PLAN : MUSIQUE_DEMO_PLAN) : values.quick ? QUICK_PLAN : FULL_PLAN;
+    const result = await runDemo({ dir, plan, log });
     if (values.json) printJson(demoJson(result));
     else console.log(report(result));
     return 0;
@@ -77,6 +84,20 @@ function verdictOf(name: string, other: string, d: DemoResult['grpoVsBase']): st
   return `${name} - ${other}: ${sign}  ${verdict}`;
 }
 
+/** Per-hop recall of each agent (and the oracle's, a ceiling), on a multi-hop task set. */
+function hopLines(r: DemoResult): string[] {
+  const agents: [string, Record<string, unknown>][] = [['baseline', r.baseline], ['base', r.base], ['sft', r.sft], ['grpo', r.grpo], ...(r.oracle ? [[`oracle`, r.oracle.summary] as [string, Record<string, unknown>]] : [])];
+  const keys = ['hop1_recall', 'hop2_recall', 'hop3_recall', 'hop4_recall', 'last_hop_recall', 'last_hop_found'].filter((k) => typeof r.grpo[k] === 'number');
+  if (!keys.length) return [];
+  const cell = (x: unknown) => (typeof x === 'number' ? x.toFixed(3) : '-').padStart(k(0));
+  const k = (_: number) => 9;
+  return [
+    `per-hop recall (curated; last_hop_found: anywhere in the episode)${r.oracle ? `; oracle = ${r.oracle.spec}, privileged: a ceiling, not a method` : ''}:`,
+    `  ${''.padEnd(8)} ${keys.map((x) => x.replace('_recall', '').padStart(k(0))).join(' ')}`,
+    ...agents.map(([name, s]) => `  ${name.padEnd(8)} ${keys.map((x) => cell(s[x])).join(' ')}`),
+  ];
+}
+
 function report(r: DemoResult): string {
   const b = (name: 'baseline' | 'base' | 'sft' | 'grpo') => {
     const x = r.behaviour[name];
@@ -88,7 +109,7 @@ function report(r: DemoResult): string {
     `SFT data: ${r.sftRun.solved} training queries solved by the teacher, ${r.sftRun.kept} demonstrations kept; best epoch ${r.sftRun.best.epoch}. GRPO started from the ${r.grpoFrom === 'sft' ? 'SFT checkpoint' : 'base model'}.`,
     '',
     `every number below is on the ${r.reportSplit} split (${r.table.sharedTasks.length} tasks), which nothing was tuned on`,
-    'runs: baseline (scripted, top 10) | base model | SFT | GRPO',
+    `runs: baseline (${r.bestScript ? `the best fixed script on ${r.bestScript.split}: ${r.bestScript.spec}` : 'scripted, top 10'}) | base model | SFT | GRPO`,
     formatComparison(r.table, outputWidth()),
     '',
     `reward, paired over ${r.grpoVsBase.tasks} tasks:`,
@@ -97,6 +118,7 @@ function report(r: DemoResult): string {
     `  ${verdictOf('GRPO', 'SFT', r.grpoVsSft)}`,
     'how they searched:',
     ...(['baseline', 'base', 'sft', 'grpo'] as const).map((n) => `  ${n.padEnd(8)} ${b(n)}`),
+    ...hopLines(r),
     '',
     `run directory: ${r.dir}`,
     `explore it:    sleuth explore ${r.dir}`,
