@@ -60,7 +60,8 @@ function evalLine(points: RunInfo[]): Child {
 }
 
 function runRow(r: RunInfo, depth: number, t: Tree, group: string | null): Child {
-  const label = depth === 0 ? shortName(r.id === '.' ? r.name : r.id) : nameUnder(r);
+  // A sub-run by its path under its run, a run in a group by its path in the group, any other run by its id.
+  const label = r.parent !== null ? nameUnder(r) : r.group !== null ? r.id.slice(r.group.length + 1) : shortName(r.id === '.' ? r.name : r.id);
   const row = h('tr', { 'data-run': r.id, class: `run depth-${depth}`, ...(group !== null ? { 'data-in-group': group } : {}) },
     h('td', {}, h('input', { type: 'checkbox', 'aria-label': `select ${r.id}`, checked: picked.has(r.id), onchange: (e) => ((e.target as HTMLInputElement).checked ? picked.add(r.id) : picked.delete(r.id)) })),
     h('td', { class: 'run-name' }, h('a', { href: link('/run', { runs: r.id }), class: 'run-link', title: r.id }, label), evalLine(t.evals.get(r.id) ?? [])),
@@ -70,7 +71,7 @@ function runRow(r: RunInfo, depth: number, t: Tree, group: string | null): Child
     h('td', { class: 'model col-model', title: r.model ?? '' }, r.model ? shortSpec(r.model) : '—'),
     h('td', { class: 'num' }, r.steps),
     h('td', { class: 'num' }, r.indexingBytes > 0 ? `${r.rollouts}+ (indexing)` : r.rollouts),
-    h('td', { class: 'headline' }, HEADLINE.filter((k) => k in r.headline).slice(0, 4).map((k) => h('span', { class: 'metric' }, `${k} ${fmt(r.headline[k])}`))),
+    h('td', { class: 'headline' }, HEADLINE.filter((k) => k in r.headline).slice(0, 4).map((k) => [h('span', { class: 'metric' }, `${k} ${fmt(r.headline[k])}`), ' '])),
     h('td', { class: 'col-started' }, r.startedAt ? shortTime(r.startedAt) : '—'),
     h('td', {}, r.warnings.length ? h('span', { class: 'warn', title: r.warnings.map((w) => `${w.file}:${w.line} ${w.reason}`).join('\n') }, `⚠ ${r.warnings.length}`) : ''),
   );
@@ -111,7 +112,7 @@ export function runsPage(runs: RunInfo[], redraw: () => void): Child {
     const evalPoints = members.length - subRuns;
     const head = h('tr', { class: 'group-row', 'data-group': g },
       h('td', {}, h('button', { type: 'button', class: 'toggle', 'aria-expanded': String(open), 'aria-label': `${open ? 'fold' : 'unfold'} ${g}`, onclick: () => { groupOpen.set(g, !open); redraw(); } }, open ? '▾' : '▸')),
-      h('td', { class: 'run-name', title: g }, h('strong', {}, shortName(g)), h('span', { class: 'muted' }, ` · ${subRuns} runs${evalPoints ? `, ${evalPoints} eval points` : ''}`)),
+      h('td', { class: 'run-name', title: g }, h('strong', {}, shortName(g)), h('div', { class: 'muted group-count' }, `${subRuns} runs${evalPoints ? `, ${evalPoints} eval points` : ''}`)),
       h('td', {}, h('span', { class: `state state-${groupState(members)}` }, groupState(members))),
       h('td', {}), h('td', { class: 'col-tasks' }), h('td', { class: 'col-model' }), h('td', {}), h('td', {}), h('td', {}),
       h('td', { class: 'col-started' }, started(members) ? shortTime(started(members)) : '—'),
