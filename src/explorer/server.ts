@@ -221,7 +221,10 @@ class Api {
     if (!r) throw new PathRefused(v.index.behind > 0 ? `run '${v.id}': rollout ${n} is not indexed yet (${(v.index.behind / 1e6).toFixed(0)} MB to go); try again in a moment` : `run '${v.id}' has no rollout ${n}`);
     const { task, error } = this.task(v, r.taskId);
     const curated = new Set(r.curated);
-    const facts = task?.facts.map((f) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)) })) ?? null;
+    // A multi-hop task (meta.hops the number of its facts) lists its facts hop by hop, in order.
+    const hops = task?.meta?.['hops'];
+    const chain = typeof hops === 'number' && hops === task?.facts.length;
+    const facts = task?.facts.map((f, i) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)), hop: chain ? i + 1 : null })) ?? null;
     const numberOf = episodeNumbers(r);
     const results = r.turns.map((t) => t.calls.map((c) => shownResult(c, numberOf)));
     const decoder = await this.decoderFor(v);

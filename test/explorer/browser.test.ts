@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -51,6 +51,11 @@ beforeAll(async () => {
   for (const step of [0, 8, 16]) sleuth(['eval', '--agent', 'baseline', '--tasks', 'default', '--split', 'eval', '--limit', '4', '--out', join(runs, 'grpo-a', 'evals', `step-${step}`)]);
   sleuth(['demo', '--quick', '--out', join(runs, DEMO)]);
   await writeTrainRun(runs, 'grpo-b', { steps: 3, groups: 6, groupSize: 4, seed: 2, done: false });
+  // A run written by something newer than this page: a multi-hop task (meta.hops, its facts the
+  // hops in order) and fields of the rollout record the page does not know.
+  const later = await writeTrainRun(runs, 'later', { steps: 1, groups: 1, groupSize: 2, seed: 4 });
+  writeFileSync(join(later.tasksDir, 'tasks.jsonl'), TASKS.map((t) => JSON.stringify({ split: 'train', ...t, ...(t.facts.length > 1 ? { meta: { hops: t.facts.length } } : {}) })).join('\n') + '\n');
+  writeFileSync(join(later.dir, 'rollouts.jsonl'), later.rollouts.map((r) => JSON.stringify({ ...r, unknown_numbers: { first: 0.5, second: 1 }, unknown_note: 'written later' })).join('\n') + '\n');
   // A run cut by a crash: a malformed line, then a last line without its end.
   await writeTrainRun(runs, 'crashed', { steps: 1, groups: 1, groupSize: 2, seed: 3, done: false });
   const cut = readFileSync(join(runs, 'crashed', 'rollouts.jsonl'), 'utf8').split('\n')[0]!;
@@ -141,7 +146,7 @@ describe('sleuth explore in Chromium', () => {
     const rows = await runRows();
     const byId = new Map(rows.filter((r) => r.run).map((r) => [r.run!, r.cells]));
     // Eval points are links on their run's row, not rows of their own.
-    expect([...byId.keys()].sort()).toEqual(['crashed', `${DEMO}/base`, `${DEMO}/baseline`, `${DEMO}/grpo`, `${DEMO}/grpo/test`, `${DEMO}/sft`, `${DEMO}/sft/test`, 'eval-baseline', 'eval-oracle', 'grpo-a', 'grpo-b']);
+    expect([...byId.keys()].sort()).toEqual(['crashed', `${DEMO}/base`, `${DEMO}/baseline`, `${DEMO}/grpo`, `${DEMO}/grpo/test`, `${DEMO}/sft`, `${DEMO}/sft/test`, 'eval-baseline', 'eval-oracle', 'grpo-a', 'grpo-b', 'later']);
     expect(byId.get('grpo-a')!.slice(1, 8)).toEqual([expect.stringMatching(/^grpo-aevals · step: 0 8 16$/u), 'done', 'train', expect.stringContaining('grpo-a-tasks'), 'base', '8', '96']);
     expect(await page.$$eval('tr[data-run="grpo-a"] a.eval-link', (as) => as.map((a) => (a as HTMLElement).dataset['run']))).toEqual([0, 8, 16].map((s) => `grpo-a/evals/step-${s}`));
     expect(byId.get('eval-oracle')!.slice(2, 6)).toEqual(['done', 'eval', 'default', 'oracle']);
@@ -313,6 +318,17 @@ describe('sleuth explore in Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'rollout-demo.png'), fullPage: true, clip: { x: 0, y: 0, width: 1400, height: 1600 } });
   });
 
+  it('names a multi-hop task\'s facts by hop and shows the record\'s fields it does not know', async () => {
+    await open('#/rollout?run=later&n=0');
+    expect(await page.$$eval('.facts li', (li) => li.map((x) => x.textContent!.slice(2, 13)))).toEqual(['F1 · hop 1 ', 'F2 · hop 2 ']);
+    const more = await page.$$eval('#more-fields tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(more).toEqual([['unknown_numbers', 'first 0.500second 1'], ['unknown_note', 'written later']]);
+    // A task whose facts are not a chain keeps plain labels.
+    await open('#/rollout?run=grpo-a&n=' + grpoA.rollouts.findIndex((r) => r.taskId === 'q-nixon'));
+    expect(await page.$$eval('.facts li', (li) => li.map((x) => x.textContent!.slice(2, 5)))).toEqual(['F1 ', 'F2 ']);
+    expect(await page.$('#more-fields')).toBeNull();
+  });
+
   it('opens a group and the reward-shape lab moves the advantages when a weight changes', async () => {
     // A group whose members differ in off-form calls, so that penalising them reorders advantages.
     const groups = new Map<number, typeof grpoA.rollouts>();
@@ -388,7 +404,7 @@ describe('sleuth explore in Chromium', () => {
 
   it('copies the README screenshots', () => {
     mkdirSync(join(ROOT, 'docs', 'img'), { recursive: true });
-    for (const [from, to] of [['dashboard.png', 'explorer-dashboard.png'], ['rollout.png', 'explorer-rollout.png']]) {
+    for (const [from, to] of [['runs.png', 'explorer-runs.png'], ['dashboard.png', 'explorer-dashboard.png'], ['rollout-demo.png', 'explorer-rollout.png']]) {
       expect(existsSync(join(ARTIFACTS, from!))).toBe(true);
       if (process.env['SLEUTH_UPDATE_SCREENSHOTS'] === '1') copyFileSync(join(ARTIFACTS, from!), join(ROOT, 'docs', 'img', to!));
     }

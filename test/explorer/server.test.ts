@@ -282,6 +282,8 @@ describe('HTTP API', () => {
     const one = await get(`/api/rollout?run=grpo&n=${page.body.rows[0].n}`);
     const r = fx.rollouts[page.body.rows[0].n]!;
     expect(one.body.rollout).toEqual(r);
+    // The fixture's tasks carry no meta.hops: their facts are not a chain of hops.
+    expect(one.body.facts.map((f: { hop: unknown }) => f.hop)).toEqual(TASKS.find((t) => t.id === r.taskId)!.facts.map(() => null));
     expect(one.body.chunks).toEqual(chunkInfo(r, TASKS.find((t) => t.id === r.taskId)));
     expect(one.body.results.map((calls: unknown[]) => calls.length)).toEqual(r.turns.map((t) => t.calls.length));
     expect(one.body.results[0][0]).toMatchObject({ kind: 'hits', hits: r.turns[0]!.calls[0]!.result.chunkIds.map((id, i) => ({ n: i + 1, id, title: CHUNKS[id]!.title })) });

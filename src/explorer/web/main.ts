@@ -354,6 +354,30 @@ function curatedTable(ids: string[], chunks: Map<string, ChunkInfo>, facts: { te
   );
 }
 
+/** The fields of the rollout record this page knows and shows (or folds into the ones it shows). */
+const SHOWN_FIELDS = new Set(['version', 'id', 'taskId', 'agent', 'env', 'sample', 'query', 'turns', 'curated', 'trajectory', 'read', 'answer', 'endReason', 'error', 'promptTokens', 'completionTokens', 'wallMs', 'startedAt', 'reward', 'budgets', 'step', 'group', 'advantage']);
+
+/**
+ * Fields of the record this page does not know (a newer writer's, e.g. per-hop numbers), shown as
+ * they are: a number formatted, an object of numbers as its pairs, anything else as JSON text.
+ */
+function moreFields(r: Record<string, unknown>): Child {
+  const extra = Object.entries(r).filter(([k]) => !SHOWN_FIELDS.has(k));
+  if (extra.length === 0) return null;
+  const value = (v: unknown): Child => {
+    if (typeof v === 'number') return fmt(v);
+    if (typeof v === 'string') return v;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'number')) {
+      return Object.entries(v as Record<string, number>).map(([k, x]) => h('span', { class: 'metric' }, `${k} ${fmt(x)}`));
+    }
+    return h('code', {}, JSON.stringify(v));
+  };
+  return [
+    h('h2', {}, 'More fields of this rollout'),
+    h('table', { class: 'grid small', id: 'more-fields' }, h('tbody', {}, extra.map(([k, v]) => h('tr', { 'data-field': k }, h('td', {}, k), h('td', {}, value(v)))))),
+  ];
+}
+
 /** A tool result: hits as a table, a read document as its title and text, anything else as the raw text. */
 function resultView(result: CallRecord['result'], shown: ShownResult | null, chunks: Map<string, ChunkInfo>, facts: { text: string }[] | null): Child {
   const head = `result: ${result.outcome}${result.errorKind ? ` (${result.errorKind})` : ''} · ${result.chunkIds.length} chunks`;
@@ -391,7 +415,7 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
     n: number;
     summary: Summary;
     rollout: { id: string; taskId: string; query: string; agent: string; turns: Turn[]; curated: string[]; trajectory: string[]; endReason: string; error?: string; answer?: string; reward?: { total: number; parts: Record<string, number>; weights: Record<string, number> }; step?: number; group?: number; advantage?: number; sample: number };
-    facts: { text: string; chunkIds: string[]; covered: boolean; seen: boolean }[] | null;
+    facts: { text: string; chunkIds: string[]; covered: boolean; seen: boolean; hop: number | null }[] | null;
     chunks: ChunkInfo[];
     results: (ShownResult | null)[][];
     tasksError: string | null;
@@ -406,7 +430,7 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
   );
   const chunks = new Map(d.chunks.map((c) => [c.id, c]));
   const facts = d.facts
-    ? h('ul', { class: 'facts' }, d.facts.map((f, i) => h('li', { class: f.covered ? 'covered' : 'missed' }, `${f.covered ? '✓' : '✗'} ${factLabel(i)} `, f.text, h('span', { class: 'muted' }, ` (${f.chunkIds.map((id) => numbered(chunks.get(id), id)).join(', ')}${f.seen && !f.covered ? '; seen in results, not curated' : ''})`))))
+    ? h('ul', { class: 'facts' }, d.facts.map((f, i) => h('li', { class: f.covered ? 'covered' : 'missed' }, `${f.covered ? '✓' : '✗'} ${factLabel(i)}${typeof f.hop === 'number' ? ` · hop ${f.hop}` : ''} `, f.text, h('span', { class: 'muted' }, ` (${f.chunkIds.map((id) => numbered(chunks.get(id), id)).join(', ')}${f.seen && !f.covered ? '; seen in results, not curated' : ''})`))))
     : h('p', { class: 'muted' }, `facts unavailable: ${d.tasksError ?? ''}`);
   const reward = r.reward
     ? h('table', { class: 'grid small', id: 'reward-parts' },
@@ -453,6 +477,7 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
     h('div', { class: 'cols' }, h('section', {}, h('h2', {}, 'Facts'), facts), h('section', {}, h('h2', {}, `Reward ${r.reward ? fmt(r.reward.total) : ''}`), reward)),
     h('h2', {}, `Curated set (${new Set(r.curated).size})`),
     curatedTable([...new Set(r.curated)], chunks, d.facts),
+    moreFields(r),
     h('h2', {}, 'Turns'),
     turns,
   ];
