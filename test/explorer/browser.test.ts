@@ -212,6 +212,16 @@ describe('sleuth explore in Chromium', () => {
     expect(evalHead).toEqual(['metric', 'evals/step-0', 'evals/step-8', 'evals/step-16']);
     expect(await page.textContent('#eval-table tbody')).toMatch(/reward\d\.\d+ \[\d\.\d+, \d\.\d+\]/u);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+    // Any other number the run logs can be charted: its metrics.jsonl's 'groups' per train step.
+    const options = await page.$$eval('#more-metric option', (o) => o.map((x) => (x as HTMLOptionElement).value));
+    expect(options).toContain('train:groups');
+    expect(options).not.toContain('train:reward');
+    await page.selectOption('#more-metric', 'train:groups');
+    await page.waitForFunction(() => location.hash.includes('more=train%3Agroups'));
+    await waitRendered();
+    expect((await page.$$eval('figure[data-chart="train groups"] canvas', (c) => c.length))).toBe(1);
+    expect((await inkedCharts()).every((n) => n > 200)).toBe(true);
+    expect(await page.$$eval('#more-metric option', (o) => o.map((x) => (x as HTMLOptionElement).value))).not.toContain('train:groups');
   });
 
   it('overlays runs, against step and against prompts seen', async () => {

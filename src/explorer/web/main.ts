@@ -2,7 +2,7 @@ import './style.css';
 import { api, type CallRecord, type ChunkInfo, type Interval, type RolloutSummary, type RunInfo, type ShownResult, type TurnRecord } from './api.js';
 import { lineChart, type Series } from './charts.js';
 import { clear, fmt, h, type Child } from './dom.js';
-import { shortName } from './names.js';
+import { shortName, shortSpec } from './names.js';
 import { go, link } from './nav.js';
 import { runsPage } from './runs-page.js';
 
@@ -158,16 +158,28 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   const runs = await Promise.all(ids.map((id) => api<RunData>('run', { run: id })));
   const byPrompts = params.get('x') === 'prompts';
   const xLabel = byPrompts ? 'prompts seen' : 'step';
-  const toggle = h('button', { type: 'button', id: 'x-toggle', onclick: () => go('/run', { runs: ids.join(','), x: byPrompts ? undefined : 'prompts' }) }, byPrompts ? 'x: prompts seen (show steps)' : 'x: step (show prompts seen)');
+  const toggle = h('button', { type: 'button', id: 'x-toggle', onclick: () => go('/run', { runs: ids.join(','), x: byPrompts ? undefined : 'prompts', more: params.get('more') }) }, byPrompts ? 'x: prompts seen (show steps)' : 'x: step (show prompts seen)');
   const addable = all.filter((r) => !ids.includes(r.id));
-  const add = h('select', { id: 'add-run', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: [...ids, v].join(','), x: params.get('x') }); } }, h('option', { value: '' }, 'overlay another run…'), addable.map((r) => h('option', { value: r.id }, r.id)));
+  const add = h('select', { id: 'add-run', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: [...ids, v].join(','), x: params.get('x'), more: params.get('more') }); } }, h('option', { value: '' }, 'overlay another run…'), addable.map((r) => h('option', { value: r.id }, r.id.split('/').map(shortName).join('/'))));
+
+  // Any other number the runs log can be charted too (a newer trainer's, e.g. per-hop recall): picked by
+  // kind and key, kept in the URL as more=train:key,eval:key.
+  const more = (params.get('more') ?? '').split(',').filter(Boolean);
+  const charted = new Set([...CHARTS.flatMap((c) => c.keys.map((k) => `${c.kind}:${k}`)), ...more]);
+  const loggable = [...new Set(runs.flatMap((r) => r.metrics.flatMap((m) => Object.keys(m).filter((k) => k !== 'step' && typeof m[k] === 'number').map((k) => `${String(m['kind'])}:${k}`))))]
+    .filter((k) => !charted.has(k))
+    .sort();
+  const moreCharts = more.map((k) => ({ title: k.replace(':', ' '), kind: k.slice(0, k.indexOf(':')), keys: [k.slice(k.indexOf(':') + 1)] }));
+  const pick = loggable.length
+    ? h('select', { id: 'more-metric', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: ids.join(','), x: params.get('x'), more: [...more, v].join(',') }); } }, h('option', { value: '' }, 'chart another metric…'), loggable.map((k) => h('option', { value: k }, k.replace(':', ' · '))))
+    : null;
 
   const charts: Child[] = [];
   // Two charts a row, each as wide as its cell (the grid's gap and the figure's padding aside).
   const chartWidth = Math.max(340, Math.floor((app.clientWidth - 16) / 2) - 24);
   const hasMetrics = runs.some((r) => r.metrics.length > 0);
   if (hasMetrics) {
-    for (const c of CHARTS) {
+    for (const c of [...CHARTS, ...moreCharts]) {
       const series: Series[] = [];
       for (const run of runs) {
         const seen = promptsSeen(run.metrics);
@@ -186,7 +198,7 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   const head = runs.map((r) =>
     h('div', { class: 'run-head' },
       h('h1', { title: r.info.id }, r.info.id === '.' ? r.info.name : r.info.id.split('/').map(shortName).join('/'), ' ', h('span', { class: `kind kind-${r.info.kind}` }, r.info.kind), ' ', h('span', { class: `state state-${r.info.state}` }, r.info.state)),
-      h('p', { class: 'muted' }, `task set ${r.info.tasks ?? '—'} · model ${r.info.model ?? '—'} · ${r.info.steps} steps · ${r.info.rollouts} rollouts`),
+      h('p', { class: 'muted', title: `task set ${r.info.tasks ?? '—'} · model ${r.info.model ?? '—'}` }, `task set ${r.info.tasks ? shortSpec(r.info.tasks) : '—'} · model ${r.info.model ? shortSpec(r.info.model) : '—'} · ${r.info.steps} steps · ${r.info.rollouts} rollouts`),
       h('p', {}, h('a', { href: link('/rollouts', { run: r.info.id }), class: 'rollouts-link' }, 'rollouts →'), r.evalRuns.length ? [' · evals: ', r.evalRuns.map((e) => [h('a', { href: link('/run', { runs: e.id }), title: e.id }, e.name.replace(/^evals\//u, '')), ' '])] : null),
       warningsBanner(r.info.warnings),
     ),
@@ -202,7 +214,7 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   }
   return [
     head,
-    h('div', { class: 'toolbar' }, hasMetrics ? toggle : null, add),
+    h('div', { class: 'toolbar' }, hasMetrics ? toggle : null, add, pick),
     hasMetrics ? h('div', { class: 'charts' }, charts) : h('p', { class: 'muted' }, 'No per-step metrics (an eval run): see the table below.'),
     evalTable(runs),
     comparison,
