@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNKS, TASKS, writeTrainRun, XSS_CHUNK, XSS_TEXT, type TrainFixture } from './fixture.js';
@@ -154,20 +154,26 @@ describe('sleuth explore in Chromium', () => {
     expect(byId.get('grpo-b')![2]).toBe('running');
     expect(byId.get('crashed')![10]).toContain('2');
     // The demo: one group row, its runs under it, each named by its own folder; sub-runs under their run.
+    // The eval points the demo wrote, in numeric order (read from its directory, not assumed).
+    const points = (run: string, word: string) => readdirSync(join(runs, DEMO, run, 'evals')).map((d) => Number(d.slice(word.length + 1))).sort((a, b) => a - b);
+    const steps = points('grpo', 'step');
+    const epochs = points('sft', 'epoch');
     const group = rows.find((r) => r.group === DEMO)!;
-    expect(group.cells[1]).toBe('demo 2026-12-03 07:046 runs, 4 eval points');
+    expect(group.cells[1]).toBe(`demo 2026-12-03 07:046 runs, ${steps.length + epochs.length} eval points`);
     expect(group.cells[2]).toBe('done');
     expect(rows.filter((r) => r.inGroup === DEMO).map((r) => [r.run, r.cells[1]])).toEqual([
       [`${DEMO}/base`, 'base'],
       [`${DEMO}/baseline`, 'baseline'],
-      [`${DEMO}/grpo`, 'grpoevals · step: 0 1 2'],
+      [`${DEMO}/grpo`, `grpoevals · step: ${steps.join(' ')}`],
       [`${DEMO}/grpo/test`, 'test'],
-      [`${DEMO}/sft`, 'sftevals · epoch: 1'],
+      [`${DEMO}/sft`, `sftevals · epoch: ${epochs.join(' ')}`],
       [`${DEMO}/sft/test`, 'test'],
     ]);
     // Model paths are cut to their file name (the whole path is the cell's title).
-    expect(byId.get(`${DEMO}/sft/test`)![5]).toBe('local:…/epoch-1.sampler.ckpt');
-    expect(await page.getAttribute(`tr[data-run="${DEMO}/sft/test"] td.model`, 'title')).toBe(`local:${join(runs, DEMO, 'sft', 'checkpoints', 'epoch-1.sampler.ckpt')}`);
+    const agent = (JSON.parse(readFileSync(join(runs, DEMO, 'sft', 'test', 'config.json'), 'utf8')) as { agent: string }).agent;
+    expect(agent).toMatch(/^local:\//u);
+    expect(byId.get(`${DEMO}/sft/test`)![5]).toBe(`local:…/${basename(agent)}`);
+    expect(await page.getAttribute(`tr[data-run="${DEMO}/sft/test"] td.model`, 'title')).toBe(agent);
     await expectReadable(1400);
     await page.screenshot({ path: join(ARTIFACTS, 'runs.png'), fullPage: true });
     // Folded, the demo is one row; unfolded again, its runs come back.
