@@ -293,7 +293,7 @@ async function rolloutsPage(p: URLSearchParams): Promise<Child> {
   );
   const groupLink = (r: Summary) => (r.group !== null ? link('/group', { run, step: r.step, group: r.group }) : link('/group', { run, task: r.taskId }));
   return [
-    h('h1', {}, `Rollouts of ${run}`),
+    h('h1', { title: run }, `Rollouts of ${run.split('/').map(shortName).join('/')}`),
     data.indexingBytes > 0 ? h('p', { class: 'muted', id: 'indexing' }, `indexing… ${(data.indexingBytes / 1e6).toFixed(0)} MB of rollouts.jsonl to go; the table grows as it does`) : null,
     warningsBanner(data.warnings),
     form,

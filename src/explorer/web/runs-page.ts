@@ -25,16 +25,18 @@ function nameUnder(r: RunInfo): string {
   return r.parent === null ? r.id : r.parent === '.' ? r.id : r.id.slice(r.parent.length + 1);
 }
 
-function isEvalPoint(r: RunInfo): boolean {
-  return r.parent !== null && /^evals\/[^/]+$/u.test(nameUnder(r));
+/** An eval point (evals/NAME under its run) with no runs of its own under it: a link, not a row. */
+function isEvalPoint(r: RunInfo, parents: ReadonlySet<string>): boolean {
+  return r.parent !== null && /^evals\/[^/]+$/u.test(nameUnder(r)) && !parents.has(r.id);
 }
 
 function tree(runs: RunInfo[]): Tree {
   const children = new Map<string, RunInfo[]>();
   const evals = new Map<string, RunInfo[]>();
+  const parents = new Set(runs.map((r) => r.parent).filter((p): p is string => p !== null));
   for (const r of runs) {
     if (r.parent === null) continue;
-    const into = isEvalPoint(r) ? evals : children;
+    const into = isEvalPoint(r, parents) ? evals : children;
     into.set(r.parent, [...(into.get(r.parent) ?? []), r]);
   }
   return { children, evals };
@@ -108,8 +110,8 @@ export function runsPage(runs: RunInfo[], redraw: () => void): Child {
     const g = r.group;
     const members = groups.get(g)!;
     const open = isOpen(g, members);
-    const subRuns = members.filter((m) => !isEvalPoint(m)).length;
-    const evalPoints = members.length - subRuns;
+    const evalPoints = members.filter((m) => m.parent !== null && t.evals.get(m.parent)?.includes(m)).length;
+    const subRuns = members.length - evalPoints;
     const head = h('tr', { class: 'group-row', 'data-group': g },
       h('td', {}, h('button', { type: 'button', class: 'toggle', 'aria-expanded': String(open), 'aria-label': `${open ? 'fold' : 'unfold'} ${g}`, onclick: () => { groupOpen.set(g, !open); redraw(); } }, open ? '▾' : '▸')),
       h('td', { class: 'run-name', title: g }, h('strong', {}, shortName(g)), h('div', { class: 'muted group-count' }, `${subRuns} runs${evalPoints ? `, ${evalPoints} eval points` : ''}`)),
