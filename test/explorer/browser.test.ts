@@ -332,6 +332,15 @@ describe('sleuth explore in Chromium', () => {
     const titleOf = new Map(shown.map((x) => [x.id, x.title]));
     expect(titles).toEqual([...new Set(r.curated)].map((id) => titleOf.get(id)));
     await page.screenshot({ path: join(ARTIFACTS, 'rollout-demo.png'), fullPage: true, clip: { x: 0, y: 0, width: 1400, height: 1600 } });
+    // In a narrow window the page still fits: hits, snippets and a call's long arguments wrap.
+    await page.setViewportSize({ width: 820, height: 1000 });
+    try {
+      await open(`#/rollout?run=${encodeURIComponent(`${DEMO}/baseline`)}&n=0`);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(820);
+      await page.screenshot({ path: join(ARTIFACTS, 'rollout-demo-narrow.png'), fullPage: true });
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 1000 });
+    }
   });
 
   it('names a multi-hop task\'s facts by hop and shows the record\'s fields it does not know', async () => {
