@@ -261,7 +261,12 @@ class Api {
       step: rollouts[0]!.step ?? null,
       group: rollouts[0]!.group ?? null,
       kind: suite.kind,
-      members: members.map((s, i) => ({ ...s, parts: rollouts[i]!.reward?.parts ?? {}, curatedIds: [...new Set(rollouts[i]!.curated)], finalText: rollouts[i]!.turns.at(-1)?.text.slice(0, 600) ?? '' })),
+      members: members.map((s, i) => {
+        const r = rollouts[i]!;
+        const chunks = new Map(chunkInfo(r, tasks.tasks?.get(r.taskId)).map((c) => [c.id, c]));
+        const curated = [...new Set(r.curated)].map((id) => chunks.get(id) ?? { id, n: null, title: null, facts: [] });
+        return { ...s, parts: r.reward?.parts ?? {}, curatedIds: curated.map((c) => c.id), curatedChunks: curated, finalText: r.turns.at(-1)?.text.slice(0, 600) ?? '' };
+      }),
       defaults,
       parts: Object.keys(rollouts[0]!.reward?.parts ?? {}),
       lab,

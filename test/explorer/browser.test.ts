@@ -365,6 +365,10 @@ describe('sleuth explore in Chromium', () => {
     await waitRendered();
     expect(await page.textContent('h1')).toBe(`Group ${gid} of step ${members[0]!.step}`);
     expect(await page.$$eval('.group-cards .card', (c) => c.length)).toBe(4);
+    // Each card's curated set by title, as on the rollout page.
+    const cards = await page.$$eval('.group-cards .card', (cs) => cs.map((c) => [...c.querySelectorAll('ul.curated-titles li')].map((li) => [li.getAttribute('data-id'), li.textContent])));
+    expect(cards.map((c) => c.map(([id]) => id))).toEqual(members.map((m) => [...new Set(m.curated)]));
+    cards.flat().forEach(([id, text]) => expect(text).toContain(CHUNKS[id!]!.title));
     const before = await page.$$eval('#lab-table td.lab-adv', (td) => td.map((x) => Number(x.textContent)));
     members.forEach((m, i) => expect(before[i]).toBeCloseTo(m.advantage!, 3));
     expect(await page.textContent('#lab-note')).toContain('scoreRollout');

@@ -505,7 +505,7 @@ interface GroupData {
   step: number | null;
   group: number | null;
   kind: string;
-  members: (Summary & { parts: Record<string, number>; curatedIds: string[]; finalText: string })[];
+  members: (Summary & { parts: Record<string, number>; curatedIds: string[]; curatedChunks: ChunkInfo[]; finalText: string })[];
   defaults: { weights: Record<string, number>; beta: number; advantage: string };
   parts: string[];
   lab: { source: string; allEqual: boolean; rows: { id: string; sample: number; reward: number; advantage: number; recordedReward: number | null; recordedAdvantage: number | null }[] };
@@ -520,7 +520,9 @@ async function groupPage(p: URLSearchParams): Promise<Child> {
     h('p', {}, `reward ${fmt(m.reward)} · advantage ${fmt(m.advantage)}`),
     h('p', { class: 'muted' }, `${m.endReason} · ${m.turns} turns · ${m.offform} off-form · curated ${m.curated}`),
     h('table', { class: 'grid small' }, h('tbody', {}, Object.entries(m.parts).map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'num' }, fmt(v)))))),
-    h('p', { class: 'curated' }, m.curatedIds.join(', ') || '(empty)'),
+    m.curatedChunks.length
+      ? h('ul', { class: 'curated-titles' }, m.curatedChunks.map((c) => h('li', { 'data-id': c.id, title: c.id }, c.n !== null ? `#${c.n} ` : '', c.title ?? c.id, c.facts.length ? [' ', factCell(c.facts, null)] : null)))
+      : h('p', { class: 'curated' }, '(empty)'),
     h('pre', { class: 'model-text' }, m.finalText),
   )));
 
