@@ -30,8 +30,8 @@ let page: Page;
 const pageErrors: string[] = [];
 const dialogs: string[] = [];
 
-function sleuth(args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8' });
+function sleuth(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`sleuth ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return r;
 }
@@ -49,7 +49,8 @@ beforeAll(async () => {
   grpoA = await writeTrainRun(runs, 'grpo-a', { steps: 8, groups: 3, groupSize: 4, seed: 1 });
   // Eval points that sort differently as text (0, 16, 8) and as numbers (0, 8, 16).
   for (const step of [0, 8, 16]) sleuth(['eval', '--agent', 'baseline', '--tasks', 'default', '--split', 'eval', '--limit', '4', '--out', join(runs, 'grpo-a', 'evals', `step-${step}`)]);
-  sleuth(['demo', '--quick', '--out', join(runs, DEMO)]);
+  // Its own SLEUTH_HOME: the base model it builds is not raced for with other test files building it.
+  sleuth(['demo', '--quick', '--out', join(runs, DEMO)], { ...process.env, SLEUTH_HOME: join(tmp, 'sleuth-home') });
   await writeTrainRun(runs, 'grpo-b', { steps: 3, groups: 6, groupSize: 4, seed: 2, done: false });
   // A run written by something newer than this page: a multi-hop task (meta.hops, its facts the
   // hops in order) and fields of the rollout record the page does not know.
