@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseJsonl } from '../runs/jsonl.js';
 import { runPath } from '../runs/layout.js';
 import { isRunDir } from '../runs/store.js';
@@ -26,7 +26,10 @@ export interface RunInfo {
   /** Files changed: the client refetches when this moves. */
   version: string;
   warnings: { file: string; line: number; reason: string }[];
+  /** The nearest run directory above this one (a training run above its evals/step-N), or null. */
   parent: string | null;
+  /** The top folder under RUNS_DIR that holds this run when that folder is not a run itself (a demo's), or null. */
+  group: string | null;
 }
 
 /** A run that wrote nothing for this long and has no summary is shown as stopped, not running. */
@@ -141,8 +144,6 @@ export class RunView {
     const state = finished ? 'done' : Date.now() - latest < RUNNING_WINDOW_MS ? 'running' : 'stopped';
     const firstRollout = this.index.rollouts.length ? this.index.read(0)?.startedAt : undefined;
     const startedAt = str(config['createdAt']) ?? str(config['startedAt']) ?? firstRollout ?? new Date(mtimeOf(runPath(this.dir, 'config'))).toISOString();
-    const slash = this.id.lastIndexOf('/evals/');
-    const parent = slash > 0 ? this.id.slice(0, slash) : this.id.startsWith('evals/') && isRunDir(dirname(dirname(this.dir))) && this.id.split('/').length === 2 ? '.' : null;
     return {
       id: this.id,
       name: this.id === '.' ? basename(this.dir) : this.id.split('/').at(-1)!,
@@ -161,7 +162,9 @@ export class RunView {
         ...skipped.map((w) => ({ file: 'metrics.jsonl', line: w.line, reason: `not JSON: ${w.reason}` })),
         ...[...this.refused].map(([file, reason]) => ({ file: `${file}.json${file === 'metrics' ? 'l' : ''}`, line: 0, reason: `not read: ${reason}` })),
       ],
-      parent,
+      // Where it sits among the other runs: RunStore.list() knows them all.
+      parent: null,
+      group: null,
     };
   }
 }
@@ -170,7 +173,10 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** The run directories under root, as ids, depth-first (a training run's evals/step-N included). */
+/** Names in natural order: step-8 before step-16, run-2 before run-10. */
+const naturalOrder = new Intl.Collator('en', { numeric: true }).compare;
+
+/** The run directories under root, as ids, depth-first (a training run's evals/step-N included), siblings in natural order. */
 export function findRuns(root: string, maxDepth = 4): string[] {
   const out: string[] = [];
   const walk = (dir: string, prefix: string[], depth: number) => {
@@ -180,7 +186,7 @@ export function findRuns(root: string, maxDepth = 4): string[] {
     } catch {
       return;
     }
-    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const e of entries.sort((a, b) => naturalOrder(a.name, b.name))) {
       if (!e.isDirectory() || e.name.startsWith('.')) continue;
       const path = join(dir, e.name);
       if (!inside(root, path)) continue;
@@ -215,6 +221,26 @@ export class RunStore {
   }
 
   list(): RunInfo[] {
-    return findRuns(this.root).map((id) => this.get(id).info());
+    const ids = findRuns(this.root);
+    const known = new Set(ids);
+    return ids.map((id) => ({ ...this.get(id).info(), parent: parentOf(id, known), group: groupOf(id, known) }));
   }
+}
+
+/** The nearest run above a run id among the runs found ('.' when RUNS_DIR is a run itself). */
+export function parentOf(id: string, runs: ReadonlySet<string>): string | null {
+  if (id === '.') return null;
+  const segments = id.split('/');
+  for (let n = segments.length - 1; n > 0; n--) {
+    const above = segments.slice(0, n).join('/');
+    if (runs.has(above)) return above;
+  }
+  return runs.has('.') ? '.' : null;
+}
+
+/** The top folder of a run id when it holds runs but is not one (a demo's directory). */
+export function groupOf(id: string, runs: ReadonlySet<string>): string | null {
+  const top = id.split('/')[0]!;
+  // Under a RUNS_DIR that is a run itself, every folder belongs to that run.
+  return !runs.has('.') && top !== id && !runs.has(top) ? top : null;
 }

@@ -16,6 +16,7 @@ import { PathRefused, realRoot } from './paths.js';
 import { queryRollouts, SORT_KEYS, type RolloutQuery, type SortKey } from './rollout-index.js';
 import { API_BUDGET_MS, RunStore, type RunView } from './runs.js';
 import { tokenDecoderFor, type TokenDecoder } from './tokens.js';
+import { chunkInfo, episodeNumbers, shownResult } from './tool-results.js';
 
 /**
  * The explorer's HTTP server: a JSON API over run directories and the built front end. It only
@@ -168,12 +169,15 @@ class Api {
   }
 
   private run(v: RunView) {
-    const info = v.info();
-    const children = this.store.list().filter((r) => r.parent === v.id);
-    const evalTable = [v, ...children.map((c) => this.store.get(c.id))]
-      .map((run) => ({ run: run.id, step: numberOr(run.config()['step']), intervals: intervalsOf(run.summary()) }))
+    const all = this.store.list();
+    const info = all.find((r) => r.id === v.id) ?? v.info();
+    // The runs below this one (evals/step-N in step order, a demo's test-split eval), each named by its path under this run.
+    const children = all.filter((r) => r.parent === v.id);
+    const nameUnder = (id: string) => (v.id === '.' ? id : id.slice(v.id.length + 1));
+    const evalTable = [{ run: v, name: info.name }, ...children.map((c) => ({ run: this.store.get(c.id), name: nameUnder(c.id) }))]
+      .map(({ run, name }) => ({ run: run.id, name, step: numberOr(run.config()['step']), intervals: intervalsOf(run.summary()) }))
       .filter((row) => Object.keys(row.intervals).length > 0);
-    return { info, config: v.config(), summary: v.summary(), metrics: v.metrics().records, evalTable, evalRuns: children.map((c) => c.id) };
+    return { info, config: v.config(), summary: v.summary(), metrics: v.metrics().records, evalTable, evalRuns: children.map((c) => ({ id: c.id, name: nameUnder(c.id) })) };
   }
 
   private compare(ids: string[]) {
@@ -217,14 +221,19 @@ class Api {
     if (!r) throw new PathRefused(v.index.behind > 0 ? `run '${v.id}': rollout ${n} is not indexed yet (${(v.index.behind / 1e6).toFixed(0)} MB to go); try again in a moment` : `run '${v.id}' has no rollout ${n}`);
     const { task, error } = this.task(v, r.taskId);
     const curated = new Set(r.curated);
-    const facts = task?.facts.map((f) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)) })) ?? null;
+    // A multi-hop task (meta.hops the number of its facts) lists its facts hop by hop, in order.
+    const hops = task?.meta?.['hops'];
+    const chain = typeof hops === 'number' && hops === task?.facts.length;
+    const facts = task?.facts.map((f, i) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)), hop: chain ? i + 1 : null })) ?? null;
+    const numberOf = episodeNumbers(r);
+    const results = r.turns.map((t) => t.calls.map((c) => shownResult(c, numberOf)));
     const decoder = await this.decoderFor(v);
     const decode = decoder ? (ids: number[]) => ids.map((t) => decoder.decode(t)) : undefined;
     const tokens = r.turns.map((t) => ({
       inserted: decode ? decode(t.insertedTokens ?? []) : null,
       sampled: decode ? decode(t.sampledTokens ?? []) : null,
     }));
-    return { n, summary: v.index.rollouts[n], rollout: r, facts, tasksError: error ?? null, decodedWith: decoder?.source ?? null, tokens };
+    return { n, summary: v.index.rollouts[n], rollout: r, facts, chunks: chunkInfo(r, task), results, tasksError: error ?? null, decodedWith: decoder?.source ?? null, tokens };
   }
 
   private group(v: RunView, p: URLSearchParams) {
@@ -252,7 +261,12 @@ class Api {
       step: rollouts[0]!.step ?? null,
       group: rollouts[0]!.group ?? null,
       kind: suite.kind,
-      members: members.map((s, i) => ({ ...s, parts: rollouts[i]!.reward?.parts ?? {}, curatedIds: [...new Set(rollouts[i]!.curated)], finalText: rollouts[i]!.turns.at(-1)?.text.slice(0, 600) ?? '' })),
+      members: members.map((s, i) => {
+        const r = rollouts[i]!;
+        const chunks = new Map(chunkInfo(r, tasks.tasks?.get(r.taskId)).map((c) => [c.id, c]));
+        const curated = [...new Set(r.curated)].map((id) => chunks.get(id) ?? { id, n: null, title: null, facts: [] });
+        return { ...s, parts: r.reward?.parts ?? {}, curatedIds: curated.map((c) => c.id), curatedChunks: curated, finalText: r.turns.at(-1)?.text.slice(0, 600) ?? '' };
+      }),
       defaults,
       parts: Object.keys(rollouts[0]!.reward?.parts ?? {}),
       lab,

@@ -22,7 +22,7 @@ import type { Task } from '../../src/tasks/task.js';
 export const XSS_CHUNK = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script> Rotterdam lies on the Nieuwe Maas.';
 export const XSS_TEXT = 'Found it <script>window.__xss=3</script><img src=y onerror="window.__xss=4"> curating.';
 
-const CHUNKS: Record<string, { title: string; text: string }> = {
+export const CHUNKS: Record<string, { title: string; text: string }> = {
   'c-nixon': { title: 'Richard Nixon', text: 'Richard Nixon was the 37th president of the United States, serving from 1969 to 1974.' },
   'c-apollo': { title: 'Apollo 11', text: 'Apollo 11 landed on the Moon in July 1969, during the Nixon presidency.' },
   'c-ford': { title: 'Gerald Ford', text: 'Gerald Ford was the 38th president, succeeding Richard Nixon in 1974.' },

@@ -12,7 +12,9 @@ import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import { appendJsonl } from '../../src/runs/jsonl.js';
 import { queryRollouts, RolloutIndex } from '../../src/explorer/rollout-index.js';
 import { appendRollouts, openRunDir } from '../../src/runs/store.js';
-import { TASKS, writeTrainRun, type TrainFixture } from './fixture.js';
+import { findRuns, groupOf, parentOf } from '../../src/explorer/runs.js';
+import { chunkInfo, episodeNumbers, shownResult } from '../../src/explorer/tool-results.js';
+import { CHUNKS, TASKS, writeTrainRun, type TrainFixture } from './fixture.js';
 
 /** The explorer's API and index against real run directories on disk, over real HTTP. */
 let tmp: string;
@@ -138,6 +140,90 @@ describe('rollout index', () => {
   });
 });
 
+describe('runs as a tree', () => {
+  it('lists sibling runs in natural order, each under its nearest run, a folder that is not a run as their group', () => {
+    const root = join(tmp, 'tree');
+    const run = (...path: string[]) => openRunDir(join(root, ...path), { kind: path.at(-2) === 'evals' || path.at(-1) === 'test' ? 'eval' : 'train' }, []);
+    // The trainer's order: the run first, then its eval points as it reaches them.
+    run('demo-2026-12-03T07-04-31-361Z', 'grpo');
+    for (const s of [16, 0, 8, 24, 32, 40]) run('demo-2026-12-03T07-04-31-361Z', 'grpo', 'evals', `step-${s}`);
+    run('demo-2026-12-03T07-04-31-361Z', 'grpo', 'test');
+    run('demo-2026-12-03T07-04-31-361Z', 'baseline');
+    run('run-10');
+    run('run-2');
+    const ids = findRuns(root);
+    expect(ids).toEqual([
+      'demo-2026-12-03T07-04-31-361Z/baseline',
+      'demo-2026-12-03T07-04-31-361Z/grpo',
+      ...[0, 8, 16, 24, 32, 40].map((s) => `demo-2026-12-03T07-04-31-361Z/grpo/evals/step-${s}`),
+      'demo-2026-12-03T07-04-31-361Z/grpo/test',
+      'run-2',
+      'run-10',
+    ]);
+    const known = new Set(ids);
+    expect(parentOf('demo-2026-12-03T07-04-31-361Z/grpo/evals/step-16', known)).toBe('demo-2026-12-03T07-04-31-361Z/grpo');
+    expect(parentOf('demo-2026-12-03T07-04-31-361Z/grpo/test', known)).toBe('demo-2026-12-03T07-04-31-361Z/grpo');
+    expect(parentOf('demo-2026-12-03T07-04-31-361Z/grpo', known)).toBeNull();
+    expect(groupOf('demo-2026-12-03T07-04-31-361Z/grpo/test', known)).toBe('demo-2026-12-03T07-04-31-361Z');
+    expect(groupOf('run-2', known)).toBeNull();
+    // RUNS_DIR a run itself: everything below is its.
+    expect(parentOf('evals/step-8', new Set(['.', 'evals/step-8']))).toBe('.');
+    expect(groupOf('evals/step-8', new Set(['.', 'evals/step-8']))).toBeNull();
+  });
+
+  it('serves parent and group with each run, and a run\'s sub-runs in step order named under it', async () => {
+    const root = join(tmp, 'tree');
+    const tree = await startExplorer({ runsDir: root, port: 0 });
+    try {
+      const listed = (await (await fetch(new URL('/api/runs', tree.url))).json()) as { runs: { id: string; parent: string | null; group: string | null }[] };
+      const step16 = listed.runs.find((r) => r.id.endsWith('step-16'))!;
+      expect(step16).toMatchObject({ parent: 'demo-2026-12-03T07-04-31-361Z/grpo', group: 'demo-2026-12-03T07-04-31-361Z' });
+      expect(listed.runs.find((r) => r.id === 'run-10')).toMatchObject({ parent: null, group: null });
+      const one = (await (await fetch(new URL('/api/run?run=demo-2026-12-03T07-04-31-361Z%2Fgrpo', tree.url))).json()) as { evalRuns: { id: string; name: string }[]; info: { group: string } };
+      expect(one.evalRuns.map((e) => e.name)).toEqual([...[0, 8, 16, 24, 32, 40].map((s) => `evals/step-${s}`), 'test']);
+      expect(one.info.group).toBe('demo-2026-12-03T07-04-31-361Z');
+    } finally {
+      await tree.close();
+    }
+  });
+});
+
+describe('tool results as hits', () => {
+  const numberOf = (id: string) => ({ a: 1, b: 2 })[id] ?? null;
+  const ok = (content: string) => ({ result: { outcome: 'ok' as const, content, chunkIds: [] } });
+
+  it('reads a search result\'s hits and other fields, a read document, and leaves anything else alone', () => {
+    expect(shownResult(ok(JSON.stringify({ hits: [{ id: 'a', title: 'A', score: 1.5, snippet: 'sa' }, { id: 'b', title: 'B', snippet: 'sb' }], seen: 2, curated: 0 })), numberOf)).toEqual({
+      kind: 'hits',
+      hits: [{ n: 1, id: 'a', title: 'A', snippet: 'sa', score: 1.5 }, { n: 2, id: 'b', title: 'B', snippet: 'sb', score: null }],
+      fields: { seen: 2, curated: 0 },
+    });
+    expect(shownResult(ok(JSON.stringify({ id: 'b', title: 'B', text: 'the whole text' })), numberOf)).toEqual({ kind: 'document', n: 2, id: 'b', title: 'B', text: 'the whole text' });
+    // Data of any other shape: the page shows the raw text.
+    for (const content of ['not json', '[1,2]', '{"hits": "many"}', '{"hits": [{"title": "no id"}]}', '{"hits": [{"id": 7}]}', '{"added": ["a"], "curated": 1, "cap": 30}', '{"id": "a", "text": 5}']) {
+      expect(shownResult(ok(content), numberOf), content).toBeNull();
+    }
+    expect(shownResult({ result: { outcome: 'error', content: JSON.stringify({ hits: [{ id: 'a' }] }), chunkIds: [] } }, numberOf)).toBeNull();
+  });
+
+  it('numbers a fixture rollout\'s chunks in the order first shown, with titles from its results and the facts each supports', () => {
+    const r = fx.rollouts.find((x) => x.taskId === 'q-nixon' && x.curated.length > 0)!;
+    const task = TASKS.find((t) => t.id === 'q-nixon')!;
+    const info = chunkInfo(r, task);
+    expect(info.map((c) => c.id)).toEqual([...new Set([...r.trajectory, ...r.curated])]);
+    for (const c of info) {
+      expect(c.n).toBe(r.trajectory.indexOf(c.id) + 1);
+      expect(c.title).toBe(CHUNKS[c.id]!.title);
+      expect(c.facts).toEqual(task.facts.flatMap((f, i) => (f.chunkIds.includes(c.id) ? [i] : [])));
+    }
+    const first = shownResult(r.turns[0]!.calls[0]!, episodeNumbers(r));
+    expect(first?.kind).toBe('hits');
+    expect(first?.kind === 'hits' && first.hits.map((h) => h.n)).toEqual(r.trajectory.slice(0, r.turns[0]!.calls[0]!.result.chunkIds.length).map((_, i) => i + 1));
+    // A '__proto__' chunk id is one more id, not a key of some object.
+    expect(chunkInfo({ trajectory: ['__proto__'], curated: ['__proto__'], turns: [] }, undefined)).toEqual([{ id: '__proto__', n: 1, title: null, facts: [] }]);
+  });
+});
+
 describe('token decoding', () => {
   it('decodes a local (compact) run with the tokenizer in its checkpoint header, and nothing from a file that is not one', async () => {
     const tok = trainBpe(['the curated set holds every chunk', 'search the corpus, read, curate, finish'], 320, [...SPECIALS]);
@@ -196,6 +282,11 @@ describe('HTTP API', () => {
     const one = await get(`/api/rollout?run=grpo&n=${page.body.rows[0].n}`);
     const r = fx.rollouts[page.body.rows[0].n]!;
     expect(one.body.rollout).toEqual(r);
+    // The fixture's tasks carry no meta.hops: their facts are not a chain of hops.
+    expect(one.body.facts.map((f: { hop: unknown }) => f.hop)).toEqual(TASKS.find((t) => t.id === r.taskId)!.facts.map(() => null));
+    expect(one.body.chunks).toEqual(chunkInfo(r, TASKS.find((t) => t.id === r.taskId)));
+    expect(one.body.results.map((calls: unknown[]) => calls.length)).toEqual(r.turns.map((t) => t.calls.length));
+    expect(one.body.results[0][0]).toMatchObject({ kind: 'hits', hits: r.turns[0]!.calls[0]!.result.chunkIds.map((id, i) => ({ n: i + 1, id, title: CHUNKS[id]!.title })) });
     expect(one.body.facts.map((f: { covered: boolean }) => f.covered)).toEqual(TASKS.find((t) => t.id === r.taskId)!.facts.map((f) => f.chunkIds.some((id) => r.curated.includes(id))));
     expect(one.body.decodedWith).toBe('qwen3');
     // Decoded one token at a time, the model's tokens spell the turn again.

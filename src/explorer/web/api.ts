@@ -11,6 +11,7 @@ export async function api<T = any>(name: string, params: Record<string, string |
 export type { RunInfo } from '../runs.js';
 export type { RolloutSummary } from '../rollout-index.js';
 export type { CallRecord, TurnRecord } from '../../agent/rollout.js';
+export type { ChunkInfo, ShownResult } from '../tool-results.js';
 
 export interface Interval {
   mean: number;

@@ -1,7 +1,10 @@
 import './style.css';
-import { api, type CallRecord, type Interval, type RolloutSummary, type RunInfo, type TurnRecord } from './api.js';
+import { api, type CallRecord, type ChunkInfo, type Interval, type RolloutSummary, type RunInfo, type ShownResult, type TurnRecord } from './api.js';
 import { lineChart, type Series } from './charts.js';
 import { clear, fmt, h, type Child } from './dom.js';
+import { shortName, shortSpec } from './names.js';
+import { go, link } from './nav.js';
+import { runsPage } from './runs-page.js';
 
 /**
  * The explorer's pages, routed by the URL hash: #/ (runs), #/run?runs=A,B (dashboard, runs
@@ -23,17 +26,6 @@ function route(): Route {
   const hash = location.hash.replace(/^#/, '') || '/';
   const [path, query] = hash.split('?', 2);
   return { path: path || '/', params: new URLSearchParams(query ?? '') };
-}
-
-function link(path: string, params: Record<string, string | number | undefined | null> = {}): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
-  const s = q.toString();
-  return `#${path}${s ? `?${s}` : ''}`;
-}
-
-function go(path: string, params: Record<string, string | number | undefined | null>): void {
-  location.hash = link(path, params).slice(1);
 }
 
 /** Versions of the runs the current page was drawn from; a change redraws it. */
@@ -69,7 +61,7 @@ async function render(): Promise<void> {
         break;
       default:
         used = ['*'];
-        content = runsPage(runs.runs);
+        content = runsPage(runs.runs, () => void render());
     }
     if (token !== renderToken) return;
     shown = new Map(used.map((id) => [id, id === '*' ? [...versions].join(';') : (versions.get(id) ?? '')]));
@@ -92,7 +84,7 @@ function setCrumbs(r: Route): void {
   clear(crumbs);
   const run = r.params.get('run') ?? r.params.get('runs')?.split(',')[0];
   const parts: Child[] = [h('a', { href: '#/' }, 'runs')];
-  if (run) parts.push(' / ', h('a', { href: link('/run', { runs: run }) }, run));
+  if (run) parts.push(' / ', h('a', { href: link('/run', { runs: run }), title: run }, run.split('/').map(shortName).join('/')));
   if (run && r.path !== '/run' && r.path !== '/') parts.push(' / ', h('a', { href: link('/rollouts', { run }) }, 'rollouts'));
   if (r.path === '/rollout') parts.push(' / ', `rollout ${r.params.get('n')}`);
   if (r.path === '/group') parts.push(' / ', 'group');
@@ -113,38 +105,8 @@ async function poll(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Runs list
+// Warnings (every page)
 // ---------------------------------------------------------------------------------------------
-
-const HEADLINE = ['reward', 'f1', 'recall', 'precision', 'valid_share', 'valid', 'entropy'];
-
-function runsPage(runs: RunInfo[]): Child {
-  if (runs.length === 0) return h('p', { class: 'muted' }, 'No run directories here yet (a run directory holds a config.json).');
-  const picked = new Set<string>();
-  const overlay = h('button', { type: 'button', id: 'overlay', onclick: () => picked.size && go('/run', { runs: [...picked].join(',') }) }, 'Overlay selected runs');
-  const rows = runs.map((r) =>
-    h(
-      'tr',
-      { 'data-run': r.id },
-      h('td', {}, h('input', { type: 'checkbox', 'aria-label': `select ${r.id}`, onchange: (e) => ((e.target as HTMLInputElement).checked ? picked.add(r.id) : picked.delete(r.id)) })),
-      h('td', {}, h('a', { href: link('/run', { runs: r.id }), class: 'run-link' }, r.id === '.' ? r.name : r.id)),
-      h('td', {}, h('span', { class: `kind kind-${r.kind}` }, r.kind)),
-      h('td', {}, r.tasks ?? '—'),
-      h('td', { class: 'model' }, r.model ?? '—'),
-      h('td', { class: 'num' }, r.steps),
-      h('td', { class: 'num' }, r.indexingBytes > 0 ? `${r.rollouts}+ (indexing)` : r.rollouts),
-      h('td', {}, HEADLINE.filter((k) => k in r.headline).slice(0, 4).map((k) => h('span', { class: 'metric' }, `${k} ${fmt(r.headline[k])}`))),
-      h('td', {}, r.startedAt ? new Date(r.startedAt).toLocaleString() : '—'),
-      h('td', {}, h('span', { class: `state state-${r.state}` }, r.state)),
-      h('td', {}, r.warnings.length ? h('span', { class: 'warn', title: r.warnings.map((w) => `${w.file}:${w.line} ${w.reason}`).join('\n') }, `⚠ ${r.warnings.length}`) : ''),
-    ),
-  );
-  return [
-    h('h1', {}, 'Runs'),
-    h('table', { class: 'grid', id: 'runs' }, h('thead', {}, h('tr', {}, ['', 'run', 'kind', 'task set', 'model', 'steps', 'rollouts', 'headline', 'started', 'state', ''].map((t) => h('th', {}, t)))), h('tbody', {}, rows)),
-    h('p', {}, overlay),
-  ];
-}
 
 function warningsBanner(warnings: { file?: string; line: number; reason: string }[]): Child {
   if (warnings.length === 0) return null;
@@ -160,8 +122,9 @@ interface RunData {
   config: Record<string, unknown>;
   summary: Record<string, unknown> | null;
   metrics: Record<string, unknown>[];
-  evalTable: { run: string; step: number | null; intervals: Record<string, Interval> }[];
-  evalRuns: string[];
+  /** This run's and its sub-runs' eval summaries, each named by its path under this run. */
+  evalTable: { run: string; name: string; step: number | null; intervals: Record<string, Interval> }[];
+  evalRuns: { id: string; name: string }[];
 }
 
 const CHARTS: { title: string; kind: 'train' | 'eval'; keys: string[] }[] = [
@@ -195,16 +158,28 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   const runs = await Promise.all(ids.map((id) => api<RunData>('run', { run: id })));
   const byPrompts = params.get('x') === 'prompts';
   const xLabel = byPrompts ? 'prompts seen' : 'step';
-  const toggle = h('button', { type: 'button', id: 'x-toggle', onclick: () => go('/run', { runs: ids.join(','), x: byPrompts ? undefined : 'prompts' }) }, byPrompts ? 'x: prompts seen (show steps)' : 'x: step (show prompts seen)');
+  const toggle = h('button', { type: 'button', id: 'x-toggle', onclick: () => go('/run', { runs: ids.join(','), x: byPrompts ? undefined : 'prompts', more: params.get('more') }) }, byPrompts ? 'x: prompts seen (show steps)' : 'x: step (show prompts seen)');
   const addable = all.filter((r) => !ids.includes(r.id));
-  const add = h('select', { id: 'add-run', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: [...ids, v].join(','), x: params.get('x') }); } }, h('option', { value: '' }, 'overlay another run…'), addable.map((r) => h('option', { value: r.id }, r.id)));
+  const add = h('select', { id: 'add-run', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: [...ids, v].join(','), x: params.get('x'), more: params.get('more') }); } }, h('option', { value: '' }, 'overlay another run…'), addable.map((r) => h('option', { value: r.id }, r.id.split('/').map(shortName).join('/'))));
+
+  // Any other number the runs log can be charted too (a newer trainer's, e.g. per-hop recall): picked by
+  // kind and key, kept in the URL as more=train:key,eval:key.
+  const more = (params.get('more') ?? '').split(',').filter(Boolean);
+  const charted = new Set([...CHARTS.flatMap((c) => c.keys.map((k) => `${c.kind}:${k}`)), ...more]);
+  const loggable = [...new Set(runs.flatMap((r) => r.metrics.flatMap((m) => Object.keys(m).filter((k) => k !== 'step' && typeof m[k] === 'number').map((k) => `${String(m['kind'])}:${k}`))))]
+    .filter((k) => !charted.has(k))
+    .sort();
+  const moreCharts = more.map((k) => ({ title: k.replace(':', ' '), kind: k.slice(0, k.indexOf(':')), keys: [k.slice(k.indexOf(':') + 1)] }));
+  const pick = loggable.length
+    ? h('select', { id: 'more-metric', onchange: (e) => { const v = (e.target as HTMLSelectElement).value; if (v) go('/run', { runs: ids.join(','), x: params.get('x'), more: [...more, v].join(',') }); } }, h('option', { value: '' }, 'chart another metric…'), loggable.map((k) => h('option', { value: k }, k.replace(':', ' · '))))
+    : null;
 
   const charts: Child[] = [];
   // Two charts a row, each as wide as its cell (the grid's gap and the figure's padding aside).
   const chartWidth = Math.max(340, Math.floor((app.clientWidth - 16) / 2) - 24);
   const hasMetrics = runs.some((r) => r.metrics.length > 0);
   if (hasMetrics) {
-    for (const c of CHARTS) {
+    for (const c of [...CHARTS, ...moreCharts]) {
       const series: Series[] = [];
       for (const run of runs) {
         const seen = promptsSeen(run.metrics);
@@ -222,9 +197,9 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   }
   const head = runs.map((r) =>
     h('div', { class: 'run-head' },
-      h('h1', {}, r.info.id === '.' ? r.info.name : r.info.id, ' ', h('span', { class: `kind kind-${r.info.kind}` }, r.info.kind), ' ', h('span', { class: `state state-${r.info.state}` }, r.info.state)),
-      h('p', { class: 'muted' }, `task set ${r.info.tasks ?? '—'} · model ${r.info.model ?? '—'} · ${r.info.steps} steps · ${r.info.rollouts} rollouts`),
-      h('p', {}, h('a', { href: link('/rollouts', { run: r.info.id }), class: 'rollouts-link' }, 'rollouts →'), r.evalRuns.length ? [' · evals: ', r.evalRuns.map((e) => [h('a', { href: link('/run', { runs: e }) }, e.split('/').at(-1)!), ' '])] : null),
+      h('h1', { title: r.info.id }, r.info.id === '.' ? r.info.name : r.info.id.split('/').map(shortName).join('/'), ' ', h('span', { class: `kind kind-${r.info.kind}` }, r.info.kind), ' ', h('span', { class: `state state-${r.info.state}` }, r.info.state)),
+      h('p', { class: 'muted', title: `task set ${r.info.tasks ?? '—'} · model ${r.info.model ?? '—'}` }, `task set ${r.info.tasks ? shortSpec(r.info.tasks) : '—'} · model ${r.info.model ? shortSpec(r.info.model) : '—'} · ${r.info.steps} steps · ${r.info.rollouts} rollouts`),
+      h('p', {}, h('a', { href: link('/rollouts', { run: r.info.id }), class: 'rollouts-link' }, 'rollouts →'), r.evalRuns.length ? [' · evals: ', r.evalRuns.map((e) => [h('a', { href: link('/run', { runs: e.id }), title: e.id }, e.name.replace(/^evals\//u, '')), ' '])] : null),
       warningsBanner(r.info.warnings),
     ),
   );
@@ -239,7 +214,7 @@ async function dashboard(ids: string[], params: URLSearchParams, all: RunInfo[])
   }
   return [
     head,
-    h('div', { class: 'toolbar' }, hasMetrics ? toggle : null, add),
+    h('div', { class: 'toolbar' }, hasMetrics ? toggle : null, add, pick),
     hasMetrics ? h('div', { class: 'charts' }, charts) : h('p', { class: 'muted' }, 'No per-step metrics (an eval run): see the table below.'),
     evalTable(runs),
     comparison,
@@ -252,13 +227,14 @@ function interval(ci: Interval | undefined): string {
 }
 
 function evalTable(runs: RunData[]): Child {
-  const cols = runs.flatMap((r) => r.evalTable.map((e) => ({ label: `${e.run}${e.step !== null ? ` @${e.step}` : ''}`, intervals: e.intervals })));
+  // Overlaid runs' columns carry the run's name too; one run's are named under it (evals/step-8, test).
+  const cols = runs.flatMap((r) => r.evalTable.map((e) => ({ label: runs.length > 1 && e.run !== r.info.id ? `${shortName(r.info.id)} ${e.name}` : e.name, title: e.run, intervals: e.intervals })));
   if (cols.length === 0) return null;
   const metrics = [...new Set(cols.flatMap((c) => Object.keys(c.intervals)))];
   return h('section', {},
     h('h2', {}, 'Eval (mean, 95% bootstrap interval over tasks)'),
     h('table', { class: 'grid', id: 'eval-table' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'metric'), cols.map((c) => h('th', {}, c.label)))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'metric'), cols.map((c) => h('th', { title: c.title }, c.label)))),
       h('tbody', {}, metrics.map((m) => h('tr', {}, h('td', {}, m), cols.map((c) => h('td', { class: 'num' }, interval(c.intervals[m])))))),
     ),
   );
@@ -317,7 +293,7 @@ async function rolloutsPage(p: URLSearchParams): Promise<Child> {
   );
   const groupLink = (r: Summary) => (r.group !== null ? link('/group', { run, step: r.step, group: r.group }) : link('/group', { run, task: r.taskId }));
   return [
-    h('h1', {}, `Rollouts of ${run}`),
+    h('h1', { title: run }, `Rollouts of ${run.split('/').map(shortName).join('/')}`),
     data.indexingBytes > 0 ? h('p', { class: 'muted', id: 'indexing' }, `indexing… ${(data.indexingBytes / 1e6).toFixed(0)} MB of rollouts.jsonl to go; the table grows as it does`) : null,
     warningsBanner(data.warnings),
     form,
@@ -357,13 +333,103 @@ function tokenStrip(ids: number[], decoded: string[] | null, logprobs: number[] 
   return box;
 }
 
+/** Facts are named F1, F2, ... on the rollout page: the curated set and the hits refer to them so. */
+function factLabel(i: number): string {
+  return `F${i + 1}`;
+}
+
+/** A chunk id with its number in the episode: `#3 d01bbd701a`. */
+function numbered(c: ChunkInfo | undefined, id: string): string {
+  return c?.n ? `#${c.n} ${id}` : id;
+}
+
+/** The facts a chunk supports, as F-labels with the fact's text in the title. */
+function factCell(ids: number[], facts: { text: string }[] | null): Child {
+  if (ids.length === 0) return h('span', { class: 'muted' }, '—');
+  return ids.map((i) => [h('span', { class: 'fact-tag', title: facts?.[i]?.text ?? '' }, factLabel(i)), ' ']);
+}
+
+/** The curated set: each chunk's number, title and id, and the task's facts it covers. */
+function curatedTable(ids: string[], chunks: Map<string, ChunkInfo>, facts: { text: string }[] | null): Child {
+  if (ids.length === 0) return h('p', { class: 'curated' }, '(empty)');
+  return h('table', { class: 'grid small', id: 'curated' },
+    h('thead', {}, h('tr', {}, ['#', 'title', 'id', 'covers'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, ids.map((id) => {
+      const c = chunks.get(id);
+      return h('tr', { 'data-id': id, class: c && c.facts.length ? 'gold' : '' },
+        h('td', { class: 'num' }, c?.n ?? '—'),
+        h('td', {}, c?.title ?? h('span', { class: 'muted' }, '(not shown in a result)')),
+        h('td', {}, h('code', {}, id)),
+        h('td', { class: 'covers' }, c ? [factCell(c.facts, facts), c.facts.length ? facts?.filter((_, i) => c.facts.includes(i)).map((f) => h('span', { class: 'muted' }, ` ${f.text}`)) : null] : '—'),
+      );
+    })),
+  );
+}
+
+/** The fields of the rollout record this page knows and shows (or folds into the ones it shows). */
+const SHOWN_FIELDS = new Set(['version', 'id', 'taskId', 'agent', 'env', 'sample', 'query', 'turns', 'curated', 'trajectory', 'read', 'answer', 'endReason', 'error', 'promptTokens', 'completionTokens', 'wallMs', 'startedAt', 'reward', 'budgets', 'step', 'group', 'advantage']);
+
+/**
+ * Fields of the record this page does not know (a newer writer's, e.g. per-hop numbers), shown as
+ * they are: a number formatted, an object of numbers as its pairs, anything else as JSON text.
+ */
+function moreFields(r: Record<string, unknown>): Child {
+  const extra = Object.entries(r).filter(([k]) => !SHOWN_FIELDS.has(k));
+  if (extra.length === 0) return null;
+  const value = (v: unknown): Child => {
+    if (typeof v === 'number') return fmt(v);
+    if (typeof v === 'string') return v;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'number')) {
+      return Object.entries(v as Record<string, number>).map(([k, x]) => h('span', { class: 'metric' }, `${k} ${fmt(x)}`));
+    }
+    return h('code', {}, JSON.stringify(v));
+  };
+  return [
+    h('h2', {}, 'More fields of this rollout'),
+    h('table', { class: 'grid small', id: 'more-fields' }, h('tbody', {}, extra.map(([k, v]) => h('tr', { 'data-field': k }, h('td', {}, k), h('td', {}, value(v)))))),
+  ];
+}
+
+/** A tool result: hits as a table, a read document as its title and text, anything else as the raw text. */
+function resultView(result: CallRecord['result'], shown: ShownResult | null, chunks: Map<string, ChunkInfo>, facts: { text: string }[] | null): Child {
+  const head = `result: ${result.outcome}${result.errorKind ? ` (${result.errorKind})` : ''} · ${result.chunkIds.length} chunks`;
+  const raw = h('pre', { class: 'result-text' }, result.content);
+  if (shown === null) return h('details', { class: 'result', open: true }, h('summary', {}, head), raw);
+  const rawFold = h('details', { class: 'raw-result' }, h('summary', { class: 'muted' }, 'raw result'), raw);
+  if (shown.kind === 'document') {
+    return h('details', { class: 'result', open: true }, h('summary', {}, head),
+      h('div', { class: 'document' }, h('div', {}, h('strong', {}, `#${shown.n ?? '?'} `), shown.title ?? '', ' ', h('code', {}, shown.id)), h('pre', { class: 'result-text' }, shown.text)),
+      rawFold);
+  }
+  const fields = Object.entries(shown.fields).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' · ');
+  const hasScore = shown.hits.some((x) => x.score !== null);
+  return h('details', { class: 'result', open: true }, h('summary', {}, `${head}${fields ? ` · ${fields}` : ''}`),
+    shown.hits.length === 0 ? h('p', { class: 'muted' }, 'no hits') : h('table', { class: 'grid small hits' },
+      h('thead', {}, h('tr', {}, ['#', 'title', 'id', ...(hasScore ? ['score'] : []), 'snippet', 'facts'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, shown.hits.map((x) => {
+        const supports = chunks.get(x.id)?.facts ?? [];
+        return h('tr', { 'data-id': x.id, class: supports.length ? 'gold' : '' },
+          h('td', { class: 'num' }, x.n ?? '—'),
+          h('td', { class: 'hit-title' }, x.title ?? ''),
+          h('td', {}, h('code', {}, x.id)),
+          hasScore ? h('td', { class: 'num' }, fmt(x.score)) : null,
+          h('td', { class: 'snippet' }, x.snippet ?? ''),
+          h('td', {}, factCell(supports, facts)),
+        );
+      })),
+    ),
+    rawFold);
+}
+
 async function rolloutPage(p: URLSearchParams): Promise<Child> {
   const run = p.get('run') ?? '';
   const d = await api<{
     n: number;
     summary: Summary;
     rollout: { id: string; taskId: string; query: string; agent: string; turns: Turn[]; curated: string[]; trajectory: string[]; endReason: string; error?: string; answer?: string; reward?: { total: number; parts: Record<string, number>; weights: Record<string, number> }; step?: number; group?: number; advantage?: number; sample: number };
-    facts: { text: string; chunkIds: string[]; covered: boolean; seen: boolean }[] | null;
+    facts: { text: string; chunkIds: string[]; covered: boolean; seen: boolean; hop: number | null }[] | null;
+    chunks: ChunkInfo[];
+    results: (ShownResult | null)[][];
     tasksError: string | null;
     decodedWith: string | null;
     tokens: { inserted: string[] | null; sampled: string[] | null }[];
@@ -374,8 +440,9 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
     h('a', { href: link('/rollout', { run, n: d.n + 1 }) }, 'next →'), ' · ',
     h('a', { href: r.group !== undefined ? link('/group', { run, step: r.step, group: r.group }) : link('/group', { run, task: r.taskId }), id: 'open-group' }, r.group !== undefined ? `group ${r.group} of step ${r.step}` : 'all samples of this task'),
   );
+  const chunks = new Map(d.chunks.map((c) => [c.id, c]));
   const facts = d.facts
-    ? h('ul', { class: 'facts' }, d.facts.map((f) => h('li', { class: f.covered ? 'covered' : 'missed' }, f.covered ? '✓ ' : '✗ ', f.text, h('span', { class: 'muted' }, ` (${f.chunkIds.join(', ')}${f.seen && !f.covered ? '; seen in results, not curated' : ''})`))))
+    ? h('ul', { class: 'facts' }, d.facts.map((f, i) => h('li', { class: f.covered ? 'covered' : 'missed' }, `${f.covered ? '✓' : '✗'} ${factLabel(i)}${typeof f.hop === 'number' ? ` · hop ${f.hop}` : ''} `, f.text, h('span', { class: 'muted' }, ` (${f.chunkIds.map((id) => numbered(chunks.get(id), id)).join(', ')}${f.seen && !f.covered ? '; seen in results, not curated' : ''})`))))
     : h('p', { class: 'muted' }, `facts unavailable: ${d.tasksError ?? ''}`);
   const reward = r.reward
     ? h('table', { class: 'grid small', id: 'reward-parts' },
@@ -395,11 +462,11 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
     return h('section', { class: 'turn', 'data-turn': i },
       h('h3', {}, `turn ${i}`, h('span', { class: 'muted' }, ` · ${t.insertedTokens?.length ?? 0} inserted, ${t.sampledTokens?.length ?? 0} sampled tokens`)),
       h('pre', { class: 'model-text' }, t.text),
-      t.calls.map((c) => h('div', { class: `call status-${c.status}` },
+      t.calls.map((c, j) => h('div', { class: `call status-${c.status}` },
         h('div', {}, h('span', { class: `badge ${c.status}` }, c.status), ' ', h('code', {}, c.name), ' ', h('code', { class: 'args' }, JSON.stringify(c.arguments))),
         c.raw !== undefined && c.status !== 'ok' ? h('div', {}, h('span', { class: 'muted' }, 'raw: '), h('code', { class: 'raw' }, c.raw)) : null,
         c.tokenSpan && c.status !== 'ok' ? h('div', {}, h('span', { class: 'muted' }, 'raw tokens: '), tokenStrip(t.sampledTokens.slice(c.tokenSpan[0], c.tokenSpan[1]), tok?.sampled?.slice(c.tokenSpan[0], c.tokenSpan[1]) ?? null, t.sampledLogprobs?.slice(c.tokenSpan[0], c.tokenSpan[1]) ?? null, 'raw-tokens')) : null,
-        h('details', { class: 'result', open: true }, h('summary', {}, `result: ${c.result.outcome}${c.result.errorKind ? ` (${c.result.errorKind})` : ''} · ${c.result.chunkIds.length} chunks`), h('pre', { class: 'result-text' }, c.result.content)),
+        resultView(c.result, d.results[i]?.[j] ?? null, chunks, d.facts),
       )),
       h('p', { class: 'curated-change' }, `curated: ${now.length}`, added.length ? h('span', { class: 'added' }, ` +${added.join(' +')}`) : null, removed.length ? h('span', { class: 'removed' }, ` −${removed.join(' −')}`) : null),
       h('details', { class: 'token-view' },
@@ -421,7 +488,8 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
     r.answer !== undefined ? h('p', {}, h('strong', {}, 'answer: '), r.answer) : null,
     h('div', { class: 'cols' }, h('section', {}, h('h2', {}, 'Facts'), facts), h('section', {}, h('h2', {}, `Reward ${r.reward ? fmt(r.reward.total) : ''}`), reward)),
     h('h2', {}, `Curated set (${new Set(r.curated).size})`),
-    h('p', { class: 'curated' }, r.curated.join(', ') || '(empty)'),
+    curatedTable([...new Set(r.curated)], chunks, d.facts),
+    moreFields(r),
     h('h2', {}, 'Turns'),
     turns,
   ];
@@ -437,7 +505,7 @@ interface GroupData {
   step: number | null;
   group: number | null;
   kind: string;
-  members: (Summary & { parts: Record<string, number>; curatedIds: string[]; finalText: string })[];
+  members: (Summary & { parts: Record<string, number>; curatedIds: string[]; curatedChunks: ChunkInfo[]; finalText: string })[];
   defaults: { weights: Record<string, number>; beta: number; advantage: string };
   parts: string[];
   lab: { source: string; allEqual: boolean; rows: { id: string; sample: number; reward: number; advantage: number; recordedReward: number | null; recordedAdvantage: number | null }[] };
@@ -452,7 +520,9 @@ async function groupPage(p: URLSearchParams): Promise<Child> {
     h('p', {}, `reward ${fmt(m.reward)} · advantage ${fmt(m.advantage)}`),
     h('p', { class: 'muted' }, `${m.endReason} · ${m.turns} turns · ${m.offform} off-form · curated ${m.curated}`),
     h('table', { class: 'grid small' }, h('tbody', {}, Object.entries(m.parts).map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'num' }, fmt(v)))))),
-    h('p', { class: 'curated' }, m.curatedIds.join(', ') || '(empty)'),
+    m.curatedChunks.length
+      ? h('ul', { class: 'curated-titles' }, m.curatedChunks.map((c) => h('li', { 'data-id': c.id, title: c.id }, c.n !== null ? `#${c.n} ` : '', c.title ?? c.id, c.facts.length ? [' ', factCell(c.facts, null)] : null)))
+      : h('p', { class: 'curated' }, '(empty)'),
     h('pre', { class: 'model-text' }, m.finalText),
   )));
 
