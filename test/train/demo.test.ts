@@ -38,4 +38,20 @@ describe('sleuth demo --quick', () => {
     const cmp = spawnSync(process.execPath, [BIN, 'compare', join(dir, 'baseline'), join(dir, 'grpo', 'test')], { cwd: ROOT, encoding: 'utf8' });
     expect(cmp.status).toBe(0);
   }, 300_000);
+
+  it('--tasks musique: the best fixed script on dev as the baseline, the hop oracle beside it, per-hop recall of every agent', () => {
+    const dir = join(tmp, 'demo-musique');
+    const r = spawnSync(process.execPath, [BIN, 'demo', '--quick', '--tasks', 'musique', '--json', '--out', dir], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.stderr).not.toMatch(/Error:/);
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.best_script).toMatchObject({ split: 'dev' });
+    expect(out.best_script.candidates.map((c: { spec: string }) => c.spec)).toContain(out.best_script.spec);
+    expect(JSON.parse(readFileSync(join(dir, 'baseline', 'config.json'), 'utf8')).agent).toBe(out.best_script.spec);
+    expect(out.oracle.spec).toBe('hop-oracle');
+    for (const a of ['baseline', 'base', 'sft', 'grpo', 'oracle']) expect(Object.keys(out.hop_recall[a])).toEqual(expect.arrayContaining(['hop1_recall', 'hop2_recall', 'last_hop_recall', 'last_hop_found']));
+    const bad = spawnSync(process.execPath, [BIN, 'demo', '--tasks', 'nope'], { cwd: ROOT, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--tasks nope');
+  }, 300_000);
 });

@@ -3,7 +3,7 @@ import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
 import { outputWidth } from '../width.js';
 import { BUILDS, buildBaseModel } from '../../demo/base-build.js';
-import { FULL_PLAN, MUSIQUE_DEMO_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
+import { FULL_PLAN, hopRecall, MUSIQUE_DEMO_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
 import { clock } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 
@@ -74,6 +74,9 @@ export function demoJson(r: DemoResult): Record<string, unknown> {
     grpo_vs_baseline: r.grpoVsBaseline,
     grpo_vs_sft: r.grpoVsSft,
     sft_data: { solved: r.sftRun.solved, kept: r.sftRun.kept, attempts: r.sftRun.attempts, best_epoch: r.sftRun.best.epoch },
+    ...(r.bestScript ? { best_script: r.bestScript } : {}),
+    ...(r.oracle ? { oracle: { spec: r.oracle.spec, ...pick(r.oracle.summary), dir: r.oracle.dir } } : {}),
+    hop_recall: Object.fromEntries([...(['baseline', 'base', 'sft', 'grpo'] as const).map((a) => [a, hopRecall(r[a])]), ...(r.oracle ? [['oracle', hopRecall(r.oracle.summary)]] : [])]),
     dir: r.dir,
   };
 }
