@@ -61,6 +61,17 @@ describe('the fixed multi-search scripts', () => {
       expect(more.map((c) => c.arguments)).toEqual(hitsOf(q!).slice(0, 3).map((h) => ({ query: `${h.snippet.split(/\s+/u).filter(Boolean).join(' ')} ${keywordQuery(task.query)}`, k: 5 })));
       expect(new Set(text.curated).size).toBe(10);
     }
+    // CHAIN 1: one more hop, following the first hit of the follow-up that the first search did not show.
+    for (const task of tasks.slice(0, 4)) {
+      const chained = await runEpisode(await resolveAgent('hit-text:10,1,5,10,1'), env, task);
+      const [q, f, next] = calls(chained, 'bm25_search');
+      const fresh = hitsOf(f!).find((h) => !hitsOf(q!).some((x) => x.id === h.id));
+      if (!fresh) {
+        expect(next).toBeUndefined();
+        continue;
+      }
+      expect((next!.arguments as { query: string }).query).toBe(`${fresh.snippet.split(/\s+/u).filter(Boolean).join(' ')} ${keywordQuery(task.query)}`);
+    }
     await expect(resolveAgent('hit-text:10,x')).rejects.toThrow("hit-text:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]]");
   });
 
