@@ -14,7 +14,7 @@
  * The intervals are paired bootstraps over seeds x tasks (pairedBootstrapGrid). Every seed is
  * reported, not the best one.
  *
- *   node dist/bench/learn.js [--plan long|demo|quick] [--seeds 0,1,2] [--out FILE] [--runs DIR]
+ *   node dist/bench/learn.js [--plan musique|long|demo|quick|musique-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR]
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';

@@ -112,6 +112,7 @@ async function show(argv: string[]): Promise<number> {
   console.log(`  missing:    ${coverage.missingChunkIds} chunk ids not in the index; ${coverage.uncoverableFacts} facts with none of their chunks`);
   for (const e of coverage.examples) console.log(`              e.g. ${e}`);
   if (stored.manifest) console.log(`  origin:     ${stored.manifest.origin} ${JSON.stringify(stored.manifest.options)}`);
+  else if (isShippedTaskSet(stored.name)) console.log(`  origin:     ${SHIPPED_TASK_SETS[stored.name].origin}`);
   return 0;
 }
 
