@@ -58,7 +58,7 @@ export interface LocalBackendOptions {
   /** Where saveState and saveWeightsForSampler write (default .sleuth/checkpoints). */
   dir?: string;
   kernels?: 'auto' | 'wasm-simd' | 'js';
-  /** Threads for forwardBackward (default: by model size, see defaultThreads). */
+  /** Threads for forwardBackward (default: up to 2, see defaultThreads). */
   threads?: number;
   /** How forwardBackward spends its work (default 'loss-rows'; see TrainRows). */
   trainRows?: TrainRows;
@@ -115,7 +115,7 @@ export class LocalBackend implements TrainingBackend {
       off += s.size;
     }
     this.kernelsKind = opts.kernels ?? 'auto';
-    this.threads = opts.threads ?? defaultThreads(config);
+    this.threads = opts.threads ?? defaultThreads();
     this.trainRows = opts.trainRows ?? 'loss-rows';
     this.sampling = opts.sampling ?? 'batched';
   }
