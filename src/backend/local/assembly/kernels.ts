@@ -490,28 +490,68 @@ function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: 
   }
 }
 
-// GELU, tanh approximation (GPT-2).
+// GELU, tanh approximation (GPT-2), four lanes at a time. tanh(u) = sign(u) (1 - 2 / (exp(2|u|) + 1)),
+// with exp as 2^n times Cephes' expf polynomial on [-ln2/2, ln2/2]: no Mathf.tanh call per element
+// (which took 0.73 s of a 3.5 s demo step). Against f64 Math.tanh on 2^20 points over [-12, 12]
+// (test/backend/kernels.test.ts checks 1e-6): GELU within 4.3e-7 and GELU' within 5.6e-7 absolute,
+// the same worst case as Mathf.tanh's (the output's own f32 rounding). The rounding changed: 2.0% of
+// GELU outputs and 9.2% of GELU' outputs differ from Mathf.tanh's, by at most 2.4e-7. Speed, the
+// same run: 3.4-4.4 ns per element forward against 17.0, 4.5-6.0 backward against 21.4.
 const GELU_K: f32 = 0.7978845608028654; // sqrt(2/pi)
 
+@inline function tanh4(u: v128): v128 {
+  // Past 2|u| = 20, 1 - tanh is below f32's resolution at 1: the result is +-1 exactly.
+  const a = f32x4.min(f32x4.add(f32x4.abs(u), f32x4.abs(u)), f32x4.splat(20));
+  const n = f32x4.nearest(f32x4.mul(a, f32x4.splat(1.44269504088896341)));
+  // a - n ln2, with ln2 split in two so that n ln2's rounding does not reach f.
+  const f = f32x4.sub(f32x4.sub(a, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
+  let p = f32x4.splat(1.9875691500e-4);
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.3981999507e-3));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(8.3334519073e-3));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(4.1665795894e-2));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.6666665459e-1));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(5.0000001201e-1));
+  p = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, f), f), f), f32x4.splat(1));
+  // 2^n: n (0..29) into the exponent bits.
+  const pow2n = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
+  const e = f32x4.mul(p, pow2n);
+  const t = f32x4.sub(f32x4.splat(1), f32x4.div(f32x4.splat(2), f32x4.add(e, f32x4.splat(1))));
+  return v128.or(t, v128.and(u, i32x4.splat(0x80000000)));
+}
+
+/** GELU's tanh argument: sqrt(2/pi) (x + 0.044715 x^3). */
+@inline function geluArg(x: v128): v128 {
+  return f32x4.mul(f32x4.splat(GELU_K), f32x4.add(x, f32x4.mul(f32x4.mul(f32x4.mul(f32x4.splat(0.044715), x), x), x)));
+}
+
+@inline function geluForward4(x: v128): v128 {
+  return f32x4.mul(f32x4.mul(f32x4.splat(0.5), x), f32x4.add(f32x4.splat(1), tanh4(geluArg(x))));
+}
+
+@inline function geluGrad4(x: v128): v128 {
+  const th = tanh4(geluArg(x));
+  const sech2 = f32x4.sub(f32x4.splat(1), f32x4.mul(th, th));
+  const inner = f32x4.mul(f32x4.splat(GELU_K), f32x4.add(f32x4.splat(1), f32x4.mul(f32x4.mul(f32x4.splat(<f32>(3 * 0.044715)), x), x)));
+  return f32x4.add(f32x4.mul(f32x4.splat(0.5), f32x4.add(f32x4.splat(1), th)), f32x4.mul(f32x4.mul(f32x4.mul(f32x4.splat(0.5), x), sech2), inner));
+}
+
 export function gelu_forward(out: usize, inp: usize, N: i32): void {
-  for (let i = 0; i < N; i++) {
-    const k = <usize>i << 2;
-    const x = load<f32>(inp + k);
-    const u: f32 = GELU_K * (x + <f32>0.044715 * x * x * x);
-    store<f32>(out + k, <f32>0.5 * x * (<f32>1 + Mathf.tanh(u)));
-  }
+  let i = 0;
+  for (; i + 4 <= N; i += 4) v128.store(out + (<usize>i << 2), geluForward4(v128.load(inp + (<usize>i << 2))));
+  // A tail (N not a multiple of 4) through the same lanes, so that every element rounds alike.
+  for (; i < N; i++) store<f32>(out + (<usize>i << 2), f32x4.extract_lane(geluForward4(f32x4.splat(load<f32>(inp + (<usize>i << 2)))), 0));
 }
 
 /** dinp += gelu'(inp) * dout. */
 export function gelu_backward(dinp: usize, inp: usize, dout: usize, N: i32): void {
-  for (let i = 0; i < N; i++) {
+  let i = 0;
+  for (; i + 4 <= N; i += 4) {
     const k = <usize>i << 2;
-    const x = load<f32>(inp + k);
-    const u: f32 = GELU_K * (x + <f32>0.044715 * x * x * x);
-    const th: f32 = Mathf.tanh(u);
-    const sech2: f32 = <f32>1 - th * th;
-    const g: f32 = <f32>0.5 * (<f32>1 + th) + <f32>0.5 * x * sech2 * GELU_K * (<f32>1 + <f32>(3 * 0.044715) * x * x);
-    store<f32>(dinp + k, load<f32>(dinp + k) + g * load<f32>(dout + k));
+    v128.store(dinp + k, f32x4.add(v128.load(dinp + k), f32x4.mul(geluGrad4(v128.load(inp + k)), v128.load(dout + k))));
+  }
+  for (; i < N; i++) {
+    const k = <usize>i << 2;
+    store<f32>(dinp + k, load<f32>(dinp + k) + f32x4.extract_lane(geluGrad4(f32x4.splat(load<f32>(inp + k))), 0) * load<f32>(dout + k));
   }
 }
 
