@@ -63,8 +63,14 @@ describe('forwardBackward on two threads', () => {
     expect(splitByTokens(datums, 2, two.trainRows).length).toBe(2);
     try {
       two.model.params.a.set(one.model.params.a);
+      // Every shard runs in a worker: the main thread's model does no forward pass, so a trainer
+      // can run the next batch's episodes on this thread meanwhile.
+      let mainThreadForwards = 0;
+      const forward = two.model.forward.bind(two.model);
+      two.model.forward = (...args: Parameters<typeof forward>) => (mainThreadForwards++, forward(...args));
       const a = await one.forwardBackward(datums, 'importance_sampling');
       const b = await two.forwardBackward(datums, 'importance_sampling');
+      expect(mainThreadForwards).toBe(0);
       expect(b.logprobs).toEqual(a.logprobs);
       expect(b.loss).toBeCloseTo(a.loss, 5);
       const ga = one.model.grads!.a, gb = two.model.grads!.a;

@@ -130,19 +130,18 @@ export class LocalBackend implements TrainingBackend {
 
   /**
    * With threads > 1 and more than one datum, the datums are split (balanced by tokens) between
-   * this thread and worker threads, each with its own copy of the weights; their gradients are
-   * added in shard order, so results are deterministic for a given thread count.
+   * worker threads, each with its own copy of the weights; their gradients are added in shard
+   * order, so results are deterministic for a given thread count. The main thread only waits: a
+   * trainer sampling the next batch meanwhile (maxStaleness > 0) runs its episodes there.
    */
   async forwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): Promise<ForwardBackwardResult> {
     const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads, this.trainRows) : [datums];
     if (shards.length === 1) return this.forwardBackwardSync(datums, lossFn, config);
     this.validate(datums, lossFn);
-    const workers = (this.workers ??= new GradientWorkers(this.config, shards.length - 1, this.kernelsKind));
-    const remote = workers.run(this.model.params.a, shards.slice(1), lossFn, config, this.trainRows);
-    const local = accumulateGradients(this.model, shards[0]!, lossFn, config, true, this.trainRows);
-    const parts = [local, ...(await remote)];
+    const workers = (this.workers ??= new GradientWorkers(this.config, this.threads, this.kernelsKind));
+    const parts = await workers.run(this.model.params.a, shards, lossFn, config, this.trainRows);
     const g = this.model.grads!.a;
-    for (const p of parts.slice(1)) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
+    for (const p of parts) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
     this.pendingDatums += datums.length;
     return finite(summarize(parts, lossFn));
   }
