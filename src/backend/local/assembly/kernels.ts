@@ -262,11 +262,43 @@ export function layernorm_backward(dinp: usize, dw: usize, db: usize, dout: usiz
   }
 }
 
-/** Scores a[0..t] become exp(score - maxv) in place; returns their sum (softmax's denominator). */
+/**
+ * exp of four lanes: 2^n times Cephes' expf polynomial on [-ln2/2, ln2/2] (within 2 ulp of the
+ * true value); arguments are clamped to [-87, 88], where exp stays a normal f32.
+ */
+@inline function exp4(x: v128): v128 {
+  const c = f32x4.max(f32x4.min(x, f32x4.splat(88)), f32x4.splat(-87));
+  const n = f32x4.nearest(f32x4.mul(c, f32x4.splat(1.44269504088896341)));
+  // c - n ln2, with ln2 split in two so that n ln2's rounding does not reach f.
+  const f = f32x4.sub(f32x4.sub(c, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
+  let p = f32x4.splat(1.9875691500e-4);
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.3981999507e-3));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(8.3334519073e-3));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(4.1665795894e-2));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.6666665459e-1));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(5.0000001201e-1));
+  p = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, f), f), f), f32x4.splat(1));
+  // 2^n (n in -126..127) into the exponent bits.
+  return f32x4.mul(p, i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23));
+}
+
+/**
+ * Scores a[0..t] become exp(score - maxv) in place, four at a time (the last few through the same
+ * lanes, so that a key's weight does not depend on t); returns their sum (softmax's denominator),
+ * summed in an order that depends on t only (sampler and learner agree bit for bit).
+ */
 @inline function expScoresAndSum(a: usize, t: i32, maxv: f32): f32 {
-  let sum: f32 = 0;
-  for (let t2 = 0; t2 <= t; t2++) {
-    const e = Mathf.exp(load<f32>(a + (<usize>t2 << 2)) - maxv);
+  const m = f32x4.splat(maxv);
+  let acc = f32x4.splat(0);
+  let t2 = 0;
+  for (; t2 + 4 <= t + 1; t2 += 4) {
+    const e = exp4(f32x4.sub(v128.load(a + (<usize>t2 << 2)), m));
+    v128.store(a + (<usize>t2 << 2), e);
+    acc = f32x4.add(acc, e);
+  }
+  let sum = hsum(acc);
+  for (; t2 <= t; t2++) {
+    const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(a + (<usize>t2 << 2)) - maxv)), 0);
     store<f32>(a + (<usize>t2 << 2), e);
     sum += e;
   }
@@ -501,20 +533,7 @@ const GELU_K: f32 = 0.7978845608028654; // sqrt(2/pi)
 
 @inline function tanh4(u: v128): v128 {
   // Past 2|u| = 20, 1 - tanh is below f32's resolution at 1: the result is +-1 exactly.
-  const a = f32x4.min(f32x4.add(f32x4.abs(u), f32x4.abs(u)), f32x4.splat(20));
-  const n = f32x4.nearest(f32x4.mul(a, f32x4.splat(1.44269504088896341)));
-  // a - n ln2, with ln2 split in two so that n ln2's rounding does not reach f.
-  const f = f32x4.sub(f32x4.sub(a, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
-  let p = f32x4.splat(1.9875691500e-4);
-  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.3981999507e-3));
-  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(8.3334519073e-3));
-  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(4.1665795894e-2));
-  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.6666665459e-1));
-  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(5.0000001201e-1));
-  p = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, f), f), f), f32x4.splat(1));
-  // 2^n: n (0..29) into the exponent bits.
-  const pow2n = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
-  const e = f32x4.mul(p, pow2n);
+  const e = exp4(f32x4.min(f32x4.add(f32x4.abs(u), f32x4.abs(u)), f32x4.splat(20)));
   const t = f32x4.sub(f32x4.splat(1), f32x4.div(f32x4.splat(2), f32x4.add(e, f32x4.splat(1))));
   return v128.or(t, v128.and(u, i32x4.splat(0x80000000)));
 }
