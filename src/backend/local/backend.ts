@@ -60,6 +60,8 @@ export interface LocalBackendOptions {
   kernels?: 'auto' | 'wasm-simd' | 'js';
   /** Threads for forwardBackward (default: up to 2, see defaultThreads). */
   threads?: number;
+  /** Decoding worker threads of the batched sampler (default: up to 2; 0: decode on this thread). */
+  decodeThreads?: number;
   /** How forwardBackward spends its work (default 'loss-rows'; see TrainRows). */
   trainRows?: TrainRows;
   /** What saveWeightsForSampler returns (default 'batched'; see LocalBackend.sampling). */
@@ -98,9 +100,11 @@ export class LocalBackend implements TrainingBackend {
   trainRows: TrainRows;
   sampling: SamplingPath;
   private workers: GradientWorkers | undefined;
+  /** Decoding worker threads (0 when the compiled worker is absent: decoding on this thread); read when the first batched sampler is made. */
+  decodeThreads: number;
   private decodeHost: DecodeHost | undefined;
 
-  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; trainRows?: TrainRows; sampling?: SamplingPath } = {}) {
+  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; decodeThreads?: number; trainRows?: TrainRows; sampling?: SamplingPath } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
     this.model = new Model(config, { training: true, kernels: opts.kernels });
     this.tokenizer = tokenizer;
@@ -116,6 +120,7 @@ export class LocalBackend implements TrainingBackend {
     }
     this.kernelsKind = opts.kernels ?? 'auto';
     this.threads = opts.threads ?? defaultThreads();
+    this.decodeThreads = Math.min(opts.decodeThreads ?? defaultDecodeThreads(), defaultDecodeThreads());
     this.trainRows = opts.trainRows ?? 'loss-rows';
     this.sampling = opts.sampling ?? 'batched';
   }
@@ -220,7 +225,7 @@ export class LocalBackend implements TrainingBackend {
 
   /** A batched sampler on the current weights; all of them share this backend's decoding threads. */
   batchSampler(name: string): BatchSampler {
-    this.decodeHost ??= defaultDecodeThreads() > 0 ? new WorkerHost(this.config, this.tokenizer, this.kernelsKind, defaultDecodeThreads()) : new InThreadHost(this.config, this.tokenizer, this.kernelsKind);
+    this.decodeHost ??= this.decodeThreads > 0 ? new WorkerHost(this.config, this.tokenizer, this.kernelsKind, this.decodeThreads) : new InThreadHost(this.config, this.tokenizer, this.kernelsKind);
     return new BatchSampler(name, this.config, this.model.params.a, this.tokenizer, this.decodeHost, this.kernelsKind);
   }
 
@@ -287,7 +292,7 @@ export class LocalBackend implements TrainingBackend {
 export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (opts.checkpoint) {
     const { header, tensors } = readCheckpoint(opts.checkpoint);
-    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, decodeThreads: opts.decodeThreads, trainRows: opts.trainRows, sampling: opts.sampling });
     b.model.params.a.set(tensors.params!);
     if (header.kind === 'state') b.loadStateSync(opts.checkpoint);
     else b.step = header.step;
@@ -296,7 +301,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (!opts.tokenizer) throw new InputError('createLocalBackend: give a checkpoint, or a tokenizer (and optionally a config) for a new model');
   const parsed = ModelConfigSchema.safeParse({ ...DEFAULT_MODEL, ...opts.config, vocabSize: opts.tokenizer.vocabSize });
   if (!parsed.success) throw new InputError(`local model config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`);
-  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
+  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, decodeThreads: opts.decodeThreads, trainRows: opts.trainRows, sampling: opts.sampling });
   b.model.init(opts.seed ?? 0);
   return b;
 }
