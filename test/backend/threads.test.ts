@@ -78,6 +78,11 @@ describe('forwardBackward on two threads', () => {
       for (let i = 0; i < ga.length; i++) (maxAbs = Math.max(maxAbs, Math.abs(ga[i]!)), (maxDiff = Math.max(maxDiff, Math.abs(ga[i]! - gb[i]!))));
       expect(maxAbs).toBeGreaterThan(0);
       expect(maxDiff / maxAbs).toBeLessThan(2e-5);
+      // More threads after the workers started: a worker per shard again, the same loss.
+      two.threads = 3;
+      expect(splitByTokens(datums, 3, two.trainRows).length).toBe(3);
+      const c = await two.forwardBackward(datums, 'importance_sampling');
+      expect(c.loss).toBeCloseTo(a.loss, 5);
     } finally {
       await two.close();
     }

@@ -143,6 +143,11 @@ export class LocalBackend implements TrainingBackend {
     const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads, this.trainRows) : [datums];
     if (shards.length === 1) return this.forwardBackwardSync(datums, lossFn, config);
     this.validate(datums, lossFn);
+    // One worker per shard; `threads` may have grown since the workers started.
+    if (this.workers && this.workers.count < shards.length) {
+      await this.workers.close();
+      this.workers = undefined;
+    }
     const workers = (this.workers ??= new GradientWorkers(this.config, this.threads, this.kernelsKind));
     const parts = await workers.run(this.model.params.a, shards, lossFn, config, this.trainRows);
     const g = this.model.grads!.a;

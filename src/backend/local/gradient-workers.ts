@@ -66,6 +66,10 @@ export class GradientWorkers {
     });
   }
 
+  get count(): number {
+    return this.workers.length;
+  }
+
   async run(params: Float32Array, shards: Datum[][], lossFn: LossFn, config: LossConfig, trainRows: TrainRows): Promise<GradientPart[]> {
     // Ref'd while they work: an await on an unref'd worker alone would let the process exit mid-step.
     const busy = this.workers.slice(0, shards.length);
