@@ -1,20 +1,28 @@
 /**
- * npm run bench:local — speed of the local backend, the old path (every row through the output
- * layer, every rollout's prompt run again, one sequence decoded at a time on the main thread, two
- * gradient threads) beside the new one (loss-bearing rows only, shared prompt prefixes, batched
- * decoding in worker threads, threads by model size). Old and new alternate, round after round, in
- * this one process, so that load from other work on a shared machine hits both alike.
- *  - matmul GFLOP/s, WebAssembly SIMD vs plain TypeScript loops (the kernel choice);
- *  - per model size (the default and the long-episode one), on a GRPO batch of 48 rollouts (6 groups
- *    of 8 sharing a prompt) of that size's episode shape: forward+backward tokens/s (sequence rows)
- *    and loss tokens/s (rows with weight != 0), batched sampling tokens/s, and one synthetic GRPO
- *    step (sample every turn of every rollout, one importance-sampling forwardBackward, optimStep);
- *  - grpo_step_s of real GRPO steps at the demo's configuration (configs/local-demo.json: the shipped
- *    model, the search environment, 48 rollouts), old path against new, from metrics.jsonl.
- * Rates are by wall clock. Writes bench/results/local.json.
+ * npm run bench:local — speed of the local backend, the old path (issue 32's starting point: one
+ * gradient thread, because a GRPO batch chained by its shared system prompt came back as one shard,
+ * and one decoding worker, where the old routing sent every request) beside the new one (two
+ * gradient threads, two decoding workers), alternating round after round in this one process, so
+ * that load from other work on a shared machine hits both alike. Both paths run this build's
+ * kernels (the SIMD GELU and exp are measured old against new in their commits).
+ *  - matmul GFLOP/s, WebAssembly SIMD vs plain TypeScript loops (the kernel choice), and a peak on
+ *    this machine: numpy (OpenBLAS, one thread) on the shapes a training step multiplies;
+ *  - per model size (the demo's 0.30M and the long-episode 1.32M at context 2,048), on the same
+ *    GRPO batch of 48 demo-shaped rollouts (6 groups of 8; every prompt begins with one system
+ *    prompt): one synthetic GRPO step (sample every turn of every rollout, one importance-sampling
+ *    forwardBackward, optimStep) broken down into sampling, training and the update, wall clock and
+ *    CPU time of all threads, and the share of the cores left idle;
+ *  - where one training pass's time goes by kernel (matmul, attention, GELU, layer norm, softmax,
+ *    the rest), with the GFLOP/s of matmul and attention;
+ *  - a C reference (bench/peers/ref_decoder.c, built with the system C compiler when there is one):
+ *    whole-sequence forward and decode tokens/s against sleuth's single-sequence sampler;
+ *  - grpo_step_s of real GRPO steps at the demo's configuration (configs/local-demo.json), old path
+ *    against new, from metrics.jsonl.
+ * Writes bench/results/local.json.
  */
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { loadNow } from './measure.js';
 import { fileURLToPath } from 'node:url';
@@ -43,8 +51,8 @@ interface Episode {
 }
 /** The demo's (about 664 tokens, 36 of them written: issue 19's count). */
 const DEMO_EPISODE: Episode = { prompt: 300, turns: 3, sampledPerTurn: 12, insertedPerTurn: 164 };
-/** An invoice-length episode for the long-episode model: about 2,000 tokens. */
-const LONG_EPISODE: Episode = { prompt: 600, turns: 4, sampledPerTurn: 40, insertedPerTurn: 400 };
+/** Tokens of the system prompt every rollout's prompt begins with (the rest is its group's question). */
+const SYSTEM_PROMPT = 200;
 const ROLLOUTS = 48;
 const GROUP = 8;
 /** Rounds of old/new alternation. */
@@ -122,10 +130,11 @@ const rng = seededRandom(2);
 type Path = 'old' | 'new';
 const PATHS: Path[] = ['old', 'new'];
 
-/** The backend settings of each path. */
+/** The backend settings of each path: the old one used one core for training and one for decoding. */
 function setPath(b: LocalBackend, path: Path): void {
-  b.trainRows = path === 'old' ? 'all-rows' : 'loss-rows';
-  b.sampling = path === 'old' ? 'single' : 'batched';
+  b.trainRows = 'loss-rows';
+  b.sampling = 'batched';
+  if (path === 'old') (b.threads = 1), (b.decodeThreads = Math.min(1, b.decodeThreads));
 }
 
 const median = (xs: number[]) => {
@@ -135,7 +144,8 @@ const median = (xs: number[]) => {
 
 /** 48 rollouts (groups of 8 sharing a prompt) of `ep`'s shape, sampled by `sampler`: the old path one sequence after another, the new all at once. */
 async function sampleRollouts(sampler: Sampler, ep: Episode, concurrent: boolean, randomTokens: (n: number) => number[]): Promise<{ datums: Datum[]; sampled: number }> {
-  const prompts = Array.from({ length: ROLLOUTS / GROUP }, () => randomTokens(ep.prompt));
+  const system = randomTokens(SYSTEM_PROMPT);
+  const prompts = Array.from({ length: ROLLOUTS / GROUP }, () => [...system, ...randomTokens(ep.prompt - SYSTEM_PROMPT)]);
   const state = Array.from({ length: ROLLOUTS }, (_, r) => {
     const ctx = prompts[Math.floor(r / GROUP)]!.slice();
     return { ctx, mask: ctx.map(() => 0), lps: ctx.map(() => 0) };
@@ -167,68 +177,186 @@ async function sampleRollouts(sampler: Sampler, ep: Episode, concurrent: boolean
   return { datums, sampled };
 }
 
-async function measureSize(label: string, vocab: number, config: Omit<ModelConfig, 'vocabSize'>, ep: Episode, paths: Path[]) {
+type Part = { wall: number; cpu: number };
+const CORES = cpus().length;
+
+/** Seconds of wall clock and CPU (all threads) of one synthetic GRPO step, by category, and the cores' idle share. */
+function breakdown(parts: Record<string, Part>) {
+  const wall = Object.values(parts).reduce((s, p) => s + p.wall, 0), cpu = Object.values(parts).reduce((s, p) => s + p.cpu, 0);
+  const r = (x: number) => +x.toFixed(3);
+  return {
+    ...Object.fromEntries(Object.entries(parts).map(([k, p]) => [k, { wall_s: r(p.wall), cpu_s: r(p.cpu), busy_share: r(p.cpu / (p.wall * CORES)) }])),
+    step: { wall_s: r(wall), cpu_s: r(cpu), busy_share: r(cpu / (wall * CORES)), idle_share: r(1 - cpu / (wall * CORES)) },
+  };
+}
+
+/** One forward+backward of `datums` on this thread, timed by kernel (wrapping the model's kernels), with FLOPs of matmul and attention. */
+function kernelProfile(b: LocalBackend, datums: Datum[]) {
+  const k = b.model.k as unknown as Record<string, (...a: unknown[]) => void>;
+  const seconds: Record<string, number> = {}, flops: Record<string, number> = {};
+  const shapes = new Map<string, number>();
+  const category = (name: string) => (name.startsWith('matmul') ? 'matmul' : name.startsWith('attention') ? 'attention' : name.startsWith('gelu') ? 'gelu' : name.startsWith('layernorm') ? 'layernorm' : 'softmax');
+  const count = (name: string, a: unknown[]): number => {
+    if (name === 'matmulForward' || name === 'matmulBackward') {
+      const [T, C, OC] = a.slice(-3) as number[];
+      const f = (name === 'matmulForward' ? 2 : 4) * T! * C! * OC!;
+      shapes.set(`${T}x${C}x${OC}`, (shapes.get(`${T}x${C}x${OC}`) ?? 0) + f);
+      return f;
+    }
+    if (name === 'attentionForward' || name === 'attentionBackward') {
+      const off = name === 'attentionForward' ? 3 : 5;
+      const [t0, T, C] = a.slice(off, off + 3) as number[];
+      const keys = ((T! * (T! + 1)) / 2 - (t0! * (t0! + 1)) / 2);
+      return (name === 'attentionForward' ? 4 : 8) * C! * keys;
+    }
+    return 0;
+  };
+  const originals: Record<string, (...a: unknown[]) => void> = {};
+  for (const name of ['matmulForward', 'matmulBackward', 'attentionForward', 'attentionBackward', 'geluForward', 'geluBackward', 'layernormForward', 'layernormBackward', 'softmaxRows', 'softmaxBackward']) {
+    const f = (originals[name] = k[name]!);
+    k[name] = (...a: unknown[]) => {
+      const t0 = process.hrtime.bigint();
+      f(...a);
+      const c = category(name);
+      seconds[c] = (seconds[c] ?? 0) + Number(process.hrtime.bigint() - t0) / 1e9;
+      flops[c] = (flops[c] ?? 0) + count(name, a);
+    };
+  }
+  const threads = b.threads;
+  b.threads = 1;
+  const t0 = process.hrtime.bigint();
+  b.forwardBackwardSync(datums, 'importance_sampling');
+  const total = Number(process.hrtime.bigint() - t0) / 1e9;
+  b.threads = threads;
+  Object.assign(k, originals);
+  b.model.zeroGrads();
+  const inKernels = Object.values(seconds).reduce((a, x) => a + x, 0);
+  const r = (x: number) => +x.toFixed(3);
+  return {
+    total_s: r(total),
+    seconds: { ...Object.fromEntries(Object.entries(seconds).map(([c, x]) => [c, r(x)])), other: r(total - inKernels) },
+    gflops: { matmul: r((flops['matmul'] ?? 0) / seconds['matmul']! / 1e9), attention: r((flops['attention'] ?? 0) / seconds['attention']! / 1e9) },
+    // The matmul shapes that carry most of the FLOPs (rows x inner x outputs), for the BLAS peak.
+    top_shapes: [...shapes.entries()].sort((x, y) => y[1] - x[1]).slice(0, 4).map(([shape]) => shape),
+  };
+}
+
+async function measureSize(label: string, vocab: number, config: Omit<ModelConfig, 'vocabSize'>, ep: Episode) {
   const tok = benchTokenizer(vocab);
   const dir = mkdtempSync(join(tmpdir(), 'sleuth-bench-'));
-  // Old: the old default of two gradient threads; new: threads by model size.
-  const backends = { old: createLocalBackend({ tokenizer: tok, config, seed: 1, threads: 2, dir }), new: createLocalBackend({ tokenizer: tok, config, seed: 1, dir }) };
+  const backends = { old: createLocalBackend({ tokenizer: tok, config, seed: 1, dir }), new: createLocalBackend({ tokenizer: tok, config, seed: 1, dir }) };
   setPath(backends.old, 'old');
   setPath(backends.new, 'new');
   const cfg = backends.new.config;
   const randomTokens = (n: number) => Array.from({ length: n }, () => 256 + SPECIALS.length + Math.floor(rng() * (cfg.vocabSize - 300)));
   const adam = { learningRate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClipNorm: 1 };
-  type Part = { wall: number; cpu: number };
-  const runs: Record<Path, { sample: Part[]; train: Part[]; step: Part[]; sampled: number; batchTokens: number; lossTokens: number }> = {
-    old: { sample: [], train: [], step: [], sampled: 0, batchTokens: 0, lossTokens: 0 },
-    new: { sample: [], train: [], step: [], sampled: 0, batchTokens: 0, lossTokens: 0 },
+  const runs: Record<Path, { steps: Record<string, Part>[]; sampled: number; batchTokens: number; lossTokens: number; datums: Datum[] }> = {
+    old: { steps: [], sampled: 0, batchTokens: 0, lossTokens: 0, datums: [] },
+    new: { steps: [], sampled: 0, batchTokens: 0, lossTokens: 0, datums: [] },
   };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const p of paths) {
-      // One synthetic GRPO step: sample every turn of 48 rollouts, then forwardBackward over them and optimStep.
+    for (const p of PATHS) {
       const b = backends[p], r = runs[p];
       let rollouts: Awaited<ReturnType<typeof sampleRollouts>> | undefined;
       const s = await b.saveWeightsForSampler(`step-${p}-${round}`);
-      const sampling = await time(async () => (rollouts = await sampleRollouts(s, ep, p === 'new', randomTokens)));
-      const training = await time(async () => {
-        await b.forwardBackward(rollouts!.datums, 'importance_sampling');
+      const sampling = await time(async () => (rollouts = await sampleRollouts(s, ep, true, randomTokens)));
+      const training = await time(() => b.forwardBackward(rollouts!.datums, 'importance_sampling'));
+      const update = await time(async () => {
         await b.optimStep(adam);
+        await b.saveWeightsForSampler(`next-${p}-${round}`);
       });
-      r.sample.push(sampling);
-      r.train.push(training);
-      r.step.push({ wall: sampling.wall + training.wall, cpu: sampling.cpu + training.cpu });
+      r.steps.push({ sampling, training, update });
       r.sampled = rollouts!.sampled;
+      r.datums = rollouts!.datums;
       r.batchTokens = rollouts!.datums.reduce((n, d) => n + d.inputTokens.length, 0);
       r.lossTokens = rollouts!.datums.reduce((n, d) => n + d.weights.filter((w) => w !== 0).length, 0);
     }
   }
+  const kernels = kernelProfile(backends.new, runs.new.datums);
   await Promise.all(PATHS.map((p) => backends[p].close()));
   rmSync(dir, { recursive: true, force: true });
-  const med = (xs: Part[], k: 'wall' | 'cpu') => median(xs.map((x) => x[k]));
+  // The round with the median step wall time.
   const per = (p: Path) => {
     const r = runs[p];
-    if (r.step.length === 0) return null;
-    const rates = (k: 'wall' | 'cpu') => ({
-      fwd_bwd_tokens_per_s: Math.round(r.batchTokens / med(r.train, k)),
-      loss_tokens_per_s: Math.round(r.lossTokens / med(r.train, k)),
-      sample_tokens_per_s: Math.round(r.sampled / med(r.sample, k)),
-      grpo_step_s: +med(r.step, k).toFixed(2),
-    });
-    return { ...rates('wall'), by_cpu_time: rates('cpu'), threads: backends[p].threads };
+    const wall = (x: Record<string, Part>) => Object.values(x).reduce((a, y) => a + y.wall, 0);
+    const sorted = [...r.steps].sort((x, y) => wall(x) - wall(y));
+    const mid = sorted[Math.floor((sorted.length - 1) / 2)]!;
+    return {
+      threads: p === 'old' ? 1 : backends[p].threads,
+      decode_workers: backends[p].decodeThreads,
+      breakdown: breakdown(mid),
+      fwd_bwd_tokens_per_s: Math.round(r.batchTokens / mid['training']!.wall),
+      sample_tokens_per_s: Math.round(r.sampled / mid['sampling']!.wall),
+      grpo_step_s: +wall(mid).toFixed(2),
+      rounds_step_s: r.steps.map((x) => +wall(x).toFixed(2)),
+    };
   };
-  return {
-    label,
-    config: cfg,
-    params: paramCount(cfg),
-    episode: ep,
-    rollouts: ROLLOUTS,
-    group_size: GROUP,
-    batch_tokens: runs.new.batchTokens,
-    loss_tokens: runs.new.lossTokens,
-    sampled_tokens: runs.new.sampled,
-    old: per('old'),
-    new: per('new')!,
-    seconds: runs,
-  };
+  return { label, config: cfg, params: paramCount(cfg), episode: ep, rollouts: ROLLOUTS, group_size: GROUP, batch_tokens: runs.new.batchTokens, loss_tokens: runs.new.lossTokens, sampled_tokens: runs.new.sampled, old: per('old'), new: per('new'), kernels };
+}
+
+/** numpy's matmul (OpenBLAS, one thread) on the given shapes, GFLOP/s: this machine's peak for them. Null, with a reason, without python3 and numpy. */
+function blasPeak(shapes: string[]): { gflops: Record<string, number> } | { skipped: string } {
+  const script = `
+import json, sys, time
+import numpy as np
+out = {}
+for shape in sys.argv[1:]:
+    T, C, OC = map(int, shape.split('x'))
+    a = np.random.rand(T, C).astype(np.float32); w = np.random.rand(OC, C).astype(np.float32)
+    best = 1e9
+    for _ in range(5):
+        t0 = time.perf_counter(); n = 0
+        while time.perf_counter() - t0 < 0.05:
+            a @ w.T; n += 1
+        best = min(best, (time.perf_counter() - t0) / n)
+    out[shape] = round(2 * T * C * OC / best / 1e9, 2)
+print(json.dumps(out))`;
+  const r = spawnSync('python3', ['-c', script, ...shapes], { encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } });
+  if (r.error) return { skipped: `python3 not found (${r.error.message})` };
+  if (r.status !== 0) return { skipped: `python3 with numpy failed: ${r.stderr.trim().split('\n').at(-1)}` };
+  return { gflops: JSON.parse(r.stdout) as Record<string, number> };
+}
+
+/** bench/peers/ref_decoder.c built with the system C compiler and run on a size's shapes; skipped with a reason where no compiler is found. */
+function cReference(config: ModelConfig, T: number, prompt: number, decoded: number): Record<string, unknown> {
+  const src = join(root, 'bench', 'peers', 'ref_decoder.c');
+  const exe = join(tmpdir(), `sleuth-ref-decoder-${process.pid}`);
+  const cc = process.env['CC'] ?? 'cc';
+  const flags = ['-O3', '-march=native', '-ffast-math'];
+  const built = spawnSync(cc, [...flags, '-o', exe, src, '-lm'], { encoding: 'utf8' });
+  if (built.error) return { skipped: `no C compiler (${cc}: ${built.error.message})` };
+  if (built.status !== 0) return { skipped: `${cc} failed: ${built.stderr.trim().split('\n')[0]}` };
+  const run = spawnSync(exe, [config.dModel, config.nLayers, config.nHeads, config.vocabSize, T, prompt, decoded].map(String), { encoding: 'utf8' });
+  rmSync(exe, { force: true });
+  if (run.status !== 0) return { skipped: `ref_decoder failed: ${run.stderr.trim()}` };
+  return { compiler: `${cc} ${flags.join(' ')}`, ...(JSON.parse(run.stdout) as Record<string, unknown>) };
+}
+
+/** sleuth's single-sequence path on the same shapes as the C reference: computeLogprobs over T tokens, and greedy decoding after a prompt. */
+async function sleuthReference(config: Omit<ModelConfig, 'vocabSize'>, T: number, prompt: number, decoded: number) {
+  const tok = benchTokenizer(DEFAULT_VOCAB);
+  const dir = mkdtempSync(join(tmpdir(), 'sleuth-bench-ref-'));
+  const b = createLocalBackend({ tokenizer: tok, config, seed: 1, dir });
+  const s = b.saveWeightsForLocalSampler('ref');
+  const tokens = Array.from({ length: T }, (_, i) => 300 + ((i * 7919) % 1700));
+  let fwd = Infinity, dec = Infinity, n = 0;
+  for (let r = 0; r < 3; r++) {
+    const t0 = performance.now();
+    await s.computeLogprobs(tokens);
+    fwd = Math.min(fwd, (performance.now() - t0) / 1000);
+    // The prompt alone first, so that the timed call decodes only (the prompt's rows are cached).
+    const t1 = performance.now();
+    const [out] = await s.sample(tokens.slice(0, prompt), { maxTokens: decoded, temperature: 0 });
+    const t2 = performance.now();
+    const [pre] = await s.sample(tokens.slice(0, prompt), { maxTokens: 1, temperature: 0 });
+    const t3 = performance.now();
+    n = out!.tokens.length;
+    dec = Math.min(dec, (t2 - t1 - (t3 - t2)) / 1000);
+    void pre;
+  }
+  await b.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { config: b.config, forward_tokens_per_s: Math.round(T / fwd), decode_tokens_per_s: Math.round((n - 1) / dec), decoded: n };
 }
 
 /** Real GRPO steps at the demo's configuration (search environment, shipped model), old path against new, alternating runs. */
@@ -247,7 +375,6 @@ async function demoSteps(stepsPerRun: number) {
         const setup = await createBackend(c, { checkpointDir: join(dir, 'checkpoints') });
         const b = setup.backend as LocalBackend;
         setPath(b, p);
-        if (p === 'old') b.threads = 2;
         try {
           await trainGrpo({ dir, config: c, record: { ...c }, setup, env: inputs.env, trainTasks: inputs.trainTasks, evalTasks: [], rubric: rubricOf(c), price: undefined, steps: stepsPerRun });
         } finally {
@@ -285,6 +412,7 @@ const result: Record<string, unknown> = {
   matmul_gflops_js: best('js', 'wall'),
   matmul_gflops: matmul,
   rounds: ROUNDS,
+  note: 'old: one gradient thread and one decoding worker (issue 32\'s starting point); new: two of each. Both run this build\'s kernels. Wall clock on a shared machine: see the load averages.',
 };
 /** Written after every section, so that a run cut short keeps what it measured. */
 function save(): void {
@@ -295,29 +423,38 @@ function save(): void {
   renameSync(`${out}.tmp`, out);
 }
 const sizes: Awaited<ReturnType<typeof measureSize>>[] = [];
-sizes.push(await measureSize('default', DEFAULT_VOCAB, { ...DEFAULT_MODEL, context: 1024 }, DEMO_EPISODE, PATHS));
-result['sizes'] = sizes;
-save();
-const demo = await demoSteps(Number(process.env['BENCH_DEMO_STEPS'] ?? 4));
-result['grpo_step_s'] = { old: demo.old.grpo_step_s, new: demo.new.grpo_step_s, ratio: +(demo.new.grpo_step_s / demo.old.grpo_step_s).toFixed(3) };
-result['demo_grpo'] = demo;
-save();
-console.log(`\nreal GRPO steps, ${demo.config} (${demo.rollouts} rollouts), median over ${demo.old.steps} and ${demo.new.steps} steps:`);
-console.table({ old: demo.old, new: demo.new });
-// The long-episode model is new: only the new path runs it (the old one would take most of an hour here).
-sizes.push(await measureSize('long-episode', DEFAULT_VOCAB, LONG_MODEL, LONG_EPISODE, ['new']));
-result['long_episode_steps_per_hour'] = Math.round(3600 / sizes[1]!.new.grpo_step_s);
-save();
-console.log(`\nGRPO batch of ${ROLLOUTS} rollouts (groups of ${GROUP}), median of ${ROUNDS} alternating rounds, wall clock (CPU time):`);
-console.table(
-  Object.fromEntries(
-    sizes.flatMap((s) =>
-      PATHS.flatMap((p) => {
-        const r = s[p];
-        if (!r) return [];
-        return [[`${s.label} d${s.config.dModel} L${s.config.nLayers} ctx${s.config.context} (${(s.params / 1e6).toFixed(2)}M), ${p}`, { 'fwd+bwd tok/s': `${r.fwd_bwd_tokens_per_s} (${r.by_cpu_time.fwd_bwd_tokens_per_s})`, 'loss tok/s': `${r.loss_tokens_per_s} (${r.by_cpu_time.loss_tokens_per_s})`, 'sampling tok/s': `${r.sample_tokens_per_s} (${r.by_cpu_time.sample_tokens_per_s})`, 'GRPO step s': `${r.grpo_step_s} (${r.by_cpu_time.grpo_step_s})`, threads: r.threads }]];
-      }),
-    ),
-  ),
-);
+for (const [label, config] of [['demo', { ...DEFAULT_MODEL, context: 1024 }], ['long', LONG_MODEL]] as const) {
+  const loadBefore = loadNow();
+  const size = await measureSize(label, DEFAULT_VOCAB, config, DEMO_EPISODE);
+  // The reference's sequence: the prompt and every turn's written and inserted tokens (828 at the demo's shape).
+  const T = DEMO_EPISODE.prompt + DEMO_EPISODE.turns * (DEMO_EPISODE.sampledPerTurn + DEMO_EPISODE.insertedPerTurn);
+  const peak = blasPeak(size.kernels.top_shapes);
+  const c = cReference(size.config, T, DEMO_EPISODE.prompt, 64);
+  const own = await sleuthReference(config, T, DEMO_EPISODE.prompt, 64);
+  const ratio = (k: 'forward_tokens_per_s' | 'decode_tokens_per_s') => (typeof c[k] === 'number' ? +(own[k] / (c[k] as number)).toFixed(3) : null);
+  sizes.push(size);
+  (result['sizes'] ??= []) as unknown[];
+  (result['sizes'] as unknown[]).push({
+    ...size,
+    load_average: { before: loadBefore, after: loadNow() },
+    blas_peak: peak,
+    matmul_share_of_blas_peak: 'gflops' in peak ? +(size.kernels.gflops.matmul / Math.max(...Object.values(peak.gflops))).toFixed(3) : null,
+    c_reference: c,
+    sleuth_single_sequence: own,
+    of_c_reference: { forward: ratio('forward_tokens_per_s'), decode: ratio('decode_tokens_per_s') },
+  });
+  save();
+  console.log(`\n${label} (${(size.params / 1e6).toFixed(2)}M, context ${size.config.context}), synthetic GRPO step of ${ROLLOUTS} rollouts, load ${loadBefore.join(' ')}:`);
+  console.table(Object.fromEntries(PATHS.flatMap((p) => Object.entries(size[p].breakdown).map(([k, v]) => [`${p} ${k}`, v]))));
+  console.log('kernels (one training pass, one thread):', JSON.stringify(size.kernels), '\nBLAS peak:', JSON.stringify(peak), '\nC reference:', JSON.stringify(c), '\nsleuth:', JSON.stringify(own));
+}
+const demoSteps_ = Number(process.env['BENCH_DEMO_STEPS'] ?? 3);
+if (demoSteps_ > 1) {
+  const demo = await demoSteps(demoSteps_);
+  result['grpo_step_s'] = { old: demo.old.grpo_step_s, new: demo.new.grpo_step_s, ratio: +(demo.new.grpo_step_s / demo.old.grpo_step_s).toFixed(3) };
+  result['demo_grpo'] = demo;
+  save();
+  console.log(`\nreal GRPO steps, ${demo.config} (${demo.rollouts} rollouts), median over ${demo.old.steps} and ${demo.new.steps} steps:`);
+  console.table({ old: demo.old, new: demo.new });
+}
 console.log(`wrote ${out}`);

@@ -21,7 +21,7 @@ import { taskSource } from '../tasks/split.js';
 import type { Task } from '../tasks/task.js';
 import { createBackend } from '../train/backend-factory.js';
 import { baseSpecOf, ensureBaseModel, shippedBasePath } from '../backend/local/base-model.js';
-import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from '../train/config.js';
+import { mergeConfig, modelSize, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from '../train/config.js';
 import { localAgent } from '../backend/local/agent.js';
 import { loadTrainInputs, priceOf, startTraining } from '../train/run.js';
 import { runSft, type SftKeep, type SftResult } from '../train/sft.js';
@@ -210,7 +210,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const preset = presetPath(plan.preset);
   const raw = mergeConfig(readConfigFile(preset), { ...plan.grpo, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
   let config: TrainConfig = parseTrainConfig(raw, `configs/${plan.preset}.json with the plan`);
-  const basePath = await phase('base model', async () => shipped ?? ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { log: (l) => log(`  ${l}`) }));
+  const basePath = await phase('base model', async () => shipped ?? ensureBaseModel(baseSpecOf({ ...modelSize(config.localModel), seed: config.seed }), { log: (l) => log(`  ${l}`) }));
   log(`  base model: ${basePath}${shipped ? ' (shipped, pretrained)' : ''}`);
   const inputs = await loadTrainInputs(config);
   const set = await loadTaskSet(config.tasks);

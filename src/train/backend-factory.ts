@@ -5,7 +5,7 @@ import { openingSearch, TokenAgent, type TokenSampling } from '../agent/token-ag
 import { InputError } from '../errors.js';
 import { getRenderer } from '../protocol/registry.js';
 import type { Renderer } from '../protocol/types.js';
-import type { TrainConfig } from './config.js';
+import { modelSize, type TrainConfig } from './config.js';
 import { baseSpecOf, ensureBaseModel, shippedBasePath } from '../backend/local/base-model.js';
 import { localRenderer } from '../protocol/compact/local.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
@@ -49,7 +49,7 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
     if (opts.resumeFrom) backend = createLocalBackend({ checkpoint: opts.resumeFrom, dir: opts.checkpointDir });
     else {
       let path = config.model;
-      if (config.model === 'base') path = await ensureBaseModel(baseSpecOf({ ...config.localModel, seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) });
+      if (config.model === 'base') path = await ensureBaseModel(baseSpecOf({ ...modelSize(config.localModel), seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) });
       else if (config.model === 'shipped' || config.model === 'shipped-long') {
         const size = config.model === 'shipped' ? 'base' : 'long';
         const shipped = shippedBasePath(size);
@@ -60,6 +60,7 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
       // A run starts with a fresh optimiser (moments and step) even from a 'state' checkpoint of another run.
       backend.resetOptimizer();
     }
+    if (config.localModel.threads !== undefined) backend.threads = config.localModel.threads;
     if (config.budgets.contextTokens > backend.config.context) {
       throw new InputError(`budgets.contextTokens ${config.budgets.contextTokens} exceeds the local model's context of ${backend.config.context} tokens`);
     }

@@ -60,8 +60,20 @@ const LocalModelSchema = z
     vocab: z.number().int().min(300).optional(),
     /** Next-token steps on corpus text and transcripts when the base model is built. */
     pretrainSteps: z.number().int().min(0).optional(),
+    /**
+     * Gradient threads (default 2 where there are 2 cores). 1 on a machine loaded by other work:
+     * two threads wait on the slower of them (bench:local measured a demo step 3.75-4.71 s on two
+     * against 5.89-9.11 on one in one round, and 13.7-17.7 s on two when the load rose to 7.4).
+     */
+    threads: z.number().int().min(1).optional(),
   })
   .strict();
+
+/** The local model's size and build, without how it runs (threads): what names a base model. */
+export function modelSize(local: z.infer<typeof LocalModelSchema>): Omit<z.infer<typeof LocalModelSchema>, 'threads'> {
+  const { threads: _, ...size } = local;
+  return size;
+}
 
 export const TrainConfigSchema = z
   .object({
@@ -293,7 +305,7 @@ for (const key of ['maxTurns', 'maxTokensPerTurn', 'contextTokens']) leaf(kebab(
 leaf('rubric', ['reward', 'rubric'], 'string');
 leaf('beta', ['reward', 'beta'], 'beta');
 for (const key of ['emptyValue', 'trajectoryBonus', 'offformPenalty']) leaf(kebab(key), ['reward', key], 'number');
-for (const key of ['dModel', 'nLayers', 'nHeads', 'context', 'vocab', 'pretrainSteps']) leaf(`local.${kebab(key)}`, ['localModel', key], 'int');
+for (const key of ['dModel', 'nLayers', 'nHeads', 'context', 'vocab', 'pretrainSteps', 'threads']) leaf(`local.${kebab(key)}`, ['localModel', key], 'int');
 
 /** parseArgs options for every config flag (all strings, converted by configFromFlags). */
 export function configFlagOptions(): Record<string, { type: 'string' }> {
@@ -337,7 +349,7 @@ export function configFlagsUsage(): string {
   return `Every config field is also a flag (kebab case; nested fields with a dot):
   --tasks NAME --train-split S --eval-split S --train-limit N --eval-limit N --env ${SUITE_KINDS.join('|')}
   --backend local|tinker --model PATH|shipped|shipped-long|base|NAME --renderer NAME --lora-rank N --base-url URL --api-key-env NAME
-  --local.d-model N --local.n-layers N --local.n-heads N --local.context N --local.vocab N --local.pretrain-steps N
+  --local.d-model N --local.n-layers N --local.n-heads N --local.context N --local.vocab N --local.pretrain-steps N --local.threads N
   --groups-per-step N --group-size N --steps N --epochs X --concurrency N --search-workers N --seed N
   --lr X (= --adam.learning-rate) --adam.beta1 --adam.beta2 --adam.eps --adam.weight-decay --adam.grad-clip-norm
   --lr-schedule constant|linear|cosine --warmup-steps N --min-lr-ratio X

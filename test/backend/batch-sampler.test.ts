@@ -74,4 +74,28 @@ describe('batched decoding', () => {
       await b.close();
     }
   });
+
+  it('spreads requests over both workers when every prompt shares the system prompt', async () => {
+    const { createLocalBackend } = (await import(DIST)) as typeof import('../../src/backend/local/backend.js');
+    const { WorkerHost } = (await import(join(process.cwd(), 'dist/src/backend/local/batch-sampler.js'))) as typeof import('../../src/backend/local/batch-sampler.js');
+    const b = createLocalBackend({ tokenizer: tok, config: { context: 96, dModel: 16, nLayers: 2, nHeads: 2 }, seed: 4, dir: mkdtempSync(join(tmpdir(), 'sleuth-batch-')) });
+    const host = new WorkerHost(b.config, tok, 'auto', 2);
+    const system = ids.slice(0, 40);
+    const sampling = (seed: number) => ({ maxTokens: 6, temperature: 1, seed });
+    try {
+      // One episode first, so that a worker holds the system prompt; then 8 episodes at once (the
+      // trainer's concurrency), two groups of 4 sharing a question, and their second turns.
+      await host.decode(1, b.model.params.a, [...system, ...ids.slice(60, 70)], sampling(1), 1);
+      const prompts = Array.from({ length: 8 }, (_, i) => [...system, ...ids.slice(70 + 10 * (i % 2), 80 + 10 * (i % 2))]);
+      const first = await Promise.all(prompts.map((p, i) => host.decode(1, b.model.params.a, p, sampling(10 + i), 1)));
+      await Promise.all(prompts.map((p, i) => host.decode(1, b.model.params.a, [...p, ...first[i]![0]!.tokens, ...ids.slice(100, 105)], sampling(20 + i), 1)));
+      const perWorker = host.requestsPerWorker;
+      expect(perWorker.reduce((a, n) => a + n, 0)).toBe(17);
+      // Both workers take a real share (the old routing sent every one of them to worker 0).
+      expect(Math.min(...perWorker)).toBeGreaterThanOrEqual(5);
+    } finally {
+      await host.close();
+      await b.close();
+    }
+  });
 });

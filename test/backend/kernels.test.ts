@@ -53,6 +53,53 @@ describe('WASM SIMD kernels', () => {
     expect(Array.from(one.a)).toEqual(Array.from(all.a.subarray(2 * OC, 3 * OC)));
   });
 
+  it('GELU and its derivative (polynomial exp, four lanes) stay within 1e-6 of f64 tanh over [-12, 12]', () => {
+    const [w, j] = pair();
+    // An odd count: the last elements take the scalar tail, which must round like the lanes.
+    const N = 40_003;
+    const xs = Float32Array.from({ length: N }, (_, i) => -12 + (24 * i) / (N - 1));
+    xs[N - 1] = xs[7]!;
+    const [[gw, dw], [gj, dj]] = [w, j].map((k) => {
+      const x = fill(k, xs), out = k.heap.f32(N), dinp = k.heap.f32(N), dout = fill(k, new Float32Array(N).fill(1));
+      k.geluForward(out, x, N);
+      k.geluBackward(dinp, x, dout, N);
+      return [out.a, dinp.a];
+    }) as [[Float32Array, Float32Array], [Float32Array, Float32Array]];
+    let worstForward = 0, worstBackward = 0;
+    for (let i = 0; i < N; i++) {
+      worstForward = Math.max(worstForward, Math.abs(gw[i]! - gj[i]!));
+      worstBackward = Math.max(worstBackward, Math.abs(dw[i]! - dj[i]!));
+    }
+    expect(worstForward).toBeLessThan(1e-6);
+    expect(worstBackward).toBeLessThan(1e-6);
+    // Saturated ends: exactly x and 0 (GELU), 1 and 0 (its derivative).
+    expect([gw[N - 2], gw[0], dw[N - 2], dw[0]]).toEqual([xs[N - 2], -0, 1, 0].map((v) => Math.fround(v!)));
+    expect(gw[N - 1]).toBe(gw[7]);
+    expect(dw[N - 1]).toBe(dw[7]);
+  });
+
+  for (const [C, NH] of [[16, 2], [64, 2]] as const) {
+    it(`attention (head size ${C / NH}, four-lane exp) equals the reference forward and backward, and a decoded row equals its row in the whole sequence`, () => {
+      const [w, j] = pair();
+      // 23 rows: rows with 1 to 23 keys, so every remainder of the four-lane exp is taken; large
+      // scores, so that exp's argument spans tens.
+      const T = 23, S = 24;
+      const qkvValues = rand(T * 3 * C, 21).map((v) => v * 3), doutValues = rand(T * C, 22);
+      const [[yw, dw], [yj, dj]] = [w, j].map((k) => {
+        const qkv = fill(k, qkvValues), att = k.heap.f32(NH * S * S), y = k.heap.f32(T * C), dqkv = k.heap.f32(T * 3 * C), scratch = k.heap.f32(S), dout = fill(k, doutValues);
+        k.attentionForward(y, att, qkv, 0, T, C, NH, S);
+        k.attentionBackward(dqkv, scratch, dout, qkv, att, 0, T, C, NH, S);
+        return [Float32Array.from(y.a), Float32Array.from(dqkv.a)];
+      }) as [[Float32Array, Float32Array], [Float32Array, Float32Array]];
+      close(yw, yj, 1e-5);
+      close(dw, dj, 1e-4);
+      // The last row alone (the earlier rows as its KV cache), as the sampler runs it: the same bits.
+      const qkv = fill(w, qkvValues), att = w.heap.f32(NH * S * S), y = w.heap.f32(T * C);
+      w.attentionForward(y, att, qkv, T - 1, T, C, NH, S);
+      expect(Array.from(y.a.subarray((T - 1) * C))).toEqual(Array.from(yw.subarray((T - 1) * C)));
+    });
+  }
+
   it('layer norm, attention, GELU and softmax equal the TypeScript reference', () => {
     const [w, j] = pair();
     const T = 6, C = 16, NH = 2, S = 8, V = 12;

@@ -45,4 +45,46 @@ describe('forwardBackward on two threads', () => {
       await two.close();
     }
   });
+
+  it('splits a batch whose datums all share one prompt prefix, with the gradient of one thread', async () => {
+    const { createLocalBackend } = (await import(DIST)) as typeof import('../../src/backend/local/backend.js');
+    const { prefixGroups, splitByTokens } = (await import(join(process.cwd(), 'dist/src/backend/local/gradients.js'))) as typeof import('../../src/backend/local/gradients.js');
+    const tok = tinyTokenizer();
+    const make = (threads: number) => createLocalBackend({ tokenizer: tok, config: { context: 96, dModel: 16, nLayers: 2, nHeads: 2 }, seed: 5, threads, dir: mkdtempSync(join(tmpdir(), 'sleuth-threads-')) });
+    const one = make(1), two = make(2);
+    // A shared system prompt (weight 0), then each datum's own written text (weight 1).
+    const system = tok.encode(TEXTS[1]!).slice(0, 24);
+    const datums = [...TEXTS, ...TEXTS].map((t, i) => {
+      const own = tok.encode(t).slice(i % 3, 20 + i);
+      const seq = [...system, ...own];
+      return { ...datumFor(seq), weights: seq.slice(1).map((_, j) => (j + 1 >= system.length ? 1 : 0)), logprobs: seq.slice(1).map(() => -3), advantages: seq.slice(1).map((_, j) => ((i + j) % 3) - 1) };
+    });
+    expect(prefixGroups(datums).length).toBe(1);
+    expect(splitByTokens(datums, 2, two.trainRows).length).toBe(2);
+    try {
+      two.model.params.a.set(one.model.params.a);
+      // Every shard runs in a worker: the main thread's model does no forward pass, so a trainer
+      // can run the next batch's episodes on this thread meanwhile.
+      let mainThreadForwards = 0;
+      const forward = two.model.forward.bind(two.model);
+      two.model.forward = (...args: Parameters<typeof forward>) => (mainThreadForwards++, forward(...args));
+      const a = await one.forwardBackward(datums, 'importance_sampling');
+      const b = await two.forwardBackward(datums, 'importance_sampling');
+      expect(mainThreadForwards).toBe(0);
+      expect(b.logprobs).toEqual(a.logprobs);
+      expect(b.loss).toBeCloseTo(a.loss, 5);
+      const ga = one.model.grads!.a, gb = two.model.grads!.a;
+      let maxAbs = 0, maxDiff = 0;
+      for (let i = 0; i < ga.length; i++) (maxAbs = Math.max(maxAbs, Math.abs(ga[i]!)), (maxDiff = Math.max(maxDiff, Math.abs(ga[i]! - gb[i]!))));
+      expect(maxAbs).toBeGreaterThan(0);
+      expect(maxDiff / maxAbs).toBeLessThan(2e-5);
+      // More threads after the workers started: a worker per shard again, the same loss.
+      two.threads = 3;
+      expect(splitByTokens(datums, 3, two.trainRows).length).toBe(3);
+      const c = await two.forwardBackward(datums, 'importance_sampling');
+      expect(c.loss).toBeCloseTo(a.loss, 5);
+    } finally {
+      await two.close();
+    }
+  });
 });

@@ -87,12 +87,21 @@ describe('shared prompt prefixes', () => {
     });
   }
 
-  it('a thread split keeps each group in one shard', () => {
+  it('a thread split cuts the batch where the costs balance, keeping datum order', () => {
     const datums = [...group(6, 4), ...group(7, 4), ...group(8, 4)];
     const shards = splitByTokens(datums, 2, 'loss-rows');
-    expect(shards.length).toBe(2);
-    const sizes = shards.map((s) => s.length);
-    expect(sizes.every((n) => n % 4 === 0)).toBe(true);
+    expect(shards.map((s) => s.length)).toEqual([6, 6]);
     expect(shards.flat()).toEqual(datums);
+  });
+
+  it('one prefix shared by every datum (a system prompt) still splits between threads', () => {
+    // Every rollout begins with the same system prompt, so prefixGroups sees one chain.
+    const datums = [...group(9, 6, 30), ...group(9, 6, 30)];
+    expect(prefixGroups(datums).length).toBe(1);
+    const shards = splitByTokens(datums, 2, 'loss-rows');
+    expect(shards.map((s) => s.length)).toEqual([6, 6]);
+    expect(shards.flat()).toEqual(datums);
+    // Each shard shares the prefix again on its own thread.
+    expect(shards.map((s) => prefixGroups(s).map((g) => g.prefix))).toEqual([[29], [29]]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalBackend } from '../../src/backend/local/backend.js';
 import { createBackend } from '../../src/train/backend-factory.js';
-import { parseTrainConfig } from '../../src/train/config.js';
+import { configFromFlags, parseTrainConfig } from '../../src/train/config.js';
 import { ADAM, datumFor, ensureWasm, tinyBackend } from '../backend/helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'sleuth-factory-'));
@@ -42,5 +42,22 @@ describe('a run started fresh from a state checkpoint', () => {
     expect(Array.from(backend.model.params.a)).toEqual(Array.from(fresh.model.params.a));
     await backend.close();
     await fresh.close();
+  });
+});
+
+describe('localModel.threads', () => {
+  it('sets the local backend\'s gradient threads, from the config and the --local.threads flag, and rejects 0', async () => {
+    ensureWasm();
+    const b = tinyBackend();
+    const weights = (await b.saveWeightsForSampler('threads')).modelPath;
+    await b.close();
+    const budgets = { contextTokens: 64, maxTokensPerTurn: 16, maxTurns: 2 };
+    for (const threads of [1, 3]) {
+      const setup = await createBackend(parseTrainConfig({ backend: 'local', model: weights, steps: 1, budgets, localModel: { threads } }, 'test'), { checkpointDir: join(tmp, `threads-${threads}`) });
+      expect((setup.backend as ReturnType<typeof createLocalBackend>).threads).toBe(threads);
+      await setup.backend.close();
+    }
+    expect(() => parseTrainConfig({ backend: 'local', model: weights, budgets, localModel: { threads: 0 } }, 'test')).toThrow(/threads/);
+    expect(configFromFlags({ 'local.threads': '1' })).toEqual({ localModel: { threads: 1 } });
   });
 });

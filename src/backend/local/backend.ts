@@ -58,8 +58,10 @@ export interface LocalBackendOptions {
   /** Where saveState and saveWeightsForSampler write (default .sleuth/checkpoints). */
   dir?: string;
   kernels?: 'auto' | 'wasm-simd' | 'js';
-  /** Threads for forwardBackward (default: by model size, see defaultThreads). */
+  /** Threads for forwardBackward (default: up to 2, see defaultThreads). */
   threads?: number;
+  /** Decoding worker threads of the batched sampler (default: up to 2; 0: decode on this thread). */
+  decodeThreads?: number;
   /** How forwardBackward spends its work (default 'loss-rows'; see TrainRows). */
   trainRows?: TrainRows;
   /** What saveWeightsForSampler returns (default 'batched'; see LocalBackend.sampling). */
@@ -98,9 +100,11 @@ export class LocalBackend implements TrainingBackend {
   trainRows: TrainRows;
   sampling: SamplingPath;
   private workers: GradientWorkers | undefined;
+  /** Decoding worker threads (0 when the compiled worker is absent: decoding on this thread); read when the first batched sampler is made. */
+  decodeThreads: number;
   private decodeHost: DecodeHost | undefined;
 
-  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; trainRows?: TrainRows; sampling?: SamplingPath } = {}) {
+  constructor(config: ModelConfig, tokenizer: BpeTokenizer, opts: { dir?: string; kernels?: 'auto' | 'wasm-simd' | 'js'; baseModel?: string; threads?: number; decodeThreads?: number; trainRows?: TrainRows; sampling?: SamplingPath } = {}) {
     if (config.vocabSize !== tokenizer.vocabSize) throw new InputError(`model vocabSize ${config.vocabSize} does not match the tokenizer's ${tokenizer.vocabSize}`);
     this.model = new Model(config, { training: true, kernels: opts.kernels });
     this.tokenizer = tokenizer;
@@ -115,7 +119,8 @@ export class LocalBackend implements TrainingBackend {
       off += s.size;
     }
     this.kernelsKind = opts.kernels ?? 'auto';
-    this.threads = opts.threads ?? defaultThreads(config);
+    this.threads = opts.threads ?? defaultThreads();
+    this.decodeThreads = Math.min(opts.decodeThreads ?? defaultDecodeThreads(), defaultDecodeThreads());
     this.trainRows = opts.trainRows ?? 'loss-rows';
     this.sampling = opts.sampling ?? 'batched';
   }
@@ -130,19 +135,23 @@ export class LocalBackend implements TrainingBackend {
 
   /**
    * With threads > 1 and more than one datum, the datums are split (balanced by tokens) between
-   * this thread and worker threads, each with its own copy of the weights; their gradients are
-   * added in shard order, so results are deterministic for a given thread count.
+   * worker threads, each with its own copy of the weights; their gradients are added in shard
+   * order, so results are deterministic for a given thread count. The main thread only waits: a
+   * trainer sampling the next batch meanwhile (maxStaleness > 0) runs its episodes there.
    */
   async forwardBackward(datums: Datum[], lossFn: LossFn, config: LossConfig = {}): Promise<ForwardBackwardResult> {
     const shards = this.threads > 1 && datums.length > 1 ? splitByTokens(datums, this.threads, this.trainRows) : [datums];
     if (shards.length === 1) return this.forwardBackwardSync(datums, lossFn, config);
     this.validate(datums, lossFn);
-    const workers = (this.workers ??= new GradientWorkers(this.config, shards.length - 1, this.kernelsKind));
-    const remote = workers.run(this.model.params.a, shards.slice(1), lossFn, config, this.trainRows);
-    const local = accumulateGradients(this.model, shards[0]!, lossFn, config, true, this.trainRows);
-    const parts = [local, ...(await remote)];
+    // One worker per shard; `threads` may have grown since the workers started.
+    if (this.workers && this.workers.count < shards.length) {
+      await this.workers.close();
+      this.workers = undefined;
+    }
+    const workers = (this.workers ??= new GradientWorkers(this.config, this.threads, this.kernelsKind));
+    const parts = await workers.run(this.model.params.a, shards, lossFn, config, this.trainRows);
     const g = this.model.grads!.a;
-    for (const p of parts.slice(1)) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
+    for (const p of parts) for (let i = 0; i < g.length; i++) g[i]! += p.grads![i]!;
     this.pendingDatums += datums.length;
     return finite(summarize(parts, lossFn));
   }
@@ -221,7 +230,7 @@ export class LocalBackend implements TrainingBackend {
 
   /** A batched sampler on the current weights; all of them share this backend's decoding threads. */
   batchSampler(name: string): BatchSampler {
-    this.decodeHost ??= defaultDecodeThreads() > 0 ? new WorkerHost(this.config, this.tokenizer, this.kernelsKind, defaultDecodeThreads()) : new InThreadHost(this.config, this.tokenizer, this.kernelsKind);
+    this.decodeHost ??= this.decodeThreads > 0 ? new WorkerHost(this.config, this.tokenizer, this.kernelsKind, this.decodeThreads) : new InThreadHost(this.config, this.tokenizer, this.kernelsKind);
     return new BatchSampler(name, this.config, this.model.params.a, this.tokenizer, this.decodeHost, this.kernelsKind);
   }
 
@@ -288,7 +297,7 @@ export class LocalBackend implements TrainingBackend {
 export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (opts.checkpoint) {
     const { header, tensors } = readCheckpoint(opts.checkpoint);
-    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
+    const b = new LocalBackend(header.config, new BpeTokenizer(header.tokenizer), { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, decodeThreads: opts.decodeThreads, trainRows: opts.trainRows, sampling: opts.sampling });
     b.model.params.a.set(tensors.params!);
     if (header.kind === 'state') b.loadStateSync(opts.checkpoint);
     else b.step = header.step;
@@ -297,7 +306,7 @@ export function createLocalBackend(opts: LocalBackendOptions): LocalBackend {
   if (!opts.tokenizer) throw new InputError('createLocalBackend: give a checkpoint, or a tokenizer (and optionally a config) for a new model');
   const parsed = ModelConfigSchema.safeParse({ ...DEFAULT_MODEL, ...opts.config, vocabSize: opts.tokenizer.vocabSize });
   if (!parsed.success) throw new InputError(`local model config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`);
-  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, trainRows: opts.trainRows, sampling: opts.sampling });
+  const b = new LocalBackend(parsed.data, opts.tokenizer, { dir: opts.dir, kernels: opts.kernels, threads: opts.threads, decodeThreads: opts.decodeThreads, trainRows: opts.trainRows, sampling: opts.sampling });
   b.model.init(opts.seed ?? 0);
   return b;
 }

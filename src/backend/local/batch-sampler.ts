@@ -59,12 +59,21 @@ export class InThreadHost implements DecodeHost {
 }
 
 /**
- * Engines in worker threads. A prompt goes to the worker whose recent sequences share its longest
- * prefix (an episode's earlier turn, or its group's prompt: that worker holds the KV rows), else to
- * the one with the fewest requests in flight.
+ * A prompt follows the worker holding its longest prefix only while that worker has at most this
+ * many more requests in flight than the least busy one. The old limit (half the 24 slots) was above
+ * the trainer's concurrency of 8, so one worker took every request and the other idled.
+ */
+const MAX_IMBALANCE = 2;
+
+/**
+ * Engines in worker threads. A prompt goes to the worker whose recent sequences share a longer
+ * prefix with it than the least busy worker's do (an episode's earlier turn, or its group's
+ * prompt: that worker holds the KV rows), unless that worker is busier by more than MAX_IMBALANCE;
+ * else to the one with the fewest requests in flight. A prefix every worker holds (the system
+ * prompt) does not count.
  */
 export class WorkerHost implements DecodeHost {
-  private readonly workers: { w: Worker; inFlight: number; recent: number[][]; sent: Set<number>; rowsRun: number }[];
+  private readonly workers: { w: Worker; inFlight: number; recent: number[][]; sent: Set<number>; rowsRun: number; requests: number }[];
   private next = 0;
   private readonly waiting = new Map<number, { resolve: (s: SampledSequence[]) => void; reject: (e: Error) => void; worker: number }>();
 
@@ -94,7 +103,7 @@ export class WorkerHost implements DecodeHost {
       // Idle workers must not keep a finished command alive; decode() refs a worker while it has
       // requests in flight. (After the listeners: adding a 'message' listener refs the port again.)
       w.unref();
-      return { w, inFlight: 0, recent: [], sent: new Set<number>(), rowsRun: 0 };
+      return { w, inFlight: 0, recent: [], sent: new Set<number>(), rowsRun: 0, requests: 0 };
     });
   }
 
@@ -102,9 +111,15 @@ export class WorkerHost implements DecodeHost {
     return this.workers.reduce((s, w) => s + w.rowsRun, 0);
   }
 
+  /** Decode requests each worker was sent (how the load was spread). */
+  get requestsPerWorker(): number[] {
+    return this.workers.map((w) => w.requests);
+  }
+
   decode(version: number, params: Float32Array, prompt: number[], sampling: SamplingParams & { seed: number }, numSamples: number): Promise<SampledSequence[]> {
     const i = this.route(prompt);
     const me = this.workers[i]!;
+    me.requests += 1;
     const id = this.next++;
     const req: DecodeRequest = { id, version, prompt, sampling, numSamples };
     if (!me.sent.has(version)) {
@@ -127,18 +142,21 @@ export class WorkerHost implements DecodeHost {
   }
 
   private route(prompt: number[]): number {
-    let best = -1, bestLen = 0;
-    this.workers.forEach((w, i) => {
+    const shared = this.workers.map((w) => {
+      let longest = 0;
       for (const r of w.recent) {
         const n = Math.min(r.length, prompt.length);
         let k = 0;
         while (k < n && r[k] === prompt[k]) k++;
-        if (k > bestLen) (bestLen = k), (best = i);
+        longest = Math.max(longest, k);
       }
+      return longest;
     });
-    // A shared prefix is worth following only when it saves real work and that worker is not swamped.
     const least = this.workers.reduce((b, w, i) => (w.inFlight < this.workers[b]!.inFlight ? i : b), 0);
-    if (best >= 0 && bestLen >= 32 && this.workers[best]!.inFlight <= this.workers[least]!.inFlight + SLOTS_PER_ENGINE / 2) return best;
+    const best = shared.reduce((b, n, i) => (n > shared[b]! ? i : b), least);
+    // A prefix is worth following only when it saves real work over the least busy worker's, and
+    // only while that keeps both workers busy.
+    if (shared[best]! - shared[least]! >= 32 && this.workers[best]!.inFlight <= this.workers[least]!.inFlight + MAX_IMBALANCE) return best;
     return least;
   }
 

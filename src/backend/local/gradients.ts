@@ -117,21 +117,33 @@ export function summarize(parts: GradientPart[], lossFn: LossFn): ForwardBackwar
 /**
  * Split datums into at most `k` contiguous shards of about equal cost (tokens, plus the quadratic
  * attention term), keeping their order so that logprobs come back in datum order. With 'loss-rows'
- * a group sharing a prefix stays in one shard (the prefix is run once there).
+ * a chain of datums sharing a prefix is cut where the costs balance, and each shard that holds
+ * part of it runs the prefix again: a GRPO batch whose rollouts all share the system prompt is one
+ * chain, and kept whole it would leave every other thread idle.
  */
 export function splitByTokens(datums: Datum[], k: number, mode: TrainRows = 'all-rows'): Datum[][] {
   // Rows [from, n): each row, and its attention over the rows before it.
   const rowsCost = (n: number, from = 0) => (n - from) * (1 + (n + from) / 2048);
   const units = mode === 'loss-rows' ? prefixGroups(datums) : datums.map((d) => ({ prefix: 0, datums: [d] }));
-  const cost = units.map((u) => rowsCost(u.prefix) + u.datums.reduce((s, d) => s + rowsCost(d.inputTokens.length, u.prefix), 0));
-  const total = cost.reduce((a, b) => a + b, 0);
-  const shards: Datum[][] = [[]];
-  let acc = 0;
-  units.forEach((u, i) => {
-    const target = (total * shards.length) / k;
-    if (acc >= target && shards.length < k && shards.at(-1)!.length) shards.push([]);
-    shards.at(-1)!.push(...u.datums);
-    acc += cost[i]!;
-  });
-  return shards;
+  const cost = units.reduce((s, u) => s + rowsCost(u.prefix) + u.datums.reduce((t, d) => t + rowsCost(d.inputTokens.length, u.prefix), 0), 0);
+  // Cut with the shares of `total`; `again` is the cost of the prefixes the cuts run a second time.
+  const cut = (total: number) => {
+    const shards: Datum[][] = [[]];
+    let acc = 0, again = 0;
+    for (const u of units) {
+      u.datums.forEach((d, j) => {
+        const rows = rowsCost(d.inputTokens.length, u.prefix) + (j === 0 ? rowsCost(u.prefix) : 0);
+        // A new shard starts before the datum that would carry this one past its share by more than half its cost.
+        if (shards.length < k && shards.at(-1)!.length && acc + rows / 2 > (total * shards.length) / k) {
+          shards.push([]);
+          if (j > 0) (acc += rowsCost(u.prefix), again += rowsCost(u.prefix));
+        }
+        shards.at(-1)!.push(d);
+        acc += rows;
+      });
+    }
+    return { shards, again };
+  };
+  // Once more with the prefixes the first cut runs twice counted in, so that the shares stay equal.
+  return cut(cost + cut(cost).again).shards;
 }

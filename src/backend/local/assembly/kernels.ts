@@ -262,11 +262,43 @@ export function layernorm_backward(dinp: usize, dw: usize, db: usize, dout: usiz
   }
 }
 
-/** Scores a[0..t] become exp(score - maxv) in place; returns their sum (softmax's denominator). */
+/**
+ * exp of four lanes: 2^n times Cephes' expf polynomial on [-ln2/2, ln2/2] (within 2 ulp of the
+ * true value); arguments are clamped to [-87, 88], where exp stays a normal f32.
+ */
+@inline function exp4(x: v128): v128 {
+  const c = f32x4.max(f32x4.min(x, f32x4.splat(88)), f32x4.splat(-87));
+  const n = f32x4.nearest(f32x4.mul(c, f32x4.splat(1.44269504088896341)));
+  // c - n ln2, with ln2 split in two so that n ln2's rounding does not reach f.
+  const f = f32x4.sub(f32x4.sub(c, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
+  let p = f32x4.splat(1.9875691500e-4);
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.3981999507e-3));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(8.3334519073e-3));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(4.1665795894e-2));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.6666665459e-1));
+  p = f32x4.add(f32x4.mul(p, f), f32x4.splat(5.0000001201e-1));
+  p = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, f), f), f), f32x4.splat(1));
+  // 2^n (n in -126..127) into the exponent bits.
+  return f32x4.mul(p, i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23));
+}
+
+/**
+ * Scores a[0..t] become exp(score - maxv) in place, four at a time (the last few through the same
+ * lanes, so that a key's weight does not depend on t); returns their sum (softmax's denominator),
+ * summed in an order that depends on t only (sampler and learner agree bit for bit).
+ */
 @inline function expScoresAndSum(a: usize, t: i32, maxv: f32): f32 {
-  let sum: f32 = 0;
-  for (let t2 = 0; t2 <= t; t2++) {
-    const e = Mathf.exp(load<f32>(a + (<usize>t2 << 2)) - maxv);
+  const m = f32x4.splat(maxv);
+  let acc = f32x4.splat(0);
+  let t2 = 0;
+  for (; t2 + 4 <= t + 1; t2 += 4) {
+    const e = exp4(f32x4.sub(v128.load(a + (<usize>t2 << 2)), m));
+    v128.store(a + (<usize>t2 << 2), e);
+    acc = f32x4.add(acc, e);
+  }
+  let sum = hsum(acc);
+  for (; t2 <= t; t2++) {
+    const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(a + (<usize>t2 << 2)) - maxv)), 0);
     store<f32>(a + (<usize>t2 << 2), e);
     sum += e;
   }
@@ -490,28 +522,55 @@ function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: 
   }
 }
 
-// GELU, tanh approximation (GPT-2).
+// GELU, tanh approximation (GPT-2), four lanes at a time. tanh(u) = sign(u) (1 - 2 / (exp(2|u|) + 1)),
+// with exp as 2^n times Cephes' expf polynomial on [-ln2/2, ln2/2]: no Mathf.tanh call per element
+// (which took 0.73 s of a 3.5 s demo step). Against f64 Math.tanh on 2^20 points over [-12, 12]
+// (test/backend/kernels.test.ts checks 1e-6): GELU within 4.3e-7 and GELU' within 5.6e-7 absolute,
+// the same worst case as Mathf.tanh's (the output's own f32 rounding). The rounding changed: 2.0% of
+// GELU outputs and 9.2% of GELU' outputs differ from Mathf.tanh's, by at most 2.4e-7. Speed, the
+// same run: 3.4-4.4 ns per element forward against 17.0, 4.5-6.0 backward against 21.4.
 const GELU_K: f32 = 0.7978845608028654; // sqrt(2/pi)
 
+@inline function tanh4(u: v128): v128 {
+  // Past 2|u| = 20, 1 - tanh is below f32's resolution at 1: the result is +-1 exactly.
+  const e = exp4(f32x4.min(f32x4.add(f32x4.abs(u), f32x4.abs(u)), f32x4.splat(20)));
+  const t = f32x4.sub(f32x4.splat(1), f32x4.div(f32x4.splat(2), f32x4.add(e, f32x4.splat(1))));
+  return v128.or(t, v128.and(u, i32x4.splat(0x80000000)));
+}
+
+/** GELU's tanh argument: sqrt(2/pi) (x + 0.044715 x^3). */
+@inline function geluArg(x: v128): v128 {
+  return f32x4.mul(f32x4.splat(GELU_K), f32x4.add(x, f32x4.mul(f32x4.mul(f32x4.mul(f32x4.splat(0.044715), x), x), x)));
+}
+
+@inline function geluForward4(x: v128): v128 {
+  return f32x4.mul(f32x4.mul(f32x4.splat(0.5), x), f32x4.add(f32x4.splat(1), tanh4(geluArg(x))));
+}
+
+@inline function geluGrad4(x: v128): v128 {
+  const th = tanh4(geluArg(x));
+  const sech2 = f32x4.sub(f32x4.splat(1), f32x4.mul(th, th));
+  const inner = f32x4.mul(f32x4.splat(GELU_K), f32x4.add(f32x4.splat(1), f32x4.mul(f32x4.mul(f32x4.splat(<f32>(3 * 0.044715)), x), x)));
+  return f32x4.add(f32x4.mul(f32x4.splat(0.5), f32x4.add(f32x4.splat(1), th)), f32x4.mul(f32x4.mul(f32x4.mul(f32x4.splat(0.5), x), sech2), inner));
+}
+
 export function gelu_forward(out: usize, inp: usize, N: i32): void {
-  for (let i = 0; i < N; i++) {
-    const k = <usize>i << 2;
-    const x = load<f32>(inp + k);
-    const u: f32 = GELU_K * (x + <f32>0.044715 * x * x * x);
-    store<f32>(out + k, <f32>0.5 * x * (<f32>1 + Mathf.tanh(u)));
-  }
+  let i = 0;
+  for (; i + 4 <= N; i += 4) v128.store(out + (<usize>i << 2), geluForward4(v128.load(inp + (<usize>i << 2))));
+  // A tail (N not a multiple of 4) through the same lanes, so that every element rounds alike.
+  for (; i < N; i++) store<f32>(out + (<usize>i << 2), f32x4.extract_lane(geluForward4(f32x4.splat(load<f32>(inp + (<usize>i << 2)))), 0));
 }
 
 /** dinp += gelu'(inp) * dout. */
 export function gelu_backward(dinp: usize, inp: usize, dout: usize, N: i32): void {
-  for (let i = 0; i < N; i++) {
+  let i = 0;
+  for (; i + 4 <= N; i += 4) {
     const k = <usize>i << 2;
-    const x = load<f32>(inp + k);
-    const u: f32 = GELU_K * (x + <f32>0.044715 * x * x * x);
-    const th: f32 = Mathf.tanh(u);
-    const sech2: f32 = <f32>1 - th * th;
-    const g: f32 = <f32>0.5 * (<f32>1 + th) + <f32>0.5 * x * sech2 * GELU_K * (<f32>1 + <f32>(3 * 0.044715) * x * x);
-    store<f32>(dinp + k, load<f32>(dinp + k) + g * load<f32>(dout + k));
+    v128.store(dinp + k, f32x4.add(v128.load(dinp + k), f32x4.mul(geluGrad4(v128.load(inp + k)), v128.load(dout + k))));
+  }
+  for (; i < N; i++) {
+    const k = <usize>i << 2;
+    store<f32>(dinp + k, load<f32>(dinp + k) + f32x4.extract_lane(geluGrad4(f32x4.splat(load<f32>(inp + k))), 0) * load<f32>(dout + k));
   }
 }
 
