@@ -92,12 +92,12 @@ function hopLines(r: DemoResult): string[] {
   const agents: [string, Record<string, unknown>][] = [['baseline', r.baseline], ['base', r.base], ['sft', r.sft], ['grpo', r.grpo], ...(r.oracle ? [[`oracle`, r.oracle.summary] as [string, Record<string, unknown>]] : [])];
   const keys = ['hop1_recall', 'hop2_recall', 'hop3_recall', 'hop4_recall', 'last_hop_recall', 'last_hop_found'].filter((k) => typeof r.grpo[k] === 'number');
   if (!keys.length) return [];
-  const cell = (x: unknown) => (typeof x === 'number' ? x.toFixed(3) : '-').padStart(k(0));
-  const k = (_: number) => 9;
+  const labels = keys.map((x) => x.replace('_recall', ''));
+  const cell = (x: unknown, i: number) => (typeof x === 'number' ? x.toFixed(3) : '-').padStart(Math.max(6, labels[i]!.length));
   return [
     `per-hop recall (curated; last_hop_found: anywhere in the episode)${r.oracle ? `; oracle = ${r.oracle.spec}, privileged: a ceiling, not a method` : ''}:`,
-    `  ${''.padEnd(8)} ${keys.map((x) => x.replace('_recall', '').padStart(k(0))).join(' ')}`,
-    ...agents.map(([name, s]) => `  ${name.padEnd(8)} ${keys.map((x) => cell(s[x])).join(' ')}`),
+    `  ${''.padEnd(8)} ${labels.map((l) => l.padStart(Math.max(6, l.length))).join(' ')}`,
+    ...agents.map(([name, s]) => `  ${name.padEnd(8)} ${keys.map((x, i) => cell(s[x], i)).join(' ')}`),
   ];
 }
 
