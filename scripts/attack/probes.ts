@@ -286,6 +286,59 @@ function numerical(work: string): Probe {
   return p;
 }
 
+/** A corpus line whose meta nests `depth` deep, 10 KB at 5,000: JSON.parse takes it, recursive walks after it need not. */
+function nestedLine(id: string, depth: number): string {
+  return `{"id":"${id}","title":"t","text":"nested words","meta":${'['.repeat(depth)}0${']'.repeat(depth)}}`;
+}
+
+function nestedJson(work: string): Probe {
+  const p = new Probe('nested JSON');
+  const cwd = mkdtempSync(join(work, 'nested-'));
+  const home = join(cwd, 'home');
+  writeFileSync(join(cwd, 'deep.jsonl'), `{"id":"ok","text":"plain words"}\n${nestedLine('deep', 5000)}\n`);
+  writeFileSync(join(cwd, 'fine.jsonl'), `${nestedLine('fine', 100)}\n`);
+  writeFileSync(join(cwd, 'tasks.jsonl'), JSON.stringify({ id: 't1', query: 'what words?', facts: [{ text: 'words', chunkIds: ['ok'] }] }) + '\n');
+  const deepTask = `{"id":"t2","query":"q","facts":[{"text":"x","chunkIds":["ok"]}],"extra":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+  writeFileSync(join(cwd, 'deep-tasks.jsonl'), deepTask + '\n');
+  const names = (r: Run, what: string) => r.stderr.includes(what) || `the message does not name ${what}: ${r.stderr.trim().slice(0, 200)}`;
+  let r = sleuth(['index', '--corpus', 'deep.jsonl', '--out', 'ix'], { cwd });
+  p.cli('index: a line nested 5,000 deep', r, { wrong: [exit(r, 2), oneLine(r), names(r, 'deep.jsonl:2'), !existsSync(join(cwd, 'ix')) || 'an index was written'] });
+  r = sleuth(['index', '--corpus', 'fine.jsonl', '--out', 'ix-fine'], { cwd });
+  p.cli('index: a line nested 100 deep is kept', r, { wrong: [exit(r, 0)] });
+  r = sleuth(['tasks', 'import', '--format', 'jsonl', '--tasks', 'tasks.jsonl', '--corpus', 'deep.jsonl', '--name', 'deep'], { cwd, env: { SLEUTH_HOME: home } });
+  p.cli('tasks import --corpus: a line nested 5,000 deep', r, { wrong: [exit(r, 2), names(r, 'deep.jsonl:2')] });
+  r = sleuth(['tasks', 'import', '--format', 'jsonl', '--tasks', 'deep-tasks.jsonl', '--corpus', 'fine.jsonl', '--name', 'deep2'], { cwd, env: { SLEUTH_HOME: home } });
+  p.cli('tasks import: a task nested 5,000 deep', r, { wrong: [exit(r, 2), names(r, 'deep-tasks.jsonl line 1')] });
+  return p;
+}
+
+/** Inputs that are not files: /dev/zero never ends, a FIFO with no writer blocks its open forever. */
+function deviceFiles(work: string): Probe {
+  const p = new Probe('device files as inputs');
+  const cwd = mkdtempSync(join(work, 'devices-'));
+  const home = join(cwd, 'home');
+  spawnSync('mkfifo', [join(cwd, 'fifo.jsonl')]);
+  mkdirSync(join(cwd, 'dir'));
+  spawnSync('mkfifo', [join(cwd, 'dir', 'b.jsonl')]);
+  corpus(join(cwd, 'dir'), 'a.jsonl', [{ id: 'a', text: 'hello world' }]);
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  writeFileSync(join(cwd, 'tasks.jsonl'), JSON.stringify({ id: 't1', query: 'hello?', facts: [{ text: 'hello', chunkIds: ['a'] }] }) + '\n');
+  const refused = (r: Run, what: string) => (r.stderr.includes(what) && /FIFO|device/u.test(r.stderr)) || `not refused by name: ${r.stderr.trim().slice(0, 200)}`;
+  const cases: [string, string[], string][] = [
+    ['index --corpus /dev/zero', ['index', '--corpus', '/dev/zero', '--out', 'ix'], '/dev/zero'],
+    ['index --corpus a FIFO with no writer', ['index', '--corpus', 'fifo.jsonl', '--out', 'ix'], 'fifo.jsonl'],
+    ['index --corpus a directory holding a FIFO', ['index', '--corpus', 'dir', '--out', 'ix'], 'b.jsonl'],
+    ['tasks import --corpus /dev/zero', ['tasks', 'import', '--format', 'jsonl', '--tasks', 'tasks.jsonl', '--corpus', '/dev/zero', '--name', 'z'], '/dev/zero'],
+    ['tasks import --tasks a FIFO', ['tasks', 'import', '--format', 'jsonl', '--tasks', 'fifo.jsonl', '--corpus', c, '--name', 'f'], 'fifo.jsonl'],
+    ['tasks import --tasks /dev/zero', ['tasks', 'import', '--format', 'jsonl', '--tasks', '/dev/zero', '--corpus', c, '--name', 'z2'], '/dev/zero'],
+  ];
+  for (const [name, args, what] of cases) {
+    const r = sleuth(args, { cwd, env: { SLEUTH_HOME: home } });
+    p.cli(name, r, { wrong: [exit(r, 2), args[0] === 'index' ? oneLine(r) : true, refused(r, what)] });
+  }
+  return p;
+}
+
 /** The explorer over a runs directory with a FIFO, /dev/zero and links out of it, beside one good run. */
 async function explorer(work: string): Promise<Probe> {
   const p = new Probe('explorer');
@@ -370,6 +423,8 @@ export const PROBES: Record<string, (work: string) => Probe | Promise<Probe>> = 
   'terminal escapes': terminal,
   'silent nonsense': honestLoaders,
   'numerical blow-up': numerical,
+  'nested JSON': nestedJson,
+  'device files as inputs': deviceFiles,
 };
 
 /** Run the probe classes named (default all), in a temporary directory removed afterwards. */
