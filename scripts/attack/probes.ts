@@ -339,6 +339,117 @@ function deviceFiles(work: string): Probe {
   return p;
 }
 
+/** Flags for a GRPO run of a few seconds on the local model: a step of two short rollouts. */
+const TINY_TRAIN = ['--config', join(ROOT, 'configs', 'local-demo.json'), '--groups-per-step', '1', '--group-size', '2', '--max-turns', '2', '--max-tokens-per-turn', '32', '--eval-at-start', 'false', '--eval-limit', '1', '--eval-every', '0'];
+
+/** A copy of a run directory, to damage one way per case. */
+function copyRun(from: string, to: string): string {
+  spawnSync('cp', ['-r', from, to]);
+  return to;
+}
+
+function corruptedCheckpoints(work: string): Probe {
+  const p = new Probe('corrupted checkpoints');
+  const cwd = mkdtempSync(join(work, 'ckpt-'));
+  const env = { SLEUTH_HOME: join(cwd, 'home') };
+  const made = sleuth(['train', ...TINY_TRAIN, '--steps', '2', '--out', 'run'], { cwd, env });
+  const state = (run: string) => join(cwd, run, 'checkpoints', 'step-2.state.ckpt');
+  const flipped = copyRun(join(cwd, 'run'), join(cwd, 'flipped'));
+  const bytes = readFileSync(state('flipped'));
+  for (let i = 0; i < 64; i++) bytes[(bytes.length >> 1) + i] ^= 0xff;
+  writeFileSync(state('flipped'), bytes);
+  let r = sleuth(['train', '--resume', 'flipped', '--steps', '3'], { cwd, env });
+  p.cli('train --resume: 64 bytes flipped mid-checkpoint', r, {
+    wrong: [exit(made, 0), exit(r, 2), (r.stderr.includes('step-2.state.ckpt') && /corrupted/u.test(r.stderr)) || `the file is not named as corrupted: ${r.stderr.trim().slice(0, 200)}`, /last good checkpoint|no earlier checkpoint is intact/u.test(r.stderr) || 'the last good checkpoint is not named'],
+  });
+  const kept = copyRun(join(cwd, 'run'), join(cwd, 'kept'));
+  r = sleuth(['train', '--resume', kept, '--steps', '3', '--keep-checkpoints', '5'], { cwd, env });
+  const twice = copyRun(kept, join(cwd, 'twice'));
+  const late = readFileSync(join(twice, 'checkpoints', 'step-3.state.ckpt'));
+  late.fill(0, late.length >> 1, (late.length >> 1) + 64);
+  writeFileSync(join(twice, 'checkpoints', 'step-3.state.ckpt'), late);
+  r = sleuth(['train', '--resume', 'twice', '--steps', '4'], { cwd, env });
+  p.cli('train --resume: a zeroed stretch, an older checkpoint intact', r, { wrong: [exit(r, 2), r.stderr.includes('last good checkpoint is step 2') || `step 2 is not named as the last good one: ${r.stderr.trim().slice(0, 240)}`] });
+  const cut = copyRun(join(cwd, 'run'), join(cwd, 'cut'));
+  writeFileSync(state('cut'), readFileSync(state('cut')).subarray(0, 100_000));
+  r = sleuth(['train', '--resume', cut, '--steps', '3'], { cwd, env });
+  p.cli('train --resume: a truncated checkpoint', r, { wrong: [exit(r, 2), r.stderr.includes('step-2.state.ckpt') || 'the file is not named'] });
+  const sampler = join(cwd, 'bad.sampler.ckpt');
+  const weights = readFileSync(join(cwd, 'run', 'checkpoints', 'sampler-2.sampler.ckpt'));
+  weights[weights.length - 10] ^= 0x01;
+  writeFileSync(sampler, weights);
+  r = sleuth(['eval', '--agent', `local:${sampler}`, '--limit', '1', '--out', 'ev'], { cwd, env });
+  p.cli('eval --agent local: a sampler checkpoint with one bit flipped', r, { wrong: [exit(r, 2), (r.stderr.includes('bad.sampler.ckpt') && /corrupted/u.test(r.stderr)) || `not refused by name: ${r.stderr.trim().slice(0, 200)}`] });
+  return p;
+}
+
+/** Wait (polling, up to HANG_MS) until `path` exists; whether it did. */
+async function appears(path: string): Promise<boolean> {
+  for (const start = Date.now(); Date.now() - start < HANG_MS; await new Promise((r) => setTimeout(r, 20))) if (existsSync(path)) return true;
+  return false;
+}
+
+/** Start the CLI without waiting; resolves with its Run when it ends. */
+function sleuthAsync(args: string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: o.cwd, env: { ...process.env, ...o.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      done({ status, stdout, stderr, hung: signal === 'SIGKILL' });
+    });
+  });
+}
+
+async function concurrentWriters(work: string): Promise<Probe> {
+  const p = new Probe('concurrent writers');
+  const cwd = mkdtempSync(join(work, 'writers-'));
+  const env = { SLEUTH_HOME: join(cwd, 'home') };
+  const made = sleuth(['train', ...TINY_TRAIN, '--steps', '1', '--out', 'run'], { cwd, env });
+  // The second trainer starts while the first holds the run (its lock file is there).
+  const first = sleuthAsync(['train', '--resume', 'run', '--steps', '4'], { cwd, env });
+  const held = await appears(join(cwd, '.run.lock'));
+  const second = sleuth(['train', '--resume', 'run', '--steps', '4'], { cwd, env });
+  const a = await first;
+  const steps = existsSync(join(cwd, 'run', 'metrics.jsonl')) ? readFileSync(join(cwd, 'run', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { step?: number; kind?: string })).filter((m) => m.kind !== 'eval').map((m) => m.step) : [];
+  const once = new Set(steps).size === steps.length || `metrics.jsonl repeats steps: ${steps.join(',')}`;
+  p.cli('two train --resume on one run at once', second, { wrong: [exit(made, 0), held || 'the first trainer took no lock', exit(a, 0), exit(second, 2), /another sleuth \(process \d+/u.test(second.stderr) || 'the holder is not named', once, !existsSync(join(cwd, '.run.lock')) || 'the lock outlived the trainer'] });
+
+  // A lock left by a writer killed with SIGKILL: its process is gone, so the lock is stale.
+  writeFileSync(join(cwd, '.run.lock'), '2147480000\n');
+  let r = sleuth(['train', '--resume', 'run', '--steps', '5'], { cwd, env });
+  p.cli('train --resume over a stale lock of a killed trainer', r, { wrong: [exit(r, 0), !existsSync(join(cwd, '.run.lock')) || 'the stale lock is still there'] });
+
+  // An index build while another process holds --out's lock (a live process: this one's child).
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  const holder = spawn('sleep', ['60']);
+  try {
+    writeFileSync(join(cwd, '.ix.lock'), `${holder.pid}\n`);
+    r = sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+    p.cli('index --out held by another writer', r, { wrong: [exit(r, 2), oneLine(r), r.stderr.includes(`process ${holder.pid}`) || 'the holder is not named', !existsSync(join(cwd, 'ix')) || 'an index was written'] });
+  } finally {
+    holder.kill('SIGKILL');
+  }
+  rmSync(join(cwd, '.ix.lock'));
+  // Two builds started together: whichever finds the other's lock is refused, and one index results.
+  const big = corpus(cwd, 'big.jsonl', Array.from({ length: 50_000 }, (_, i) => ({ id: `d${i}`, text: `chunk ${i} of many words w${i % 977} and w${i % 131}` })));
+  const both = await Promise.all([sleuthAsync(['index', '--corpus', big, '--out', 'ix2'], { cwd }), sleuthAsync(['index', '--corpus', big, '--out', 'ix2'], { cwd })]);
+  const statuses = both.map((x) => x.status).sort().join(',');
+  const refused = both.find((x) => x.status === 2);
+  p.cli('two index into one --out at once', refused ?? both[0]!, { wrong: [['0,0', '0,2'].includes(statuses) || `exits ${statuses}`, !refused || /another sleuth/u.test(refused.stderr) || `refused without naming the holder: ${refused.stderr.trim()}`, existsSync(join(cwd, 'ix2', 'manifest.json')) || 'no index at --out', !existsSync(join(cwd, '.ix2.lock')) || 'the lock outlived the builds'] });
+
+  // A file of the user's at the lock's name is not a lock: left alone, and the build refused.
+  writeFileSync(join(cwd, '.ix3.lock'), 'my notes\n');
+  const before = snapshot(join(cwd, '.ix3.lock'));
+  r = sleuth(['index', '--corpus', c, '--out', 'ix3'], { cwd });
+  p.cli('a file of the user\'s where the lock goes', r, { lost: lost(before), wrong: [exit(r, 2), oneLine(r)] });
+  return p;
+}
+
 /** The explorer over a runs directory with a FIFO, /dev/zero and links out of it, beside one good run. */
 async function explorer(work: string): Promise<Probe> {
   const p = new Probe('explorer');
@@ -425,6 +536,8 @@ export const PROBES: Record<string, (work: string) => Probe | Promise<Probe>> = 
   'numerical blow-up': numerical,
   'nested JSON': nestedJson,
   'device files as inputs': deviceFiles,
+  'corrupted checkpoints': corruptedCheckpoints,
+  'concurrent writers': concurrentWriters,
 };
 
 /** Run the probe classes named (default all), in a temporary directory removed afterwards. */
