@@ -242,7 +242,39 @@ function terminal(work: string): Probe {
     /* reported below */
   }
   p.cli('sleuth read --json stays exact', r, { wrong: [exit(r, 0), exact || '--json text differs from the corpus'] });
+  everyField(p, cwd, control);
   return p;
+}
+
+/**
+ * Escapes in every field a command prints, not only titles and texts: chunk ids, query and run ids,
+ * task ids, queries and facts, through every command that prints data read from a file.
+ */
+function everyField(p: Probe, cwd: string, control: RegExp): void {
+  const clear = '\u001b[2J';
+  const title = '\u001b]0;pwned\u0007';
+  const home = join(cwd, 'home');
+  const env = { SLEUTH_HOME: home };
+  corpus(cwd, 'ids.jsonl', [{ id: `${clear}id`, title: 'Corliss', text: 'Corliss and more' }, { id: 'plain', text: 'other words' }]);
+  writeFileSync(join(cwd, 'qrels.txt'), `q${title} 0 ${clear}id 1\n`);
+  writeFileSync(join(cwd, 'run.txt'), `q${title} Q0 ${clear}id 1 3.2 r${title}\n`);
+  writeFileSync(join(cwd, 'tasks.jsonl'), JSON.stringify({ id: `t${title}`, query: `Corliss? ${title}`, facts: [{ text: `fact ${clear}`, chunkIds: [`${clear}id`] }] }) + '\n');
+  sleuth(['index', '--corpus', 'ids.jsonl', '--out', 'ix-ids'], { cwd });
+  const cases: [string, string[]][] = [
+    ['search: a chunk id', ['search', '--index', 'ix-ids', 'Corliss']],
+    ['grep: a chunk id', ['grep', '--index', 'ix-ids', 'Corliss']],
+    ['read: an unknown id in the error', ['read', '--index', 'ix-ids', `${clear}nope`]],
+    ['ir-eval --per-query: query ids', ['ir-eval', '--per-query', '--qrels', 'qrels.txt', '--run', 'run.txt']],
+    ['tasks import: ids, queries and facts', ['tasks', 'import', '--format', 'jsonl', '--tasks', 'tasks.jsonl', '--corpus', 'ids.jsonl', '--name', 'evil']],
+    ['tasks show', ['tasks', 'show', 'evil']],
+    ['eval: task ids and queries', ['eval', '--agent', 'baseline', '--tasks', 'evil', '--split', 'train', '--out', 'ev']],
+    ['compare', ['compare', 'ev', 'ev']],
+    ['headroom', ['headroom', '--agent', 'baseline', '--tasks', 'evil', '--split', 'train', '--samples', '2', '--out', 'hr']],
+  ];
+  for (const [name, args] of cases) {
+    const r = sleuth(args, { cwd, env });
+    p.cli(name, r, { wrong: [!control.test(r.stdout + r.stderr) || `a control character reached the terminal: ${JSON.stringify((r.stdout + r.stderr).match(/.*[\u0000-\u0008\u000b-\u001f\u007f-\u009f].*/u)?.[0]?.slice(0, 160))}`] });
+  }
 }
 
 function honestLoaders(work: string): Probe {

@@ -15,6 +15,7 @@ import {
 } from '../../tasks/registry.js';
 import { withoutSplit } from '../../tasks/split.js';
 import { buildSubset, type DistractorMode } from '../../tasks/subset.js';
+import { terminalSafe } from '../safe-text.js';
 
 const USAGE = `usage:
   sleuth tasks list [--json]
@@ -214,5 +215,5 @@ async function importCmd(argv: string[]): Promise<number> {
 }
 
 function progress(message: string): void {
-  process.stderr.write(`${message}\n`);
+  process.stderr.write(`${terminalSafe(message)}\n`);
 }
