@@ -482,6 +482,84 @@ async function concurrentWriters(work: string): Promise<Probe> {
   return p;
 }
 
+/**
+ * A zstd frame without a content size that inflates to `gib` GiB: blocks of one repeated byte
+ * (RLE, 4 bytes each for 128 KiB), as \`zstd -19 --no-content-size\` makes of zeros.
+ */
+function zstdBomb(gib: number): Buffer {
+  const blocks = gib * 8192;
+  const out = Buffer.alloc(6 + blocks * 4);
+  out.writeUInt32LE(0xfd2fb528, 0);
+  out[4] = 0x00; // no content size, not single-segment: a window descriptor follows
+  out[5] = 0x38; // window 2^(10+7) = 128 KiB
+  for (let i = 0; i < blocks; i++) {
+    const last = i === blocks - 1 ? 1 : 0;
+    const header = last | (1 << 1) | (131072 << 3); // RLE block of 128 KiB
+    out.writeUIntLE(header, 6 + i * 4, 3);
+    out[9 + i * 4] = 0x20;
+  }
+  return out;
+}
+
+/** Compressed bodies that inflate past any limit, sent to serve-tinker, with a healthz sent meanwhile. */
+async function compressionBombs(work: string): Promise<Probe> {
+  const p = new Probe('compression bombs');
+  const cwd = mkdtempSync(join(work, 'bombs-'));
+  const child = spawn(process.execPath, [BIN, 'serve-tinker', '--port', '0', '--dir', join(cwd, 'weights')], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLEUTH_HOME: join(cwd, 'home') } });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  try {
+    const url = await new Promise<string>((ok, fail) => {
+      const t = setTimeout(() => fail(new Error(`serve-tinker did not start: ${out}`)), HANG_MS);
+      const look = () => {
+        const m = /listening on (http:\/\/\S+)/u.exec(out);
+        if (m) {
+          clearTimeout(t);
+          ok(m[1]!);
+        }
+      };
+      child.stdout.on('data', look);
+      child.stderr.on('data', look);
+    });
+    const { gzipSync } = await import('node:zlib');
+    const bodies: [string, string, Buffer][] = [
+      ['zstd: 98 KB that inflate to 3 GiB', 'zstd', zstdBomb(3)],
+      ['gzip: 1 MB that inflates to 1 GiB', 'gzip', gzipSync(Buffer.alloc(1 << 30, 0x20), { level: 9 })],
+      ['zstd: a bomb cut short', 'zstd', zstdBomb(1).subarray(0, 5000)],
+    ];
+    for (const [name, encoding, body] of bodies) {
+      const order: string[] = [];
+      const bomb = fetch(`${url}/api/v1/forward_backward`, { method: 'POST', headers: { 'x-api-key': 'tml-attack', 'content-type': 'application/json', 'content-encoding': encoding }, body, signal: AbortSignal.timeout(HANG_MS) })
+        .then(async (r) => (order.push('bomb'), { status: r.status, body: await r.text() }))
+        .catch(() => ({ status: 0, body: '' }));
+      // Sent once the bomb's bytes are on their way: it must not wait for the decompression.
+      await new Promise((r) => setTimeout(r, 50));
+      const health = fetch(`${url}/api/v1/healthz`, { headers: { 'x-api-key': 'tml-attack' }, signal: AbortSignal.timeout(HANG_MS) })
+        .then((r) => (order.push('healthz'), r.status))
+        .catch(() => 0);
+      const [b, h] = await Promise.all([bomb, health]);
+      const isBomb = !name.includes('cut short');
+      p.record({
+        name,
+        crashed: b.status >= 500 || child.exitCode !== null,
+        hung: b.status === 0,
+        filesLost: 0,
+        leaked: false,
+        wrong: [
+          isBomb ? b.status === 413 || `status ${b.status}, expected 413` : b.status === 400 || `status ${b.status}, expected 400`,
+          h === 200 || `healthz answered ${h}`,
+          !isBomb || order[0] === 'healthz' || 'healthz waited for the decompression',
+        ].filter((w): w is string => typeof w === 'string'),
+        said: `HTTP ${b.status}: ${b.body.slice(0, 160)}`,
+      });
+    }
+  } finally {
+    child.kill('SIGKILL');
+  }
+  return p;
+}
+
 /** The explorer over a runs directory with a FIFO, /dev/zero and links out of it, beside one good run. */
 async function explorer(work: string): Promise<Probe> {
   const p = new Probe('explorer');
@@ -570,6 +648,7 @@ export const PROBES: Record<string, (work: string) => Probe | Promise<Probe>> = 
   'device files as inputs': deviceFiles,
   'corrupted checkpoints': corruptedCheckpoints,
   'concurrent writers': concurrentWriters,
+  'compression bombs': compressionBombs,
 };
 
 /** Run the probe classes named (default all), in a temporary directory removed afterwards. */
