@@ -560,6 +560,35 @@ async function compressionBombs(work: string): Promise<Probe> {
   return p;
 }
 
+/** Numbers no run could mean, and empty paths: refused at once with the flag named, never started. */
+function absurdFlags(work: string): Probe {
+  const p = new Probe('absurd numeric flags');
+  const cwd = mkdtempSync(join(work, 'absurd-'));
+  const env = { SLEUTH_HOME: join(cwd, 'home') };
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+  const train = ['train', '--config', join(ROOT, 'configs', 'local-demo.json')];
+  const cases: [string, string[], RegExp][] = [
+    ['train --steps 1e12', [...train, '--steps', '1e12', '--out', 'r'], /steps/u],
+    ['train --group-size 1e9', [...train, '--group-size', '1e9', '--out', 'r'], /groupSize/u],
+    ['train --groups-per-step 1e15', [...train, '--groups-per-step', '1e15', '--out', 'r'], /groupsPerStep/u],
+    ['train --local.d-model 1e8', [...train, '--model', 'base', '--local.d-model', '100000000', '--out', 'r'], /dModel/u],
+    ['train --max-tokens-per-turn 1e12', [...train, '--max-tokens-per-turn', '1e12', '--out', 'r'], /maxTokensPerTurn/u],
+    ['train --lr 1e400 (infinite)', [...train, '--lr', '1e400', '--out', 'r'], /learning|lr/iu],
+    ['train --steps -1', [...train, '--steps', '-1', '--out', 'r'], /steps/u],
+    ['train --out ""', [...train, '--out', ''], /--out/u],
+    ['index --out ""', ['index', '--corpus', c, '--out', ''], /--out/u],
+    ['index --corpus ""', ['index', '--corpus', '', '--out', 'ix2'], /--corpus/u],
+    ['eval --samples 1e9', ['eval', '--agent', 'baseline', '--samples', '1e9', '--out', 'e'], /--samples/u],
+    ['search -k 1e12', ['search', '--index', 'ix', '-k', '1e12', 'hello'], /--k/u],
+  ];
+  for (const [name, args, names] of cases) {
+    const r = sleuth(args, { cwd, env });
+    p.cli(name, r, { wrong: [exit(r, 2), oneLine(r), names.test(r.stderr) || `the flag is not named: ${r.stderr.trim().slice(0, 200)}`, !existsSync(join(cwd, 'r')) || 'a run directory was started'] });
+  }
+  return p;
+}
+
 /** The explorer over a runs directory with a FIFO, /dev/zero and links out of it, beside one good run. */
 async function explorer(work: string): Promise<Probe> {
   const p = new Probe('explorer');
@@ -649,6 +678,7 @@ export const PROBES: Record<string, (work: string) => Probe | Promise<Probe>> = 
   'corrupted checkpoints': corruptedCheckpoints,
   'concurrent writers': concurrentWriters,
   'compression bombs': compressionBombs,
+  'absurd numeric flags': absurdFlags,
 };
 
 /** Run the probe classes named (default all), in a temporary directory removed afterwards. */
