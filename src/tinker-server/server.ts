@@ -697,11 +697,13 @@ export class TinkerServer {
         if (seq !== 1) throw new InputError('load_weights must be the first request of a model (create a new model to load into)');
         const file = this.fileOf(r.path, 'state');
         return async () => {
-          const { header, tensors } = readCheckpoint(file);
           if (r.optimizer) b.loadStateSync(file);
           else {
-            b.model.params.a.set(tensors.params!);
-            b.step = header.step;
+            // Weights only (create_training_client_from_state): the optimiser starts over, as the
+            // SDK documents, its step count with its moments. Fresh moments with the old step
+            // count would bias-correct the first updates as if they had history: steps of the wrong size.
+            b.model.params.a.set(readCheckpoint(file).tensors.params!);
+            b.resetOptimizer();
           }
           return { path: r.path, model_id: m.id };
         };
