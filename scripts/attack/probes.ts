@@ -242,7 +242,39 @@ function terminal(work: string): Probe {
     /* reported below */
   }
   p.cli('sleuth read --json stays exact', r, { wrong: [exit(r, 0), exact || '--json text differs from the corpus'] });
+  everyField(p, cwd, control);
   return p;
+}
+
+/**
+ * Escapes in every field a command prints, not only titles and texts: chunk ids, query and run ids,
+ * task ids, queries and facts, through every command that prints data read from a file.
+ */
+function everyField(p: Probe, cwd: string, control: RegExp): void {
+  const clear = '\u001b[2J';
+  const title = '\u001b]0;pwned\u0007';
+  const home = join(cwd, 'home');
+  const env = { SLEUTH_HOME: home };
+  corpus(cwd, 'ids.jsonl', [{ id: `${clear}id`, title: 'Corliss', text: 'Corliss and more' }, { id: 'plain', text: 'other words' }]);
+  writeFileSync(join(cwd, 'qrels.txt'), `q${title} 0 ${clear}id 1\n`);
+  writeFileSync(join(cwd, 'run.txt'), `q${title} Q0 ${clear}id 1 3.2 r${title}\n`);
+  writeFileSync(join(cwd, 'tasks.jsonl'), JSON.stringify({ id: `t${title}`, query: `Corliss? ${title}`, facts: [{ text: `fact ${clear}`, chunkIds: [`${clear}id`] }] }) + '\n');
+  sleuth(['index', '--corpus', 'ids.jsonl', '--out', 'ix-ids'], { cwd });
+  const cases: [string, string[]][] = [
+    ['search: a chunk id', ['search', '--index', 'ix-ids', 'Corliss']],
+    ['grep: a chunk id', ['grep', '--index', 'ix-ids', 'Corliss']],
+    ['read: an unknown id in the error', ['read', '--index', 'ix-ids', `${clear}nope`]],
+    ['ir-eval --per-query: query ids', ['ir-eval', '--per-query', '--qrels', 'qrels.txt', '--run', 'run.txt']],
+    ['tasks import: ids, queries and facts', ['tasks', 'import', '--format', 'jsonl', '--tasks', 'tasks.jsonl', '--corpus', 'ids.jsonl', '--name', 'evil']],
+    ['tasks show', ['tasks', 'show', 'evil']],
+    ['eval: task ids and queries', ['eval', '--agent', 'baseline', '--tasks', 'evil', '--split', 'train', '--out', 'ev']],
+    ['compare', ['compare', 'ev', 'ev']],
+    ['headroom', ['headroom', '--agent', 'baseline', '--tasks', 'evil', '--split', 'train', '--samples', '2', '--out', 'hr']],
+  ];
+  for (const [name, args] of cases) {
+    const r = sleuth(args, { cwd, env });
+    p.cli(name, r, { wrong: [!control.test(r.stdout + r.stderr) || `a control character reached the terminal: ${JSON.stringify((r.stdout + r.stderr).match(/.*[\u0000-\u0008\u000b-\u001f\u007f-\u009f].*/u)?.[0]?.slice(0, 160))}`] });
+  }
 }
 
 function honestLoaders(work: string): Probe {
@@ -283,6 +315,277 @@ function numerical(work: string): Probe {
     ok: [1],
     wrong: [exit(r, 1), /training stopped at step \d+: .*last good checkpoint: step 0/u.test(r.stderr) || `no clear message: ${r.stderr.trim().split('\n').at(-1)}`, (checkpoints.length === 1 && existsSync(resolve(cwd, 'run', checkpoints[0]!.path))) || 'the last good checkpoint is not kept alone'],
   });
+  return p;
+}
+
+/** A corpus line whose meta nests `depth` deep, 10 KB at 5,000: JSON.parse takes it, recursive walks after it need not. */
+function nestedLine(id: string, depth: number): string {
+  return `{"id":"${id}","title":"t","text":"nested words","meta":${'['.repeat(depth)}0${']'.repeat(depth)}}`;
+}
+
+function nestedJson(work: string): Probe {
+  const p = new Probe('nested JSON');
+  const cwd = mkdtempSync(join(work, 'nested-'));
+  const home = join(cwd, 'home');
+  writeFileSync(join(cwd, 'deep.jsonl'), `{"id":"ok","text":"plain words"}\n${nestedLine('deep', 5000)}\n`);
+  writeFileSync(join(cwd, 'fine.jsonl'), `${nestedLine('fine', 100)}\n`);
+  writeFileSync(join(cwd, 'tasks.jsonl'), JSON.stringify({ id: 't1', query: 'what words?', facts: [{ text: 'words', chunkIds: ['ok'] }] }) + '\n');
+  const deepTask = `{"id":"t2","query":"q","facts":[{"text":"x","chunkIds":["ok"]}],"extra":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+  writeFileSync(join(cwd, 'deep-tasks.jsonl'), deepTask + '\n');
+  const names = (r: Run, what: string) => r.stderr.includes(what) || `the message does not name ${what}: ${r.stderr.trim().slice(0, 200)}`;
+  let r = sleuth(['index', '--corpus', 'deep.jsonl', '--out', 'ix'], { cwd });
+  p.cli('index: a line nested 5,000 deep', r, { wrong: [exit(r, 2), oneLine(r), names(r, 'deep.jsonl:2'), !existsSync(join(cwd, 'ix')) || 'an index was written'] });
+  r = sleuth(['index', '--corpus', 'fine.jsonl', '--out', 'ix-fine'], { cwd });
+  p.cli('index: a line nested 100 deep is kept', r, { wrong: [exit(r, 0)] });
+  r = sleuth(['tasks', 'import', '--format', 'jsonl', '--tasks', 'tasks.jsonl', '--corpus', 'deep.jsonl', '--name', 'deep'], { cwd, env: { SLEUTH_HOME: home } });
+  p.cli('tasks import --corpus: a line nested 5,000 deep', r, { wrong: [exit(r, 2), names(r, 'deep.jsonl:2')] });
+  r = sleuth(['tasks', 'import', '--format', 'jsonl', '--tasks', 'deep-tasks.jsonl', '--corpus', 'fine.jsonl', '--name', 'deep2'], { cwd, env: { SLEUTH_HOME: home } });
+  p.cli('tasks import: a task nested 5,000 deep', r, { wrong: [exit(r, 2), names(r, 'deep-tasks.jsonl line 1')] });
+  return p;
+}
+
+/** Inputs that are not files: /dev/zero never ends, a FIFO with no writer blocks its open forever. */
+function deviceFiles(work: string): Probe {
+  const p = new Probe('device files as inputs');
+  const cwd = mkdtempSync(join(work, 'devices-'));
+  const home = join(cwd, 'home');
+  spawnSync('mkfifo', [join(cwd, 'fifo.jsonl')]);
+  mkdirSync(join(cwd, 'dir'));
+  spawnSync('mkfifo', [join(cwd, 'dir', 'b.jsonl')]);
+  corpus(join(cwd, 'dir'), 'a.jsonl', [{ id: 'a', text: 'hello world' }]);
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  writeFileSync(join(cwd, 'tasks.jsonl'), JSON.stringify({ id: 't1', query: 'hello?', facts: [{ text: 'hello', chunkIds: ['a'] }] }) + '\n');
+  const refused = (r: Run, what: string) => (r.stderr.includes(what) && /FIFO|device/u.test(r.stderr)) || `not refused by name: ${r.stderr.trim().slice(0, 200)}`;
+  const cases: [string, string[], string][] = [
+    ['index --corpus /dev/zero', ['index', '--corpus', '/dev/zero', '--out', 'ix'], '/dev/zero'],
+    ['index --corpus a FIFO with no writer', ['index', '--corpus', 'fifo.jsonl', '--out', 'ix'], 'fifo.jsonl'],
+    ['index --corpus a directory holding a FIFO', ['index', '--corpus', 'dir', '--out', 'ix'], 'b.jsonl'],
+    ['tasks import --corpus /dev/zero', ['tasks', 'import', '--format', 'jsonl', '--tasks', 'tasks.jsonl', '--corpus', '/dev/zero', '--name', 'z'], '/dev/zero'],
+    ['tasks import --tasks a FIFO', ['tasks', 'import', '--format', 'jsonl', '--tasks', 'fifo.jsonl', '--corpus', c, '--name', 'f'], 'fifo.jsonl'],
+    ['tasks import --tasks /dev/zero', ['tasks', 'import', '--format', 'jsonl', '--tasks', '/dev/zero', '--corpus', c, '--name', 'z2'], '/dev/zero'],
+  ];
+  for (const [name, args, what] of cases) {
+    const r = sleuth(args, { cwd, env: { SLEUTH_HOME: home } });
+    p.cli(name, r, { wrong: [exit(r, 2), args[0] === 'index' ? oneLine(r) : true, refused(r, what)] });
+  }
+  return p;
+}
+
+/** Flags for a GRPO run of a few seconds on the local model: a step of two short rollouts. */
+const TINY_TRAIN = ['--config', join(ROOT, 'configs', 'local-demo.json'), '--groups-per-step', '1', '--group-size', '2', '--max-turns', '2', '--max-tokens-per-turn', '32', '--eval-at-start', 'false', '--eval-limit', '1', '--eval-every', '0'];
+
+/** A copy of a run directory, to damage one way per case. */
+function copyRun(from: string, to: string): string {
+  spawnSync('cp', ['-r', from, to]);
+  return to;
+}
+
+function corruptedCheckpoints(work: string): Probe {
+  const p = new Probe('corrupted checkpoints');
+  const cwd = mkdtempSync(join(work, 'ckpt-'));
+  const env = { SLEUTH_HOME: join(cwd, 'home') };
+  const made = sleuth(['train', ...TINY_TRAIN, '--steps', '2', '--out', 'run'], { cwd, env });
+  const state = (run: string) => join(cwd, run, 'checkpoints', 'step-2.state.ckpt');
+  const flipped = copyRun(join(cwd, 'run'), join(cwd, 'flipped'));
+  const bytes = readFileSync(state('flipped'));
+  for (let i = 0; i < 64; i++) bytes[(bytes.length >> 1) + i] ^= 0xff;
+  writeFileSync(state('flipped'), bytes);
+  let r = sleuth(['train', '--resume', 'flipped', '--steps', '3'], { cwd, env });
+  p.cli('train --resume: 64 bytes flipped mid-checkpoint', r, {
+    wrong: [exit(made, 0), exit(r, 2), (r.stderr.includes('step-2.state.ckpt') && /corrupted/u.test(r.stderr)) || `the file is not named as corrupted: ${r.stderr.trim().slice(0, 200)}`, /last good checkpoint|no earlier checkpoint is intact/u.test(r.stderr) || 'the last good checkpoint is not named'],
+  });
+  const kept = copyRun(join(cwd, 'run'), join(cwd, 'kept'));
+  r = sleuth(['train', '--resume', kept, '--steps', '3', '--keep-checkpoints', '5'], { cwd, env });
+  const twice = copyRun(kept, join(cwd, 'twice'));
+  const late = readFileSync(join(twice, 'checkpoints', 'step-3.state.ckpt'));
+  late.fill(0, late.length >> 1, (late.length >> 1) + 64);
+  writeFileSync(join(twice, 'checkpoints', 'step-3.state.ckpt'), late);
+  r = sleuth(['train', '--resume', 'twice', '--steps', '4'], { cwd, env });
+  p.cli('train --resume: a zeroed stretch, an older checkpoint intact', r, { wrong: [exit(r, 2), r.stderr.includes('last good checkpoint is step 2') || `step 2 is not named as the last good one: ${r.stderr.trim().slice(0, 240)}`] });
+  const cut = copyRun(join(cwd, 'run'), join(cwd, 'cut'));
+  writeFileSync(state('cut'), readFileSync(state('cut')).subarray(0, 100_000));
+  r = sleuth(['train', '--resume', cut, '--steps', '3'], { cwd, env });
+  p.cli('train --resume: a truncated checkpoint', r, { wrong: [exit(r, 2), r.stderr.includes('step-2.state.ckpt') || 'the file is not named'] });
+  const sampler = join(cwd, 'bad.sampler.ckpt');
+  const weights = readFileSync(join(cwd, 'run', 'checkpoints', 'sampler-2.sampler.ckpt'));
+  weights[weights.length - 10] ^= 0x01;
+  writeFileSync(sampler, weights);
+  r = sleuth(['eval', '--agent', `local:${sampler}`, '--limit', '1', '--out', 'ev'], { cwd, env });
+  p.cli('eval --agent local: a sampler checkpoint with one bit flipped', r, { wrong: [exit(r, 2), (r.stderr.includes('bad.sampler.ckpt') && /corrupted/u.test(r.stderr)) || `not refused by name: ${r.stderr.trim().slice(0, 200)}`] });
+  return p;
+}
+
+/** Wait (polling, up to HANG_MS) until `path` exists; whether it did. */
+async function appears(path: string): Promise<boolean> {
+  for (const start = Date.now(); Date.now() - start < HANG_MS; await new Promise((r) => setTimeout(r, 20))) if (existsSync(path)) return true;
+  return false;
+}
+
+/** Start the CLI without waiting; resolves with its Run when it ends. */
+function sleuthAsync(args: string[], o: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: o.cwd, env: { ...process.env, ...o.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      done({ status, stdout, stderr, hung: signal === 'SIGKILL' });
+    });
+  });
+}
+
+async function concurrentWriters(work: string): Promise<Probe> {
+  const p = new Probe('concurrent writers');
+  const cwd = mkdtempSync(join(work, 'writers-'));
+  const env = { SLEUTH_HOME: join(cwd, 'home') };
+  const made = sleuth(['train', ...TINY_TRAIN, '--steps', '1', '--out', 'run'], { cwd, env });
+  // The second trainer starts while the first holds the run (its lock file is there).
+  const first = sleuthAsync(['train', '--resume', 'run', '--steps', '4'], { cwd, env });
+  const held = await appears(join(cwd, '.run.lock'));
+  const second = sleuth(['train', '--resume', 'run', '--steps', '4'], { cwd, env });
+  const a = await first;
+  const steps = existsSync(join(cwd, 'run', 'metrics.jsonl')) ? readFileSync(join(cwd, 'run', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { step?: number; kind?: string })).filter((m) => m.kind !== 'eval').map((m) => m.step) : [];
+  const once = new Set(steps).size === steps.length || `metrics.jsonl repeats steps: ${steps.join(',')}`;
+  p.cli('two train --resume on one run at once', second, { wrong: [exit(made, 0), held || 'the first trainer took no lock', exit(a, 0), exit(second, 2), /another sleuth \(process \d+/u.test(second.stderr) || 'the holder is not named', once, !existsSync(join(cwd, '.run.lock')) || 'the lock outlived the trainer'] });
+
+  // A lock left by a writer killed with SIGKILL: its process is gone, so the lock is stale.
+  writeFileSync(join(cwd, '.run.lock'), '2147480000\n');
+  let r = sleuth(['train', '--resume', 'run', '--steps', '5'], { cwd, env });
+  p.cli('train --resume over a stale lock of a killed trainer', r, { wrong: [exit(r, 0), !existsSync(join(cwd, '.run.lock')) || 'the stale lock is still there'] });
+
+  // An index build while another process holds --out's lock (a live process: this one's child).
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  const holder = spawn('sleep', ['60']);
+  try {
+    writeFileSync(join(cwd, '.ix.lock'), `${holder.pid}\n`);
+    r = sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+    p.cli('index --out held by another writer', r, { wrong: [exit(r, 2), oneLine(r), r.stderr.includes(`process ${holder.pid}`) || 'the holder is not named', !existsSync(join(cwd, 'ix')) || 'an index was written'] });
+  } finally {
+    holder.kill('SIGKILL');
+  }
+  rmSync(join(cwd, '.ix.lock'));
+  // Two builds started together: whichever finds the other's lock is refused, and one index results.
+  const big = corpus(cwd, 'big.jsonl', Array.from({ length: 50_000 }, (_, i) => ({ id: `d${i}`, text: `chunk ${i} of many words w${i % 977} and w${i % 131}` })));
+  const both = await Promise.all([sleuthAsync(['index', '--corpus', big, '--out', 'ix2'], { cwd }), sleuthAsync(['index', '--corpus', big, '--out', 'ix2'], { cwd })]);
+  const statuses = both.map((x) => x.status).sort().join(',');
+  const refused = both.find((x) => x.status === 2);
+  p.cli('two index into one --out at once', refused ?? both[0]!, { wrong: [['0,0', '0,2'].includes(statuses) || `exits ${statuses}`, !refused || /another sleuth/u.test(refused.stderr) || `refused without naming the holder: ${refused.stderr.trim()}`, existsSync(join(cwd, 'ix2', 'manifest.json')) || 'no index at --out', !existsSync(join(cwd, '.ix2.lock')) || 'the lock outlived the builds'] });
+
+  // A file of the user's at the lock's name is not a lock: left alone, and the build refused.
+  writeFileSync(join(cwd, '.ix3.lock'), 'my notes\n');
+  const before = snapshot(join(cwd, '.ix3.lock'));
+  r = sleuth(['index', '--corpus', c, '--out', 'ix3'], { cwd });
+  p.cli('a file of the user\'s where the lock goes', r, { lost: lost(before), wrong: [exit(r, 2), oneLine(r)] });
+  return p;
+}
+
+/**
+ * A zstd frame without a content size that inflates to `gib` GiB: blocks of one repeated byte
+ * (RLE, 4 bytes each for 128 KiB), as \`zstd -19 --no-content-size\` makes of zeros.
+ */
+function zstdBomb(gib: number): Buffer {
+  const blocks = gib * 8192;
+  const out = Buffer.alloc(6 + blocks * 4);
+  out.writeUInt32LE(0xfd2fb528, 0);
+  out[4] = 0x00; // no content size, not single-segment: a window descriptor follows
+  out[5] = 0x38; // window 2^(10+7) = 128 KiB
+  for (let i = 0; i < blocks; i++) {
+    const last = i === blocks - 1 ? 1 : 0;
+    const header = last | (1 << 1) | (131072 << 3); // RLE block of 128 KiB
+    out.writeUIntLE(header, 6 + i * 4, 3);
+    out[9 + i * 4] = 0x20;
+  }
+  return out;
+}
+
+/** Compressed bodies that inflate past any limit, sent to serve-tinker, with a healthz sent meanwhile. */
+async function compressionBombs(work: string): Promise<Probe> {
+  const p = new Probe('compression bombs');
+  const cwd = mkdtempSync(join(work, 'bombs-'));
+  const child = spawn(process.execPath, [BIN, 'serve-tinker', '--port', '0', '--dir', join(cwd, 'weights')], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLEUTH_HOME: join(cwd, 'home') } });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  try {
+    const url = await new Promise<string>((ok, fail) => {
+      const t = setTimeout(() => fail(new Error(`serve-tinker did not start: ${out}`)), HANG_MS);
+      const look = () => {
+        const m = /listening on (http:\/\/\S+)/u.exec(out);
+        if (m) {
+          clearTimeout(t);
+          ok(m[1]!);
+        }
+      };
+      child.stdout.on('data', look);
+      child.stderr.on('data', look);
+    });
+    const { gzipSync } = await import('node:zlib');
+    const bodies: [string, string, Buffer][] = [
+      ['zstd: 98 KB that inflate to 3 GiB', 'zstd', zstdBomb(3)],
+      ['gzip: 1 MB that inflates to 1 GiB', 'gzip', gzipSync(Buffer.alloc(1 << 30, 0x20), { level: 9 })],
+      ['zstd: a bomb cut short', 'zstd', zstdBomb(1).subarray(0, 5000)],
+    ];
+    for (const [name, encoding, body] of bodies) {
+      const order: string[] = [];
+      const bomb = fetch(`${url}/api/v1/forward_backward`, { method: 'POST', headers: { 'x-api-key': 'tml-attack', 'content-type': 'application/json', 'content-encoding': encoding }, body, signal: AbortSignal.timeout(HANG_MS) })
+        .then(async (r) => (order.push('bomb'), { status: r.status, body: await r.text() }))
+        .catch(() => ({ status: 0, body: '' }));
+      // Sent once the bomb's bytes are on their way: it must not wait for the decompression.
+      await new Promise((r) => setTimeout(r, 50));
+      const health = fetch(`${url}/api/v1/healthz`, { headers: { 'x-api-key': 'tml-attack' }, signal: AbortSignal.timeout(HANG_MS) })
+        .then((r) => (order.push('healthz'), r.status))
+        .catch(() => 0);
+      const [b, h] = await Promise.all([bomb, health]);
+      const isBomb = !name.includes('cut short');
+      p.record({
+        name,
+        crashed: b.status >= 500 || child.exitCode !== null,
+        hung: b.status === 0,
+        filesLost: 0,
+        leaked: false,
+        wrong: [
+          isBomb ? b.status === 413 || `status ${b.status}, expected 413` : b.status === 400 || `status ${b.status}, expected 400`,
+          h === 200 || `healthz answered ${h}`,
+          !isBomb || order[0] === 'healthz' || 'healthz waited for the decompression',
+        ].filter((w): w is string => typeof w === 'string'),
+        said: `HTTP ${b.status}: ${b.body.slice(0, 160)}`,
+      });
+    }
+  } finally {
+    child.kill('SIGKILL');
+  }
+  return p;
+}
+
+/** Numbers no run could mean, and empty paths: refused at once with the flag named, never started. */
+function absurdFlags(work: string): Probe {
+  const p = new Probe('absurd numeric flags');
+  const cwd = mkdtempSync(join(work, 'absurd-'));
+  const env = { SLEUTH_HOME: join(cwd, 'home') };
+  const c = corpus(cwd, 'c.jsonl', [{ id: 'a', text: 'hello world' }]);
+  sleuth(['index', '--corpus', c, '--out', 'ix'], { cwd });
+  const train = ['train', '--config', join(ROOT, 'configs', 'local-demo.json')];
+  const cases: [string, string[], RegExp][] = [
+    ['train --steps 1e12', [...train, '--steps', '1e12', '--out', 'r'], /steps/u],
+    ['train --group-size 1e9', [...train, '--group-size', '1e9', '--out', 'r'], /groupSize/u],
+    ['train --groups-per-step 1e15', [...train, '--groups-per-step', '1e15', '--out', 'r'], /groupsPerStep/u],
+    ['train --local.d-model 1e8', [...train, '--model', 'base', '--local.d-model', '100000000', '--out', 'r'], /dModel/u],
+    ['train --max-tokens-per-turn 1e12', [...train, '--max-tokens-per-turn', '1e12', '--out', 'r'], /maxTokensPerTurn/u],
+    ['train --lr 1e400 (infinite)', [...train, '--lr', '1e400', '--out', 'r'], /learning|lr/iu],
+    ['train --steps -1', [...train, '--steps', '-1', '--out', 'r'], /steps/u],
+    ['train --out ""', [...train, '--out', ''], /--out/u],
+    ['index --out ""', ['index', '--corpus', c, '--out', ''], /--out/u],
+    ['index --corpus ""', ['index', '--corpus', '', '--out', 'ix2'], /--corpus/u],
+    ['eval --samples 1e9', ['eval', '--agent', 'baseline', '--samples', '1e9', '--out', 'e'], /--samples/u],
+    ['search -k 1e12', ['search', '--index', 'ix', '-k', '1e12', 'hello'], /--k/u],
+  ];
+  for (const [name, args, names] of cases) {
+    const r = sleuth(args, { cwd, env });
+    p.cli(name, r, { wrong: [exit(r, 2), oneLine(r), names.test(r.stderr) || `the flag is not named: ${r.stderr.trim().slice(0, 200)}`, !existsSync(join(cwd, 'r')) || 'a run directory was started'] });
+  }
   return p;
 }
 
@@ -370,6 +673,12 @@ export const PROBES: Record<string, (work: string) => Probe | Promise<Probe>> = 
   'terminal escapes': terminal,
   'silent nonsense': honestLoaders,
   'numerical blow-up': numerical,
+  'nested JSON': nestedJson,
+  'device files as inputs': deviceFiles,
+  'corrupted checkpoints': corruptedCheckpoints,
+  'concurrent writers': concurrentWriters,
+  'compression bombs': compressionBombs,
+  'absurd numeric flags': absurdFlags,
 };
 
 /** Run the probe classes named (default all), in a temporary directory removed afterwards. */

@@ -62,12 +62,24 @@ function flagErrorMessage(err: Error & { code?: string }, commandName: string): 
  */
 export function parseFlags<O extends Options>(argv: string[], options: O, commandName: string) {
   const all = { ...options, help: { type: 'boolean', short: 'h' } } as O & { help: { type: 'boolean'; short: string } };
+  let parsed;
   try {
-    return parseArgs({ args: normaliseArgv(argv, all), options: all, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: normaliseArgv(argv, all), options: all, allowPositionals: true, strict: true });
   } catch (err) {
     throw new InputError(flagErrorMessage(err as Error & { code?: string }, commandName));
   }
+  for (const name of PATH_FLAGS) {
+    const given = (parsed.values as Record<string, unknown>)[name];
+    for (const v of Array.isArray(given) ? given : [given]) if (typeof v === 'string' && v.trim() === '') throw new InputError(`--${name} is empty: give a path`);
+  }
+  return parsed;
 }
+
+/**
+ * Flags that name a file or directory. An empty one (`--out ""`, an unset shell variable) would
+ * mean the current directory to some calls and fail obscurely in others: it is refused by name.
+ */
+const PATH_FLAGS = ['out', 'index', 'corpus', 'tasks', 'queries', 'qrels', 'run', 'config', 'resume', 'checkpoint', 'dir', 'pid-file'];
 
 /** Parse a flag's text as a number; an empty or non-numeric text is `NaN`, never 0. */
 function toNumber(value: string): number {

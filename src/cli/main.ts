@@ -1,6 +1,7 @@
 import { isInputError, NumericalError } from '../errors.js';
 import { describeFsError } from '../files/fs-error.js';
 import type { Command } from './command.js';
+import { guardConsole } from './safe-text.js';
 
 /**
  * Subcommands: the module under commands/ that runs each, and the line `sleuth --help` shows for it.
@@ -49,6 +50,7 @@ function overview(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  guardConsole();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(overview());

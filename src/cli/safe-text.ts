@@ -1,3 +1,5 @@
+import { format } from 'node:util';
+
 /**
  * Corpus and model text is data, and a terminal must never run it. An escape sequence stored in a
  * chunk (ESC ] 0 ; title BEL, ESC [ 2 J, an OSC 52 clipboard write), a carriage return that
@@ -27,4 +29,22 @@ function visible(ch: string): string {
  */
 export function terminalSafe(text: string, options: { multiline?: boolean } = {}): string {
   return text.replace(options.multiline ? CONTROLS_BUT_NEWLINE : CONTROLS, visible);
+}
+
+/**
+ * Make every console line terminal-safe (multiline), whatever a command prints: ids, query ids,
+ * run names, task fields, server logs and error messages all come from files or requests someone
+ * else wrote, and a field missed at one print site is one escape reaching the terminal. The
+ * guard sits where every line passes. Deliberate escapes (the progress line's redraw) and exact
+ * output (`--json` through printJson, a TREC run) are written to the streams directly, past it.
+ */
+let consoleGuarded = false;
+
+export function guardConsole(): void {
+  if (consoleGuarded) return;
+  consoleGuarded = true;
+  for (const name of ['log', 'error', 'warn', 'info'] as const) {
+    const write = console[name].bind(console);
+    console[name] = (...args: unknown[]) => write(terminalSafe(format(...args), { multiline: true }));
+  }
 }

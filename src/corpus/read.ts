@@ -5,10 +5,12 @@ import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { contentChunkId, isUtf8Chunk, normalizeWhitespace, type Chunk, type SourceChunk } from './chunk.js';
 import { IdTable } from './id-table.js';
+import { parseJsonRecord } from './json-depth.js';
 import { JsonlScanner, LINE_BLANK, LINE_OK, NO_TITLE, line as scanned } from './jsonl-scan.js';
 import { decodeLine, readLineBatches, readLineBytes } from './lines.js';
 import { readParquetRowGroups } from './parquet.js';
 import { deriveTitle } from './title.js';
+import { regularFile } from './regular-file.js';
 import { decodeWhole } from './utf8.js';
 
 /**
@@ -42,14 +44,6 @@ function paragraph(title: string, sentencesOrText: string | string[]): Chunk {
   const t = normalizeWhitespace(title);
   const text = normalizeWhitespace(Array.isArray(sentencesOrText) ? sentencesOrText.join(' ') : sentencesOrText);
   return { id: contentChunkId(t, text), title: t, text };
-}
-
-function parseJsonLine(text: string, where: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`${where}: malformed JSON (${(err as Error).message})`);
-  }
 }
 
 /** A JSONL or Parquet record `{id, text, title?, ...rest}` as a chunk; rest goes to meta. */
@@ -131,7 +125,7 @@ type LineLayout = 'jsonl' | 'hotpotqa' | 'musique' | 'beir';
  */
 function jsonLine(text: string, where: string, resolved: LineLayout | undefined, out: Located[]): LineLayout | undefined {
   if (text.trim() === '') return resolved;
-  const rec = parseJsonLine(text, where);
+  const rec = parseJsonRecord(text, where);
   const layout = resolved ?? sniffRecord(rec);
   lineChunks(rec, where, layout, out);
   return layout;
@@ -201,11 +195,7 @@ async function* readJson(path: string, layout: 'auto' | 'jsonl' | 'hotpotqa' | '
 
 async function readJsonValue(path: string): Promise<unknown> {
   const raw = decodeWhole(path, path.endsWith('.gz') ? gunzipSync(await readFile(path)) : await readFile(path));
-  try {
-    return JSON.parse(raw);
-  } catch (err) {
-    throw new InputError(`${path}: malformed JSON (${(err as Error).message})`);
-  }
+  return parseJsonRecord(raw, path);
 }
 
 function* jsonChunks(path: string, layout: 'auto' | 'jsonl' | 'hotpotqa' | 'musique', value: unknown): Generator<Located> {
@@ -258,10 +248,10 @@ async function expandPath(path: string): Promise<{ file: string; bytes: number }
   } catch (err) {
     throw new InputError(`cannot read corpus ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  if (!st.isDirectory()) return [{ file: path, bytes: st.size }];
+  if (!st.isDirectory()) return [{ file: path, bytes: regularFile(path, st).size }];
   const names = (await readdir(path)).filter((n) => ['.jsonl', '.json', '.parquet', '.ndjson'].includes(extname(n.replace(/\.gz$/i, '')).toLowerCase())).sort();
   if (names.length === 0) throw new InputError(`corpus directory ${path} holds no .jsonl, .json or .parquet files`);
-  return Promise.all(names.map(async (n) => ({ file: join(path, n), bytes: (await stat(join(path, n))).size })));
+  return Promise.all(names.map(async (n) => ({ file: join(path, n), bytes: regularFile(join(path, n), await stat(join(path, n))).size })));
 }
 
 /**

@@ -94,7 +94,8 @@ export function removeStaleTemps(dir: string): string[] {
   return removed;
 }
 
-function processAlive(pid: number): boolean {
+/** Whether process `pid` still runs (this one always does). */
+export function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);

@@ -9,8 +9,13 @@
  * load, `"Title"\ntext`: the title line in double quotes, then the text. The trainers split it
  * there: Search-R1's `_passages2string` (search_r1/llm_agent/generation.py) and verl's
  * (verl/tools/utils/search_r1_like_utils.py) take `contents.split("\n")[0]` as the title and the
- * rest as the text; SkyRL's (skyrl-gym/skyrl_gym/tools/search.py) shows `contents` whole. All three
- * post the same request, {"queries", "topk", "return_scores": true}.
+ * rest as the text; SkyRL's (skyrl-gym/skyrl_gym/tools/search.py) shows `contents` whole.
+ * Search-R1 and verl post {"queries": [...], "topk", "return_scores": true}; SkyRL's SearchToolGroup
+ * has posted one query as a string, {"query": "...", "topk", "return_scores": true}, since July
+ * 2025 (commit afbf88bcd), and its own server (examples/train/search/retriever/retrieval_server.py)
+ * answers that with the same {"result": [one list]}: both shapes are taken, each answered as its
+ * own server answers it. A query without searchable words (only stopwords) has no hits: its list
+ * is empty, as Search-R1's BM25 server answers it (pyserini finds nothing; `_search` returns []).
  *
  * POST /search and POST /grep answer in sleuth's own JSON, as `sleuth search --json` and
  * `sleuth grep --json` print it. GET /health says the server is up. Every search and grep goes
@@ -34,12 +39,18 @@ export interface RetrievalServerOptions {
   maxK?: number;
 }
 
-/** Search-R1's QueryRequest (pydantic): queries required, topk optional, return_scores default false. */
-const RetrieveRequest = z.object({
-  queries: z.array(z.string()),
-  topk: z.number().int().min(0).nullable().optional(),
-  return_scores: z.boolean().default(false),
-});
+/**
+ * Search-R1's QueryRequest (pydantic: queries, a list) or SkyRL's (query, one string); topk
+ * optional, return_scores default false.
+ */
+const RetrieveRequest = z
+  .object({
+    queries: z.array(z.string()).optional(),
+    query: z.string().optional(),
+    topk: z.number().int().min(0).nullable().optional(),
+    return_scores: z.boolean().default(false),
+  })
+  .refine((r) => (r.query === undefined) !== (r.queries === undefined), { message: 'give "queries" (a list of strings, Search-R1\'s request) or "query" (one string, SkyRL\'s), one of them', path: ['queries'] });
 
 const k = z.number().int().min(1).optional();
 const SearchRequest = z
@@ -81,7 +92,9 @@ export function createRetrievalServer(options: RetrievalServerOptions): Server {
     const req = parseBody(RetrieveRequest, body);
     const topk = req.topk ? req.topk : defaultTopk;
     checkK(topk, 'topk');
-    const lists = await Promise.all(req.queries.map((q) => hitsOrNone(q, topk)));
+    // SkyRL's server answers its one query as a list of one list, as Search-R1's answers a batch of one.
+    const queries = req.queries ?? [req.query!];
+    const lists = await Promise.all(queries.map((q) => hitsOrNone(q, topk)));
     return {
       result: lists.map((hits) => hits.map((h) => (req.return_scores ? { document: documentOf(h.id), score: h.score } : documentOf(h.id)))),
     };

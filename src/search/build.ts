@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { InputError } from '../errors.js';
+import { acquireLock } from '../files/lock.js';
 import { checkReplaceable, makeTempSibling, replaceDir, type OwnedDirKind } from '../files/owned-dir.js';
 import { chunkText, isUtf8Chunk, type SourceChunk } from '../corpus/chunk.js';
 import { Analyzer, type AnalyzerOptions } from './analyzer.js';
@@ -331,6 +332,16 @@ export async function buildIndex(chunks: ChunkSource, outDir: string, options: B
   if (!Number.isInteger(maxPostings) || maxPostings < 1) throw new InputError(`segment postings must be a whole number >= 1, got ${maxPostings}`);
 
   checkReplaceable(outDir, INDEX_DIR, options.force);
+  // Two builds into one --out would each swap in their own index and sweep the other's temporaries.
+  const lock = acquireLock(outDir, 'index');
+  try {
+    return await buildLocked(chunks, outDir, options, analyzer, k1, b, maxPostings);
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildLocked(chunks: ChunkSource, outDir: string, options: BuildOptions, analyzer: Analyzer, k1: number, b: number, maxPostings: number): Promise<IndexStats> {
   const tmp = makeTempSibling(outDir);
   const cursor = new ChunkCursor(chunks);
   try {

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { z } from 'zod';
+import { jsonDepth, MAX_JSON_DEPTH } from '../corpus/json-depth.js';
 import { readLines } from '../corpus/lines.js';
+import { regularFile } from '../corpus/regular-file.js';
 import { decodeWhole } from '../corpus/utf8.js';
 import { InputError } from '../errors.js';
 
@@ -15,7 +17,7 @@ export interface SourceRecord {
 /** Read a file as text; `.gz` files are decompressed. A missing file or a directory is an input error naming it. */
 export function readTextFile(path: string): string {
   if (!existsSync(path)) throw new InputError(`${path}: no such file`);
-  if (statSync(path).isDirectory()) throw new InputError(`${path}: is a directory, expected a file`);
+  regularFile(path, statSync(path));
   const bytes = readFileSync(path);
   return decodeWhole(path, path.endsWith('.gz') ? gunzipSync(bytes) : bytes);
 }
@@ -28,7 +30,7 @@ export function readTextFile(path: string): string {
  */
 export async function* streamRecords(path: string): AsyncGenerator<SourceRecord> {
   if (!existsSync(path)) throw new InputError(`${path}: no such file`);
-  if (statSync(path).isDirectory()) throw new InputError(`${path}: is a directory, expected a file`);
+  regularFile(path, statSync(path));
   let first = true;
   for await (const line of readLines(path)) {
     if (line.text.trim() === '') continue;
@@ -42,11 +44,19 @@ export async function* streamRecords(path: string): AsyncGenerator<SourceRecord>
 }
 
 function parseLine(text: string, where: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw new InputError(`${where}: not valid JSON (${(err as Error).message})`);
   }
+  return notTooDeep(value, where);
+}
+
+/** A record nested past MAX_JSON_DEPTH would overflow the stack of whatever walks it next. */
+function notTooDeep(value: unknown, where: string): unknown {
+  if (jsonDepth(value) > MAX_JSON_DEPTH) throw new InputError(`${where}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
+  return value;
 }
 
 /** The same records as streamRecords, read at once: for task-set files, which are small. */
@@ -59,6 +69,8 @@ export function readRecords(path: string): SourceRecord[] {
     } catch (err) {
       throw new InputError(`${path}: not valid JSON (${(err as Error).message})`);
     }
+    // The array itself is one level: each record may nest as deep as a line may.
+    if (jsonDepth(parsed, MAX_JSON_DEPTH + 1) > MAX_JSON_DEPTH + 1) throw new InputError(`${path}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
     return (parsed as unknown[]).map((value, i) => ({ value, where: `${path} record ${i + 1}` }));
   }
   const records: SourceRecord[] = [];

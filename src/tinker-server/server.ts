@@ -2,8 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { decompress as zstdDecompress } from 'fzstd';
 import { z } from 'zod';
 import { InputError, isInputError } from '../errors.js';
 import { BpeTokenizer } from '../protocol/compact/bpe.js';
@@ -14,6 +12,7 @@ import { isLossFn, LOSS_NAMES, LOSSES } from '../backend/losses.js';
 import type { Datum, LossFn } from '../backend/types.js';
 import { decodeForwardBackwardRequest, encodeForwardBackwardOutput, encodeSampleResponse, PROTO_CONTENT_TYPE } from './proto.js';
 import { checkpointJson, RunRegistry, runJson, type CheckpointType } from './registry.js';
+import { decompressCapped, OverCap } from '../http/decompress.js';
 import { API, inputTokens, ModelInputSchema, WireDatumSchema, type Flavor } from '../backend/tinker/wire.js';
 
 /**
@@ -344,12 +343,11 @@ export class TinkerServer {
     const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     let bytes: Uint8Array = raw;
     try {
-      if (encoding === 'zstd') bytes = zstdDecompress(raw);
-      else if (encoding === 'gzip') bytes = gunzipSync(raw, { maxOutputLength: this.maxBody + 1 });
+      if (encoding === 'zstd' || encoding === 'gzip') bytes = await decompressCapped(raw, encoding, this.maxBody);
       else if (encoding !== 'identity') throw new HttpError(415, `Content-Encoding '${encoding}' is not accepted (identity, zstd or gzip)`);
     } catch (err) {
       if (err instanceof HttpError) throw err;
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new HttpError(413, `request body over ${this.maxBody} bytes once decompressed`);
+      if (err instanceof OverCap) throw new HttpError(413, `request body over ${this.maxBody} bytes once decompressed`);
       throw new HttpError(400, `request body is not valid ${encoding} (${(err as Error).message})`);
     }
     if (bytes.length > this.maxBody) throw new HttpError(413, `request body over ${this.maxBody} bytes once decompressed`);
@@ -699,11 +697,13 @@ export class TinkerServer {
         if (seq !== 1) throw new InputError('load_weights must be the first request of a model (create a new model to load into)');
         const file = this.fileOf(r.path, 'state');
         return async () => {
-          const { header, tensors } = readCheckpoint(file);
           if (r.optimizer) b.loadStateSync(file);
           else {
-            b.model.params.a.set(tensors.params!);
-            b.step = header.step;
+            // Weights only (create_training_client_from_state): the optimiser starts over, as the
+            // SDK documents, its step count with its moments. Fresh moments with the old step
+            // count would bias-correct the first updates as if they had history: steps of the wrong size.
+            b.model.params.a.set(readCheckpoint(file).tensors.params!);
+            b.resetOptimizer();
           }
           return { path: r.path, model_id: m.id };
         };

@@ -15,6 +15,13 @@ import { CONSTANT_LR, LrScheduleSchema } from './lr-schedule.js';
  * and `--resume` reads it back from there. Defaults are those of a hosted run (Tinker, gpt-oss-20b); configs/ holds the local presets.
  */
 
+/**
+ * The upper bound of counts in a config (steps, groups, limits, tokens): far past any real run
+ * (published GRPO runs take thousands of steps), low enough that a typo such as `--steps 1e12`
+ * (an ETA of a billion minutes) is refused with the field named instead of started.
+ */
+const MANY = 1_000_000;
+
 const AdamSchema = z
   .object({
     learningRate: z.number().positive().default(1e-4),
@@ -29,9 +36,9 @@ const AdamSchema = z
 
 const BudgetsSchema = z
   .object({
-    maxTurns: z.number().int().min(1).default(40),
-    maxTokensPerTurn: z.number().int().min(1).default(2048),
-    contextTokens: z.number().int().min(16).default(30720),
+    maxTurns: z.number().int().min(1).max(10_000).default(40),
+    maxTokensPerTurn: z.number().int().min(1).max(MANY).default(2048),
+    contextTokens: z.number().int().min(16).max(10 * MANY).default(30720),
   })
   .strict();
 
@@ -53,19 +60,19 @@ export const RewardConfigSchema = z
 /** The local model's size when training starts from scratch (no checkpoint). */
 const LocalModelSchema = z
   .object({
-    dModel: z.number().int().min(8).optional(),
-    nLayers: z.number().int().min(1).optional(),
-    nHeads: z.number().int().min(1).optional(),
-    context: z.number().int().min(16).optional(),
-    vocab: z.number().int().min(300).optional(),
+    dModel: z.number().int().min(8).max(8192).optional(),
+    nLayers: z.number().int().min(1).max(256).optional(),
+    nHeads: z.number().int().min(1).max(256).optional(),
+    context: z.number().int().min(16).max(MANY).optional(),
+    vocab: z.number().int().min(300).max(MANY).optional(),
     /** Next-token steps on corpus text and transcripts when the base model is built. */
-    pretrainSteps: z.number().int().min(0).optional(),
+    pretrainSteps: z.number().int().min(0).max(MANY).optional(),
     /**
      * Gradient threads (default 2 where there are 2 cores). 1 on a machine loaded by other work:
      * two threads wait on the slower of them (bench:local measured a demo step 3.75-4.71 s on two
      * against 5.89-9.11 on one in one round, and 13.7-17.7 s on two when the load rose to 7.4).
      */
-    threads: z.number().int().min(1).optional(),
+    threads: z.number().int().min(1).max(256).optional(),
   })
   .strict();
 
@@ -82,8 +89,8 @@ export const TrainConfigSchema = z
     trainSplit: z.string().default('train'),
     evalSplit: z.string().default('eval'),
     /** Only the first N tasks of each split (0 = all). */
-    trainLimit: z.number().int().min(0).default(0),
-    evalLimit: z.number().int().min(0).default(0),
+    trainLimit: z.number().int().min(0).max(MANY).default(0),
+    evalLimit: z.number().int().min(0).max(MANY).default(0),
     /** The environment: a suite of src/suites/. */
     env: z.enum(SUITE_KINDS).default(DEFAULT_SUITE),
     backend: z.enum(['local', 'tinker']).default('local'),
@@ -97,15 +104,15 @@ export const TrainConfigSchema = z
     /** Renderer name (local: compact; tinker: harmony, qwen3, ...). */
     renderer: z.string().default('compact'),
     /** Tinker only. */
-    loraRank: z.number().int().min(1).default(32),
+    loraRank: z.number().int().min(1).max(4096).default(32),
     baseUrl: z.string().optional(),
     apiKeyEnv: z.string().optional(),
     localModel: LocalModelSchema.default({}),
-    groupsPerStep: z.number().int().min(1).default(64),
-    groupSize: z.number().int().min(1).default(8),
+    groupsPerStep: z.number().int().min(1).max(MANY).default(64),
+    groupSize: z.number().int().min(1).max(4096).default(8),
     /** Optimiser steps; when absent, epochs over the train split decide (ceil(epochs × tasks / groupsPerStep)). */
-    steps: z.number().int().min(1).optional(),
-    epochs: z.number().positive().optional(),
+    steps: z.number().int().min(1).max(MANY).optional(),
+    epochs: z.number().positive().max(MANY).optional(),
     adam: AdamSchema.default(AdamSchema.parse({})),
     /** The learning rate over the run's steps (src/train/lr-schedule.ts): warmup, then constant, linear or cosine. */
     lrSchedule: LrScheduleSchema.default(CONSTANT_LR),
@@ -137,7 +144,7 @@ export const TrainConfigSchema = z
     /** off: keep every group; filter: drop groups with no reward variance; refill: drop and sample more. */
     dynamicSampling: z.enum(['off', 'filter', 'refill']).default('off'),
     /** With refill: at most this many extra rounds of groups per step. */
-    refillRounds: z.number().int().min(1).default(4),
+    refillRounds: z.number().int().min(1).max(1000).default(4),
     /**
      * Maximum off-policy staleness in steps (0 = fully synchronous, the seeds' setting): with k > 0
      * the next k steps' rollouts are sampled while this step trains, with weights up to k steps old
@@ -157,23 +164,23 @@ export const TrainConfigSchema = z
      * `ppoEpochs` times over; after the first update the learner has moved from the sampler, so ppo
      * and cispo clip.
      */
-    ppoEpochs: z.number().int().min(1).default(1),
-    minibatches: z.number().int().min(1).default(1),
+    ppoEpochs: z.number().int().min(1).max(1000).default(1),
+    minibatches: z.number().int().min(1).max(MANY).default(1),
     /** State checkpoints (weights + optimiser) kept on disk: the newest N (HF's `save_total_limit`). Sampler weights are all kept. */
-    keepCheckpoints: z.number().int().min(1).default(1),
+    keepCheckpoints: z.number().int().min(1).max(MANY).default(1),
     /**
      * Difficulty filter (0 = off): a task whose last K groups each scored the same for every rollout
      * (all solved or all failed: no learning signal) is skipped when the data order reaches it again.
      */
-    difficultyFilter: z.number().int().min(0).default(0),
+    difficultyFilter: z.number().int().min(0).max(MANY).default(0),
     /** Eval on the eval split every N steps (0 = only at the end), with M samples per task. */
-    evalEvery: z.number().int().min(0).default(0),
-    evalSamples: z.number().int().min(1).default(1),
+    evalEvery: z.number().int().min(0).max(MANY).default(0),
+    evalSamples: z.number().int().min(1).max(4096).default(1),
     /** Eval at step 0 and after the last step. */
     evalAtStart: z.boolean().default(true),
-    checkpointEvery: z.number().int().min(1).default(1),
+    checkpointEvery: z.number().int().min(1).max(MANY).default(1),
     /** Episodes in flight at once while sampling. */
-    concurrency: z.number().int().min(1).default(16),
+    concurrency: z.number().int().min(1).max(4096).default(16),
     /**
      * Worker threads answering the episodes' searches and greps (0 = in this thread). With many
      * episodes in flight over a large corpus, the searches are what the environment spends its time

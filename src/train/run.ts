@@ -1,4 +1,7 @@
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { checkpointIntact, CorruptCheckpoint } from '../backend/local/checkpoint.js';
+import { acquireLock } from '../files/lock.js';
 import type { Environment } from '../env/types.js';
 import { InputError } from '../errors.js';
 import { loadPrices, type Price } from '../eval/cost.js';
@@ -8,7 +11,8 @@ import type { OpenedSuite } from '../suites/types.js';
 import type { Task } from '../tasks/task.js';
 import { createBackend } from './backend-factory.js';
 import { parseTrainConfig, rubricOf, totalSteps, TrainConfigSchema, type TrainConfig } from './config.js';
-import { lastCheckpoint } from '../runs/training.js';
+import { readCheckpoints } from '../runs/checkpoints.js';
+import { lastCheckpoint, type CheckpointRecord } from '../runs/training.js';
 import { trainGrpo, type TrainResult, type TrainRunOptions } from './grpo.js';
 
 /** Everything a GRPO run needs besides its config: tasks, index, environment. */
@@ -63,11 +67,17 @@ export interface StartOptions {
 export async function startTraining(o: StartOptions): Promise<TrainResult & { steps: number; resumedFrom: number | null }> {
   const c = o.config;
   const dir = resolve(o.dir);
-  const inputs = await loadTrainInputs(c);
+  // Two trainers in one run directory would append the same steps twice and interleave checkpoints.
+  const lock = acquireLock(dir, 'run directory');
   try {
-    return await trainWith(o, c, dir, inputs);
+    const inputs = await loadTrainInputs(c);
+    try {
+      return await trainWith(o, c, dir, inputs);
+    } finally {
+      await inputs.close();
+    }
   } finally {
-    await inputs.close();
+    lock.release();
   }
 }
 
@@ -76,7 +86,9 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
   const point = o.resume ? lastCheckpoint(dir) : undefined;
   if (o.resume && !point) throw new InputError(`--resume ${o.dir}: no checkpoint to resume from (checkpoints.jsonl is empty or its files are gone)`);
   if (!o.resume && isRunDir(dir)) throw new InputError(`--out ${o.dir} already holds a run: resume it with --resume ${o.dir}, or choose another --out`);
-  const setup = await createBackend(c, { checkpointDir: join(dir, 'checkpoints'), ...(point ? { resumeFrom: point.path } : {}), ...(o.log ? { log: o.log } : {}) });
+  const setup = await createBackend(c, { checkpointDir: join(dir, 'checkpoints'), ...(point ? { resumeFrom: point.path } : {}), ...(o.log ? { log: o.log } : {}) }).catch((err: unknown) => {
+    throw err instanceof CorruptCheckpoint ? corruptResume(o.dir, dir, err) : err;
+  });
   const rubric = rubricOf(c);
   const price = priceOf(c);
   const record = { ...c, rubric, indexDir: inputs.indexDir, baseModel: setup.backend.baseModel, price: price ?? null, createdAt: new Date().toISOString() };
@@ -104,6 +116,19 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
     await setup.backend.close();
   }
   return { ...result, steps, resumedFrom: point ? point.step : null };
+}
+
+/**
+ * The error for a resume point whose checkpoint is corrupted: it names the file and the last
+ * earlier checkpoint that reads back intact, the step a user can go back to.
+ */
+function corruptResume(given: string, dir: string, err: CorruptCheckpoint): InputError {
+  const records = readCheckpoints<CheckpointRecord>(dir);
+  const bad = records.findIndex((r) => resolve(r.path) === resolve(err.path));
+  const earlier = records.slice(0, bad < 0 ? records.length : bad).reverse();
+  const good = earlier.find((r) => !r.path.includes('://') && existsSync(r.path) && checkpointIntact(r.path));
+  const lastGood = good ? `the last good checkpoint is step ${good.step} (${relative(dir, good.path)})` : 'no earlier checkpoint is intact';
+  return new InputError(`--resume ${given}: ${err.message}; ${lastGood}`);
 }
 
 export { parseTrainConfig };

@@ -83,6 +83,15 @@ async function wholeEpisode(client: Client) {
   const badRegex = await client.callTool({ name: 'grep_corpus', arguments: { pattern: '(a' } });
   expect(badRegex.isError).toBe(true);
   expect(text(badRegex)).toContain('Error (bad_pattern)');
+  // Every tool advertises additionalProperties: false, and a key it does not take is refused by name
+  // (zod's default would drop it and run the call): the episode goes on after each.
+  for (const t of tools) expect((t.inputSchema as { additionalProperties?: unknown }).additionalProperties).toBe(false);
+  const bogus = await client.callTool({ name: 'bm25_search', arguments: { query: 'alpha', bogus: 1 } });
+  expect(bogus.isError).toBe(true);
+  expect(text(bogus)).toBe("Error (bad_arguments): bm25_search: bad arguments (unknown argument(s) 'bogus' (bm25_search takes query, k))");
+  const finishNow = await client.callTool({ name: 'finish', arguments: { now: true } });
+  expect(finishNow.isError).toBe(true);
+  expect(text(finishNow)).toContain("unknown argument(s) 'now'");
 
   const search = await client.callTool({ name: 'bm25_search', arguments: { query: 'alpha' } });
   expect(search.isError).toBeFalsy();
@@ -102,7 +111,7 @@ async function wholeEpisode(client: Client) {
   // The reward as training computes it (f4): recall 2/3 of q1's relevant documents, precision 1.
   const outcome = json(finish, 1);
   expect(outcome.task).toBe('q1');
-  expect(outcome.episode).toMatchObject({ endReason: 'finish', turns: 10, curated: ['d02', 'd01'], read: 1, seen: 4 });
+  expect(outcome.episode).toMatchObject({ endReason: 'finish', turns: 12, curated: ['d02', 'd01'], read: 1, seen: 4 });
   expect(outcome.reward.parts).toMatchObject({ recall: 2 / 3, precision: 1, empty: 0, trajectory_recall: 1 });
   expect(outcome.reward.total).toBeCloseTo(fBeta(1, 2 / 3, 4), 12);
   expect(outcome.reward.weights).toMatchObject({ fbeta: 1, empty: -0.2 });

@@ -76,15 +76,56 @@ describe('serve-search POST /retrieve', () => {
     expect(pool.serviceMs!.search.length - before).toBe(2);
   });
 
-  it("answers verl's and SkyRL's call_search_api request, headers included", async () => {
-    // verl/tools/utils/search_r1_like_utils.py and skyrl_gym/tools/search.py: the same payload,
-    // topk 3 and return_scores True by default, with these headers.
+  it("answers verl's call_search_api request, headers included", async () => {
+    // verl/tools/utils/search_r1_like_utils.py: {"queries": [query], "topk": 3, "return_scores": True}, with these headers.
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json' };
     const { status, body } = await post('/retrieve', { queries: [queries[0]], topk: 3, return_scores: true }, headers);
     expect(status).toBe(200);
     expect(body.result[0].map((e: any) => e.document.id)).toEqual(index.search(queries[0]!, 3).map((h) => h.id));
-    // SkyRL shows `contents.strip()` whole: the title line then the text.
-    expect(body.result[0][0].document.contents.trim().startsWith('"')).toBe(true);
+  });
+
+  /**
+   * SkyRL's SearchToolGroup.search as skyrl_gym/tools/search.py does it (since commit afbf88bcd):
+   * call_search_api posts {"query": query.strip(), "topk": 3, "return_scores": True} with these
+   * headers and raises on a 4xx; the tool then reads api_response.get("result", []) and, if it is
+   * not empty, formats each retrieval with _passages2string ("Doc {i}: " + document.contents.strip())
+   * and joins them with "\n---\n"; an empty result is "No search results found.".
+   */
+  async function skyrlSearch(query: string): Promise<{ status: string; result: string }> {
+    const res = await fetch(`${base}/retrieve`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ query: query.trim(), topk: 3, return_scores: true }),
+    });
+    if (!res.ok) return { status: 'api_error', result: `Search error: ${res.status} ${await res.text()}` };
+    const apiResponse = (await res.json()) as { result?: { document: { contents: string } }[][] };
+    const rawResults = apiResponse.result ?? [];
+    if (rawResults.length === 0) return { status: 'no_results', result: 'No search results found.' };
+    const passages2string = (retrieval: { document: { contents: string } }[]) => retrieval.map((doc, i) => `Doc ${i + 1}: ${doc.document.contents.trim()}\n`).join('');
+    return { status: 'success', result: rawResults.map(passages2string).join('\n---\n') };
+  }
+
+  it("answers SkyRL's SearchToolGroup request, one query as a string, in the shape SkyRL's own server answers", async () => {
+    const { status, result } = await skyrlSearch(`  ${queries[0]} `);
+    expect(status).toBe('success');
+    const expected = index.search(queries[0]!, 3).map((h, i) => {
+      const chunk = index.read(h.id)!;
+      return `Doc ${i + 1}: "${chunk.title}"\n${chunk.text.trim()}\n`;
+    });
+    expect(result).toBe(expected.join(''));
+    // The raw answer: {"result": [one list]}, as SkyRL's retrieval_server.py builds it (resp.append(combined)).
+    const raw = await post('/retrieve', { query: queries[0], topk: 3, return_scores: true });
+    expect(raw.body.result).toHaveLength(1);
+    expect(raw.body.result[0].map((e: any) => e.document.id)).toEqual(index.search(queries[0]!, 3).map((h) => h.id));
+    // Both or neither of query and queries is a 422 naming them.
+    expect((await post('/retrieve', { query: 'x', queries: ['x'] })).status).toBe(422);
+    expect((await post('/retrieve', { topk: 3 })).body.detail).toMatch(/"queries".*"query"/);
+  });
+
+  it('answers a query of only stopwords with an empty list, as Search-R1\'s BM25 server does', async () => {
+    // Search-R1's BM25Retriever._search: no hits from pyserini -> [] for that query, so {"result": [[]]}.
+    expect((await post('/retrieve', { query: 'the of and', topk: 3, return_scores: true })).body).toEqual({ result: [[]] });
+    expect((await post('/retrieve', { queries: ['the of and'], topk: 3, return_scores: true })).body).toEqual({ result: [[]] });
   });
 
   it('returns bare documents without return_scores, and the default topk when it is missing or 0', async () => {

@@ -120,6 +120,10 @@ describe.concurrent.each(['proto', 'json'] as const)('the official Tinker SDK ag
     expect(r['state_path']).toBe(`tinker://${r['model_id']}/weights/state-1`);
     expectClose(r['restored_logprobs'], r['learner_logprobs'], 1e-7);
     expectClose(r['load_state_logprobs'], r['learner_logprobs'], 1e-7);
+    // Weights only: Adam's step starts over with its moments (the state was saved after step 2);
+    // with the optimiser, the step count goes on from the saved one, as the original's does.
+    expect(r['restored_step']['step']).toBe(1);
+    expect(r['continued_steps'].map((m: Record<string, number>) => m['step'])).toEqual([3, 3]);
     // With the optimiser state restored, one more step lands exactly where the original's does.
     expectClose(r['continued_logprobs'][1], r['continued_logprobs'][0], 1e-7);
     expect(Math.abs(r['continued_logprobs'][0][0][1] - r['learner_logprobs'][0][1])).toBeGreaterThan(1e-4);

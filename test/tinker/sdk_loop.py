@@ -151,10 +151,13 @@ state_path = training.save_state("state-1").result(timeout=WAIT).path
 out["state_path"] = state_path
 restored = service.create_training_client_from_state(state_path)
 out["restored_logprobs"] = logprobs_of(restored.forward([datum(s, "cross_entropy") for s in seqs], "cross_entropy").result(timeout=WAIT))
+# Weights only: the optimiser starts over, so the first step is step 1 (the state was saved at step 2).
+restored.forward_backward([datum(s, "cross_entropy") for s in seqs], "cross_entropy").result(timeout=WAIT)
+out["restored_step"] = restored.optim_step(types.AdamParams(learning_rate=1e-2)).result(timeout=WAIT).metrics
 with_optimizer = service.create_training_client_from_state_with_optimizer(state_path)
 for client in (training, with_optimizer):
     client.forward_backward([datum(s, "cross_entropy") for s in seqs], "cross_entropy").result(timeout=WAIT)
-    client.optim_step(types.AdamParams(learning_rate=1e-2)).result(timeout=WAIT)
+    out.setdefault("continued_steps", []).append(client.optim_step(types.AdamParams(learning_rate=1e-2)).result(timeout=WAIT).metrics)
 out["continued_logprobs"] = [logprobs_of(c.forward([datum(s, "cross_entropy") for s in seqs], "cross_entropy").result(timeout=WAIT)) for c in (training, with_optimizer)]
 fresh = service.create_lora_training_client(base_model=BASE_MODEL, rank=8)
 fresh.load_state(state_path).result(timeout=WAIT)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
@@ -11,7 +12,10 @@ import { ModelConfigSchema } from './model.js';
  *   4 bytes  header length H (uint32, little-endian)
  *   H bytes  header JSON (format version, model config, tokenizer, optimiser step, tensor list)
  *   padding to a multiple of 4, then each tensor's float32 values (little-endian) in list order.
- * Written to a temporary file and renamed, so a crash never leaves half a checkpoint.
+ * Written to a temporary file and renamed, so a crash never leaves half a checkpoint. The header's
+ * `sha256` is the hash of the tensor bytes, checked on every read: a checkpoint whose bytes changed
+ * on disk (a bad sector, a stray write) is refused, not trained from. Checkpoints written before
+ * the hash was kept (the shipped base models among them) have none and are read unchecked.
  */
 const MAGIC = 'SLEUTHLM';
 export const CHECKPOINT_VERSION = 1;
@@ -27,13 +31,40 @@ export const CheckpointHeaderSchema = z.object({
   /** Optimiser steps taken. */
   step: z.number().int().min(0),
   tensors: z.array(z.object({ name: z.enum(['params', 'adamM', 'adamV']), length: z.number().int().min(0) })),
+  /** SHA-256 of the tensor bytes, hex (writeCheckpoint fills it in). */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/u).optional(),
 });
 
 export type CheckpointHeader = z.infer<typeof CheckpointHeaderSchema>;
 
+/** A checkpoint whose tensor bytes are not the ones it was written with. */
+export class CorruptCheckpoint extends InputError {
+  constructor(readonly path: string) {
+    super(`checkpoint ${path}: corrupted (its tensors' SHA-256 differs from the one written in its header)`);
+  }
+}
+
+/** Whether the checkpoint at `path` reads back whole and unchanged. */
+export function checkpointIntact(path: string): boolean {
+  try {
+    readCheckpoint(path);
+    return true;
+  } catch (err) {
+    if (err instanceof InputError) return false;
+    throw err;
+  }
+}
+
 export function writeCheckpoint(path: string, header: CheckpointHeader, tensors: Record<string, Float32Array>): void {
   mkdirSync(dirname(path), { recursive: true });
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const bytes = header.tensors.map((t) => {
+    const a = tensors[t.name];
+    if (!a || a.length !== t.length) throw new Error(`checkpoint tensor ${t.name} missing or of the wrong length`);
+    return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  });
+  const hash = createHash('sha256');
+  for (const b of bytes) hash.update(b);
+  const json = Buffer.from(JSON.stringify({ ...header, sha256: hash.digest('hex') }), 'utf8');
   const pre = Buffer.alloc(12);
   pre.write(MAGIC, 0, 'latin1');
   pre.writeUInt32LE(json.length, 8);
@@ -41,12 +72,7 @@ export function writeCheckpoint(path: string, header: CheckpointHeader, tensors:
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w');
   try {
-    for (const b of [pre, json, pad]) writeSync(fd, b);
-    for (const t of header.tensors) {
-      const a = tensors[t.name];
-      if (!a || a.length !== t.length) throw new Error(`checkpoint tensor ${t.name} missing or of the wrong length`);
-      writeSync(fd, new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-    }
+    for (const b of [pre, json, pad, ...bytes]) writeSync(fd, b);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -78,12 +104,15 @@ export function readCheckpoint(path: string): { header: CheckpointHeader; tensor
   let off = 12 + len;
   off += (4 - (off % 4)) % 4;
   const tensors: Record<string, Float32Array> = {};
+  const hash = createHash('sha256');
   for (const t of header.tensors) {
     const bytes = t.length * 4;
     if (off + bytes > buf.length) throw new InputError(`checkpoint ${path}: truncated (tensor ${t.name} needs ${bytes} bytes)`);
     // Copy out: the Buffer's offset need not be 4-aligned.
     tensors[t.name] = new Float32Array(buf.buffer.slice(buf.byteOffset + off, buf.byteOffset + off + bytes));
+    hash.update(buf.subarray(off, off + bytes));
     off += bytes;
   }
+  if (header.sha256 !== undefined && hash.digest('hex') !== header.sha256) throw new CorruptCheckpoint(path);
   return { header, tensors };
 }

@@ -6,6 +6,7 @@ import { BUILDS, buildBaseModel } from '../../demo/base-build.js';
 import { FULL_PLAN, hopRecall, MUSIQUE_DEMO_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
 import { clock } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
+import { terminalSafe } from '../safe-text.js';
 
 const usage = `usage: sleuth demo [--quick] [--tasks default|musique] [--out DIR] [--json]
        sleuth demo --build-base [--size base|long] [--out FILE]
@@ -31,7 +32,7 @@ export const command: Command = {
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { quick: { type: 'boolean' }, tasks: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, 'build-base': { type: 'boolean' }, size: { type: 'string' } }, 'demo');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
-    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const log = (line: string) => process.stderr.write(`${terminalSafe(line)}\n`);
     if (values.size !== undefined && !values['build-base']) throw new InputError('--size goes with --build-base');
     if (values.tasks !== undefined && values['build-base']) throw new InputError('--tasks does not go with --build-base');
     if (values['build-base']) {

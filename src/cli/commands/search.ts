@@ -83,6 +83,6 @@ async function batch(values: { index?: string; k?: string; queries?: string; for
   }
   const rate = Math.round(queries.length / Math.max(seconds, 1e-9));
   process.stderr.write(`searched ${queries.length} queries (top ${k}) in ${seconds.toFixed(2)} s, ${rate} queries/s${values.out ? `; wrote ${values.out}` : ''}\n`);
-  if (unsearchable.length > 0) process.stderr.write(`${unsearchable.length} queries have no results, e.g. '${unsearchable[0]!.id}': ${unsearchable[0]!.reason}\n`);
+  if (unsearchable.length > 0) process.stderr.write(terminalSafe(`${unsearchable.length} queries have no results, e.g. '${unsearchable[0]!.id}': ${unsearchable[0]!.reason}`) + '\n');
   return 0;
 }

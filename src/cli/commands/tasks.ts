@@ -16,6 +16,7 @@ import {
 } from '../../tasks/registry.js';
 import { splitHashes, withoutSplit } from '../../tasks/split.js';
 import { buildSubset, type DistractorMode } from '../../tasks/subset.js';
+import { terminalSafe } from '../safe-text.js';
 
 const USAGE = `usage:
   sleuth tasks list [--json]
@@ -216,5 +217,5 @@ async function importCmd(argv: string[]): Promise<number> {
 }
 
 function progress(message: string): void {
-  process.stderr.write(`${message}\n`);
+  process.stderr.write(`${terminalSafe(message)}\n`);
 }

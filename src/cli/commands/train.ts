@@ -7,6 +7,7 @@ import { progressLine } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 import { estimateRunCost, formatCostEstimate } from '../../backend/tinker/cost.js';
 import { loadPrices } from '../../eval/cost.js';
+import { terminalSafe } from '../safe-text.js';
 
 const usage = `usage: sleuth train [--config FILE] [--FIELD VALUE]... [--out DIR]
        sleuth train --resume DIR [--steps N]
@@ -64,7 +65,7 @@ export const command: Command = {
         config,
         resume: Boolean(values.resume),
         shouldStop: () => stopRequested,
-        log: (line) => process.stderr.write(`train: ${line}\n`),
+        log: (line) => process.stderr.write(`train: ${terminalSafe(line)}\n`),
         onEval: (step, s) => {
           evalF1 = typeof s['f1'] === 'number' ? s['f1'] : null;
           process.stderr.write(`train: eval at step ${step}: reward ${fmt(s['reward'])}  F1 ${fmt(s['f1'])}  recall ${fmt(s['recall'])}  (${s.tasks} tasks x ${s.samples})\n`);
