@@ -30,6 +30,8 @@ const TINKER_SOURCE = 'tinker-python-0.25.0';
 const TINKER_DEPS = ['httpx[http2]', 'pydantic', 'anyio', 'distro', 'sniffio', 'typing-extensions', 'protobuf', 'numpy', 'rich', 'click', 'orjson', 'zstandard', 'hatchling', 'hatch-fancy-pypi-readme'];
 /** pip would otherwise spend about a minute retrying an unreachable index. */
 const PIP_FLAGS = ['--retries', '0', '--timeout', '2', '--disable-pip-version-check', '--no-input'];
+/** What test/backend/openai_sdk.py imports besides the SDK itself. */
+const OPENAI_PACKAGES = ['openai', 'httpx', 'pydantic'];
 const SYSTEM_PYTHON = process.env['PYTHON'] ?? 'python3';
 
 export type SdkName = 'tinker' | 'openai';
@@ -85,10 +87,10 @@ function findTinker(): PythonSdks | { skip: string } {
 }
 
 function findOpenai(): PythonSdks | { skip: string } {
-  if (imports(SYSTEM_PYTHON, 'openai')) return withVersions(SYSTEM_PYTHON, 'openai');
-  const venv = join(tmpdir(), `sleuth-python-openai-${createHash('sha256').update('openai 2').digest('hex').slice(0, 12)}`);
+  if (imports(SYSTEM_PYTHON, 'openai, httpx, pydantic')) return withVersions(SYSTEM_PYTHON, 'openai');
+  const venv = join(tmpdir(), `sleuth-python-openai-${createHash('sha256').update(JSON.stringify(OPENAI_PACKAGES)).digest('hex').slice(0, 12)}`);
   try {
-    if (!existsSync(join(venv, 'ready'))) build(venv, [[['install', ...PIP_FLAGS, 'openai'], 'installing openai with pip']]);
+    if (!existsSync(join(venv, 'ready'))) build(venv, [[['install', ...PIP_FLAGS, ...OPENAI_PACKAGES], `installing ${OPENAI_PACKAGES.join(' ')} with pip`]]);
   } catch (e) {
     return { skip: `the OpenAI Python SDK is not importable by ${SYSTEM_PYTHON}, and ${(e as Error).message}: pip install openai, or make pip's index reachable` };
   }
@@ -100,7 +102,7 @@ function imports(python: string, module: string): boolean {
 }
 
 function withVersions(python: string, sdk: SdkName): PythonSdks {
-  const packages = sdk === 'tinker' ? ['tinker', 'httpx', 'pydantic', 'protobuf'] : ['openai', 'httpx', 'pydantic'];
+  const packages = sdk === 'tinker' ? ['tinker', 'httpx', 'pydantic', 'protobuf'] : OPENAI_PACKAGES;
   const v = run(python, ['-c', `import json, importlib.metadata as m; print(json.dumps({p: m.version(p) for p in ${JSON.stringify(packages)}}))`], 'reading the installed versions');
   return { python, versions: JSON.parse(v) as Record<string, string> };
 }
