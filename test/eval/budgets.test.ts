@@ -53,6 +53,13 @@ describe('eval and a model\'s budgets', () => {
     expect(bad.stderr).toContain('--context-tokens 4096: the model behind local:shipped holds 1024 tokens');
   });
 
+  it('--help names the budget flags and no longer says the demo\'s models expect --opening-search', () => {
+    const help = sleuth(['eval', '--help']).stdout;
+    for (const flag of ['--max-turns N', '--max-tokens-per-turn N', '--context-tokens N', 'local:PATH|shipped|shipped-long']) expect(help).toContain(flag);
+    expect(help).not.toContain("(the local demo's) expect");
+    expect(help).toContain("sleuth demo's are not");
+  });
+
   it('says why a rerun of a seeded local model repeats its errors, and how to draw differently', () => {
     const errors = [{ message: 'sampling: prompt of 1081 tokens leaves no room in the model context of 1024', count: 6 }];
     const local = retryAdvice({ errors, summary: { errors: 6 } as never }, 'local:shipped', 0);
