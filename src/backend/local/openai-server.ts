@@ -155,7 +155,8 @@ export function createOpenAIServer(opts: ServeOptions): Server {
 
   const room = (promptLen: number, asked?: number | null) => {
     const left = context - promptLen;
-    if (left < 1) throw new RequestError(400, `prompt of ${promptLen} tokens fills the model context of ${context}`);
+    // OpenAI's code for it, so a client can end the episode on its context as the local agent does.
+    if (left < 1) throw new RequestError(400, `prompt of ${promptLen} tokens fills the model context of ${context}`, {}, 'context_length_exceeded');
     return Math.min(asked ?? 256, left);
   };
   const sampling = (req: z.infer<typeof ChatSchema> | z.infer<typeof CompletionSchema>) => ({
