@@ -91,6 +91,9 @@ export interface PreparedEval {
   run: (dir: string, onProgress?: boolean) => Promise<EvalResult>;
   agent: string;
   seed: number;
+  /** The budgets every episode ran within, and whether the agent's model set any of them. */
+  budgets: Budgets;
+  budgetsFromModel: boolean;
   tasks: string;
   split: string;
   samples: number;
@@ -147,7 +150,6 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   // Last, after every check of the flags: search workers keep the process alive until closed.
   const { env, close: closeBackend } = await opened.environment({ searchWorkers });
   const budgets = evalBudgets(env.defaultBudgets, agent, budgetFlags);
-  if (!values.json) process.stderr.write(`eval: budgets ${budgets.maxTurns} turns, ${budgets.maxTokensPerTurn} tokens per turn, a ${budgets.contextTokens}-token context${agent.budgets ? ` (${agentSpec}'s, over the environment's)` : ''}\n`);
 
   const config = {
     agent: agentSpec,
@@ -174,6 +176,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   return {
     agent: agentSpec,
     seed,
+    budgets,
+    budgetsFromModel: agent.budgets !== undefined,
     tasks: tasksName,
     split,
     samples,
@@ -235,6 +239,9 @@ ${evalFlagsUsage(1)}
     if (!values.out) throw new InputError('--out DIR is required');
     const prepared = await prepareEval(values, { samples: 1 });
     const result = await prepared.run(values.out);
+    // After the run (an error before it stays one line), before the summary: what every episode was given.
+    const b = prepared.budgets;
+    if (!values.json) process.stderr.write(`eval: budgets ${b.maxTurns} turns, ${b.maxTokensPerTurn} tokens per turn, a ${b.contextTokens}-token context${prepared.budgetsFromModel ? ` (${prepared.agent}'s, over the environment's)` : ''}\n`);
     if (result.resumed) process.stderr.write(`eval: resumed ${values.out}: kept ${result.kept} finished rollouts, ran ${result.ran}\n`);
     if (result.skippedLines) process.stderr.write(`eval: skipped ${result.skippedLines} unreadable line(s) of rollouts.jsonl (cut by an interruption)\n`);
     if (values.json) printJson(result.summary);
