@@ -75,6 +75,9 @@ class OpenAISession implements AgentSession {
         tools: this.tools,
         parallel_tool_calls: true,
         max_tokens: this.ctx.budgets.maxTokensPerTurn,
+        // The episode's seed, moved on each turn, as a local agent seeds each turn: a server that
+        // honours `seed` (sleuth serve does) then repeats the episode.
+        ...(this.ctx.seed !== undefined ? { seed: (this.ctx.seed + this.messages.length) % 2 ** 31 } : {}),
         ...(this.agent.options.temperature !== undefined ? { temperature: this.agent.options.temperature } : {}),
       });
     } catch (err) {
