@@ -1,7 +1,7 @@
 /**
  * Builds the embedded default corpus from the shared datasets:
  *   node dist/scripts/build-embedded-corpus.js [DATA_DIR] [OUT_DIR]
- * (defaults: /work/shared/data, data/embedded). Reads the HotpotQA dev-500 paragraphs (IRCoT
+ * (defaults: ../shared/data beside the package, data/embedded). Reads the HotpotQA dev-500 paragraphs (IRCoT
  * layout), the MuSiQue-100 paragraphs (question file and corpus) and the HotpotQA train-100 corpus
  * (corpus and question file), deduplicates by content id, sorts by id, decodes the HTML
  * character references the sources leave in titles and text (`Anchor &amp; Braille`), and writes
@@ -14,8 +14,9 @@ import { gzipSync } from 'node:zlib';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { decodeHtmlEntities } from '../src/corpus/entities.js';
 import { readCorpora } from '../src/corpus/read.js';
+import { packageRoot } from '../src/tasks/store.js';
 
-const dataDir = process.argv[2] ?? '/work/shared/data';
+const dataDir = process.argv[2] ?? join(packageRoot(), '..', 'shared', 'data');
 const outDir = process.argv[3] ?? 'data/embedded';
 
 const SOURCES = [

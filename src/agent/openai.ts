@@ -67,14 +67,25 @@ class OpenAISession implements AgentSession {
     for (const { call, result } of results) {
       this.messages.push({ role: 'tool', tool_call_id: call.id ?? '', content: result.content });
     }
-    const completion = await this.agent.complete({
-      model: this.agent.options.model,
-      messages: this.messages,
-      tools: this.tools,
-      parallel_tool_calls: true,
-      max_tokens: this.ctx.budgets.maxTokensPerTurn,
-      ...(this.agent.options.temperature !== undefined ? { temperature: this.agent.options.temperature } : {}),
-    });
+    let completion: OpenAI.Chat.ChatCompletion;
+    try {
+      completion = await this.agent.complete({
+        model: this.agent.options.model,
+        messages: this.messages,
+        tools: this.tools,
+        parallel_tool_calls: true,
+        max_tokens: this.ctx.budgets.maxTokensPerTurn,
+        // The episode's seed, moved on each turn, as a local agent seeds each turn: a server that
+        // honours `seed` (sleuth serve does) then repeats the episode.
+        ...(this.ctx.seed !== undefined ? { seed: (this.ctx.seed + this.messages.length) % 2 ** 31 } : {}),
+        ...(this.agent.options.temperature !== undefined ? { temperature: this.agent.options.temperature } : {}),
+      });
+    } catch (err) {
+      // The conversation outgrew the served model's context: the episode ends on its context, as a
+      // local agent's does when its prompt leaves no room, rather than in an error.
+      if (err instanceof ContextLengthExceeded) return { text: '', calls: [], promptTokens: 0, completionTokens: 0, overBudget: 'context' };
+      throw err;
+    }
     const choice = completion.choices[0];
     if (!choice) throw new Error(`${this.agent.spec}: the endpoint returned no choices`);
     const message = choice.message;
@@ -116,6 +127,9 @@ class OpenAISession implements AgentSession {
   }
 }
 
+/** The endpoint refused the conversation as longer than the model's context (OpenAI's context_length_exceeded). */
+export class ContextLengthExceeded extends Error {}
+
 export class OpenAIAgent implements Agent {
   readonly spec: string;
   private readonly client: OpenAI;
@@ -138,6 +152,7 @@ export class OpenAIAgent implements Agent {
       try {
         return await this.client.chat.completions.create(body);
       } catch (err) {
+        if (err instanceof OpenAI.APIError && err.code === 'context_length_exceeded') throw new ContextLengthExceeded(`${this.spec}: ${err.message}`.slice(0, 500));
         // The SDK's messages carry status and body, never the key; keep them short for the rollout.
         const status = err instanceof OpenAI.APIError && err.status ? ` (HTTP ${err.status})` : '';
         throw new Error(`${this.spec}: chat completion failed${status}: ${(err as Error).message}`.slice(0, 500));

@@ -1,4 +1,5 @@
 import type { Sampler } from '../backend/types.js';
+import type { Budgets } from '../env/types.js';
 import type { ParsedCall, Renderer } from '../protocol/types.js';
 import { canWriteTurns, writeTurnTokens } from '../protocol/write-turn.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
@@ -33,6 +34,10 @@ export function openingSearch(k: number): (ctx: AgentContext) => { name: string;
  * It enforces the per-turn token budget and the context budget.
  */
 export class TokenAgent implements Agent {
+  /** See Agent.budgets: set by whoever knows the model (the local agent, from its checkpoint). */
+  budgets?: Partial<Budgets>;
+  contextLimit?: number;
+
   constructor(
     readonly spec: string,
     readonly renderer: Renderer,

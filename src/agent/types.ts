@@ -76,5 +76,12 @@ export interface AgentContext {
 export interface Agent {
   /** The spec it was made from (`baseline`, `openai:gpt-4o-mini`, ...), recorded in the rollout. */
   readonly spec: string;
+  /**
+   * The budgets the model behind this agent is made for (a local model's context; a shipped
+   * model's training budgets): an eval starts from them, over the environment's defaults.
+   */
+  readonly budgets?: Partial<Budgets>;
+  /** The most tokens the model can hold at once; a context budget above it is refused. */
+  readonly contextLimit?: number;
   start(ctx: AgentContext): AgentSession | Promise<AgentSession>;
 }

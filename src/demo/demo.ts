@@ -167,6 +167,8 @@ export interface PairedDelta {
 export interface DemoResult {
   dir: string;
   seed: number;
+  /** The weights of the rubric every reward here was scored with (reward = sum of weight x part). */
+  rewardWeights: Record<string, number>;
   wallSeconds: number;
   phases: Record<string, number>;
   reportSplit: string;
@@ -318,6 +320,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   return {
     dir,
     seed: config.seed,
+    rewardWeights: rubric.weights as Record<string, number>,
     wallSeconds: (performance.now() - t0) / 1000,
     phases,
     reportSplit: plan.reportSplit,

@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { InputError } from '../errors.js';
 import { latestRollouts, readRollouts, readRunConfig } from '../runs/store.js';
 import type { Price } from './cost.js';
@@ -12,6 +14,29 @@ export interface RunRows {
   /** The suite the run's rollouts belong to. */
   kind: string;
   rows: RolloutRow[];
+}
+
+/** A training run's eval folders (evals/step-N, evals/epoch-N), in numeric order. */
+function evalStepsOf(dir: string): string[] {
+  const evalsDir = join(dir, 'evals');
+  if (!existsSync(evalsDir)) return [];
+  const number = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? Number.NaN);
+  return readdirSync(evalsDir).filter((name) => /^(step|epoch)-\d+$/.test(name) && existsSync(join(evalsDir, name, 'rollouts.jsonl'))).sort((a, b) => number(a) - number(b));
+}
+
+/**
+ * Refuse a training run (sft, train) where an eval is wanted, naming its evals: its own rollouts
+ * are training samples on the train split, which share no task with an eval of another split.
+ */
+export function refuseTrainingRun(dir: string): void {
+  const config = readRunConfig(dir);
+  if (config['kind'] !== 'eval') {
+    // A training run's own rollouts are its training samples (train split): its evals are beside them.
+    const steps = evalStepsOf(dir);
+    const others = readdirSync(dir).filter((name) => name !== 'evals' && existsSync(join(dir, name, 'rollouts.jsonl')) && existsSync(join(dir, name, 'summary.json')));
+    const evals = [...(steps.length ? [`${join(dir, 'evals', steps.at(-1)!)} (the last of ${steps.length} in ${join(dir, 'evals')}: ${steps.join(', ')})`] : []), ...others.map((o) => join(dir, o))];
+    if (evals.length) throw new InputError(`run ${dir} is a ${String(config['kind'])} run: its rollouts are training samples, not an eval; compare one of its evals: ${evals.join('; ')}`);
+  }
 }
 
 /** Read a run's rollouts (the latest record per task and sample) with the kind and price it was run with. */

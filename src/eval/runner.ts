@@ -47,6 +47,8 @@ export interface EvalResult {
   resumed: boolean;
   /** Unreadable lines of rollouts.jsonl (a line cut by a crash), skipped. */
   skippedLines: number;
+  /** The errors the grid's rollouts ended in, each message once with how many ended in it, most first. */
+  errors: { message: string; count: number }[];
 }
 
 /** Run `fn` over items with at most `limit` in flight, started in the order of the list. */
@@ -106,5 +108,14 @@ export async function runEval(o: EvalOptions): Promise<EvalResult> {
   summary['eval_wall_s'] = (performance.now() - t0) / 1000;
   summary['rubric'] = o.rubric.name;
   writeSummary(o.dir, summary);
-  return { summary, ran: todo.length, kept: o.tasks.length * o.samples - todo.length, resumed, skippedLines: after.skipped.length };
+  const errors = new Map<string, number>();
+  for (const r of latestRollouts(rollouts)) if (r.endReason === 'error') errors.set(r.error ?? 'unknown error', (errors.get(r.error ?? 'unknown error') ?? 0) + 1);
+  return {
+    summary,
+    ran: todo.length,
+    kept: o.tasks.length * o.samples - todo.length,
+    resumed,
+    skippedLines: after.skipped.length,
+    errors: [...errors].map(([message, count]) => ({ message, count })).sort((a, b) => b.count - a.count),
+  };
 }

@@ -6,7 +6,7 @@ import { InputError } from '../errors.js';
 import { getRenderer } from '../protocol/registry.js';
 import type { Renderer } from '../protocol/types.js';
 import { modelSize, type TrainConfig } from './config.js';
-import { baseSpecOf, ensureBaseModel, shippedBasePath } from '../backend/local/base-model.js';
+import { baseSpecOf, ensureBaseModel, isShippedName, shippedBasePath, SHIPPED_MODELS } from '../backend/local/base-model.js';
 import { localRenderer } from '../protocol/compact/local.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 
@@ -50,8 +50,8 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
     else {
       let path = config.model;
       if (config.model === 'base') path = await ensureBaseModel(baseSpecOf({ ...modelSize(config.localModel), seed: config.seed }), { ...(opts.log ? { log: opts.log } : {}) });
-      else if (config.model === 'shipped' || config.model === 'shipped-long') {
-        const size = config.model === 'shipped' ? 'base' : 'long';
+      else if (isShippedName(config.model)) {
+        const size = SHIPPED_MODELS[config.model];
         const shipped = shippedBasePath(size);
         if (!shipped) throw new InputError(`model ${config.model}: src/backend/local/assets/local-${size}.sampler.ckpt is missing (build it with sleuth demo --build-base${size === 'long' ? ' --size long' : ''})`);
         path = shipped;

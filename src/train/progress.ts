@@ -17,7 +17,17 @@ export function progressLine(p: StepReport, evalF1: number | null, startedMs: nu
     `${p.stepSeconds.toFixed(1)} s/step`,
     `ETA ${clock(eta)}`,
     `(${clock(elapsed)} so far)`,
+    ...(m['reward'] === 0 ? [noRewardWhy(m['end_reasons'])] : []),
   ].join('  ');
+}
+
+/** Why a step earned nothing, from how its episodes ended (e.g. the invoice emails outgrow the small model's context). */
+const END_MEANING: Record<string, string> = { context: 'ran out of context', tokens: 'ran out of tokens in a turn', turns: 'ran out of turns', error: 'ended in an error', finish: 'finished', answer: 'answered' };
+function noRewardWhy(endReasons: unknown): string {
+  const counts = Object.entries((endReasons ?? {}) as Record<string, number>).sort((a, b) => b[1] - a[1]);
+  const total = counts.reduce((s, [, n]) => s + n, 0);
+  if (total === 0) return '(no reward this step)';
+  return `(no reward this step: ${counts.map(([reason, n]) => `${n} of ${total} episodes ${END_MEANING[reason] ?? `ended by ${reason}`}`).join(', ')})`;
 }
 
 export function clock(seconds: number): string {

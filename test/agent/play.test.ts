@@ -102,10 +102,15 @@ describe('sleuth play', () => {
     s.send('read_document 2');
     await s.until('tool> ', 5);
     expect(s.out).toMatch(new RegExp(`\\n {2}2\\. .*\\[${two}\\]\\n`, 'u'));
-    // A number the episode never showed is not an id.
+    // A number the episode never showed is refused at the prompt, naming the numbers shown, and uses no turn.
     s.send('curate 99');
     await s.until('tool> ', 6);
-    expect(s.out).toContain('{"id":"99","reason":"unknown_id"}');
+    expect(s.out).toContain(`99 isn't a number shown (1–${listed.length}); nothing was sent, and no turn was used`);
+    expect(s.out).not.toContain('used turn 5');
+    // A call the environment refuses still uses a turn, and says so.
+    s.send('read_document nosuchchunk');
+    await s.until('tool> ', 7);
+    expect(s.out).toContain('(that call failed, and still used turn 5 of ');
     s.send('finish');
     expect(await s.exited).toBe(0);
     expect(s.out).toContain(`curated: 1=${one} 2=${two}`);

@@ -8,7 +8,7 @@ import { createOpenAIServer, listen } from '../../src/backend/local/openai-serve
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import { localRenderer } from '../../src/protocol/compact/local.js';
-import { renderChat } from '../../src/backend/local/openai-server.js';
+import { renderChat, splitCalls } from '../../src/backend/local/openai-server.js';
 import { SEARCH_TOOL, SEARCHED, SYSTEM, TEXTS, toolCallingCheckpoint, USER } from './helpers.js';
 
 let checkpoint = '';
@@ -50,6 +50,32 @@ describe('OpenAI-compatible server', () => {
     expect(choice.logprobs!.token_logprobs).toEqual(lps.slice(prompt.length));
     const models = await client.models.list();
     expect(models.data[0]!.id).toBe(checkpoint);
+  });
+
+  it('ends a text completion at the end-of-turn token and leaves that token out of the text', async () => {
+    const sampler = loadSampler(checkpoint);
+    const { tokens: prompt } = renderChat(localRenderer(sampler.tokenizer), [{ role: 'system', content: SYSTEM }, { role: 'user', content: USER }], [{ name: SEARCH_TOOL.function.name, description: SEARCH_TOOL.function.description ?? '', parameters: SEARCH_TOOL.function.parameters ?? {} }]);
+    const res = await client.completions.create({ model: 'local', prompt: [...prompt, ...sampler.tokenizer.encode('<|assistant|>')], max_tokens: 80, temperature: 0 });
+    const choice = res.choices[0]! as (typeof res.choices)[0] & { token_ids: number[] };
+    expect(choice.finish_reason).toBe('stop');
+    expect(choice.token_ids.at(-1)).toBe(sampler.tokenizer.encode('<|end|>')[0]);
+    expect(choice.text).toContain('bm25_search');
+    expect(choice.text).not.toContain('<|end|>');
+    expect(choice.text).toBe(sampler.tokenizer.decode(choice.token_ids.slice(0, -1)));
+  });
+
+  it('refuses a call to a tool the request did not declare, or one that did not parse: its text comes back as content', () => {
+    const sampler = loadSampler(checkpoint);
+    const renderer = localRenderer(sampler.tokenizer).forEpisode();
+    const tools = [{ name: 'bm25_search', description: '', parameters: {} }];
+    // The served model's output in issue 33 (parsed off-form, as a call named "1-"), and a well-formed call.
+    const parse = (text: string) => renderer.parse(sampler.tokenizer.encode(text), { stopReason: 'stop' }).calls;
+    const parsed = [...parse('<|call|>{"name":"1-"}}<|end|>'), ...parse('<|call|>{"name":"bm25_search","arguments":{"query":"x"}}<|end|>')];
+    expect(parsed.map((c) => c.name)).toEqual(['1-', 'bm25_search']);
+    const { calls, refused } = splitCalls(parsed, tools);
+    expect(calls.map((c) => [c.name, c.arguments])).toEqual([['bm25_search', { query: 'x' }]]);
+    expect(refused).toEqual(['{"name":"1-"}}']);
+    expect(splitCalls(parsed, []).calls).toEqual([]);
   });
 
   it('rejects a bad request with status 400 naming the field', async () => {

@@ -112,4 +112,21 @@ describe('stopping servers', () => {
       expect(await listening(url)).toBe(false);
     }
   }, 120_000);
+
+  it('serve-search takes --pid-file, prints its PID, and says it stops on SIGTERM, removing the file', async () => {
+    const corpus = join(tmp, 'corpus.jsonl');
+    writeFileSync(corpus, ['{"id":"a","title":"Paris","text":"Paris is the capital of France."}', '{"id":"b","title":"Rome","text":"Rome is the capital of Italy."}'].join('\n') + '\n');
+    const built = spawnSync(process.execPath, [BIN, 'index', '--corpus', corpus, '--out', join(tmp, 'index')], { cwd: ROOT, encoding: 'utf8' });
+    expect(built.status, built.stderr).toBe(0);
+    const pidFile = join(tmp, 'serve-search.pid');
+    const s = start(process.execPath, [BIN, 'serve-search', '--index', join(tmp, 'index'), '--port', '0', '--workers', '1', '--pid-file', pidFile]);
+    const { url, pid } = await s.ready();
+    expect(pid).toBe(s.child.pid);
+    expect(readFileSync(pidFile, 'utf8')).toBe(`${pid}\n`);
+    process.kill(pid, 'SIGTERM');
+    expect(await s.exited, s.out).toEqual({ code: 0, signal: null });
+    expect(s.out).toContain('sleuth serve-search: stopping (SIGTERM)');
+    expect(existsSync(pidFile)).toBe(false);
+    expect(await listening(url)).toBe(false);
+  }, 120_000);
 });

@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadSampler } from '../../src/backend/local/backend.js';
 import type { Datum } from '../../src/backend/types.js';
-import { pythonSdks, runPythonJson, type PythonSdks } from '../clients/python-sdks.js';
+import { pythonSdk, runPythonJson, type PythonSdks } from '../clients/python-sdks.js';
 import { directBackend, listeningUrl, tempDir, tinyCheckpoint } from './helpers.js';
 
 /**
- * The official Tinker Python SDK (0.25.0, from ../shared/clients) against `sleuth serve-tinker`:
+ * The official Tinker Python SDK (0.25.0: its source from $SLEUTH_CLIENTS_DIR or ../shared/clients,
+ * or a pip-installed package; skipped, saying how to enable it, without either) against `sleuth serve-tinker`:
  * sdk_loop.py runs a whole training loop, once as the SDK is published (protobuf, zstd) and once
  * speaking the JSON wire of SDK <= 0.24. What it reports is checked against sleuth's local backend
  * doing the same work directly.
@@ -22,6 +23,7 @@ const SEQUENCES = [
 const PROMPT = [5, 40];
 
 let sdks: PythonSdks;
+let skip: string | undefined;
 let checkpoint = '';
 let url = '';
 let stopCase: { prompt: number[]; max_tokens: number; seed: number; string: string; expected: number[] };
@@ -51,12 +53,18 @@ function findStopCase(): typeof stopCase {
 }
 
 beforeAll(async () => {
-  sdks = pythonSdks();
+  const got = pythonSdk('tinker');
+  if ('skip' in got) return void (skip = got.skip);
+  sdks = got;
   checkpoint = await tinyCheckpoint();
   stopCase = findStopCase();
   child = spawn(process.execPath, ['bin/sleuth.js', 'serve-tinker', '--port', '0', '--checkpoint', checkpoint, '--model', 'base', '--dir', tempDir()], { stdio: ['ignore', 'pipe', 'pipe'] });
   url = await listeningUrl(child as Parameters<typeof listeningUrl>[0]);
 }, 900_000);
+
+beforeEach((context) => {
+  if (skip) context.skip(skip);
+});
 
 afterAll(() => {
   child?.kill();

@@ -54,4 +54,17 @@ describe('sleuth demo --quick', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--tasks nope');
   }, 300_000);
+
+  it('explains its reward and what --quick checks, and points compare from a training run to its evals (exit 2)', () => {
+    const dir = join(tmp, 'demo-text');
+    const r = spawnSync(process.execPath, [BIN, 'demo', '--quick', '--out', dir], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('reward = F4 of the curated set - 0.2 when nothing is curated + 0.2 x trajectory recall - 0.1 when any call was off-form (so the scripted baseline can score above 1)');
+    expect(r.stdout).toContain('--quick checks that every phase runs, not that anything learns');
+    const cmp = spawnSync(process.execPath, [BIN, 'compare', join(dir, 'grpo'), join(dir, 'baseline')], { cwd: ROOT, encoding: 'utf8' });
+    expect(cmp.status).toBe(2);
+    expect(cmp.stderr).toContain(`run ${join(dir, 'grpo')} is a train run: its rollouts are training samples, not an eval; compare one of its evals: ${join(dir, 'grpo', 'evals', 'step-2')} (the last of 3 in ${join(dir, 'grpo', 'evals')}: step-0, step-1, step-2); ${join(dir, 'grpo', 'test')}`);
+    const fromEvals = spawnSync(process.execPath, [BIN, 'compare', join(dir, 'baseline'), join(dir, 'grpo', 'test')], { cwd: ROOT, encoding: 'utf8' });
+    expect(fromEvals.status).toBe(0);
+  }, 300_000);
 });

@@ -17,8 +17,14 @@ describe('sleuth train --env invoices', () => {
     const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as { env: string; reward: { rubric: string } };
     expect(config.env).toBe('invoices');
     expect(config.reward.rubric).toBe('invoices');
-    const steps = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; step: number }).filter((m) => m.kind === 'train');
+    const steps = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; step: number; reward: number; end_reasons: Record<string, number> }).filter((m) => m.kind === 'train');
     expect(steps.map((m) => m.step)).toEqual([1, 2]);
+    // A step that earned nothing says how its episodes ended (issue 33: it printed reward 0.000 and no why).
+    for (const m of steps) {
+      const line = r.stderr.split('\n').find((l) => l.startsWith(`step ${m.step}/2`))!;
+      if (m.reward === 0) expect(line).toMatch(/\(no reward this step: \d+ of 4 episodes (ran out of context|ran out of turns|ran out of tokens in a turn|finished|answered)/);
+      else expect(line).not.toContain('no reward');
+    }
     const rollouts = readFileSync(join(out, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { env: string; reward: { parts: Record<string, number> } });
     expect(rollouts.length).toBe(2 * 2 * 2);
     for (const ro of rollouts) {

@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, pretrain, trainLocalTokenizer } from './index.js';
 import { sleuthHome } from '../../tasks/store.js';
 import { writeFileAtomic } from '../../files/atomic.js';
+import type { Budgets } from '../../env/types.js';
 
 /**
  * The local base model: a BPE tokenizer trained on the embedded corpus and synthetic transcripts,
@@ -63,6 +64,21 @@ export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string
   await backend.saveWeightsForSampler(name);
   return path;
 }
+
+/** The names `train --model` and `local:` agents give the shipped models, and their sizes. */
+export const SHIPPED_MODELS = { shipped: 'base', 'shipped-long': 'long' } as const;
+export type ShippedName = keyof typeof SHIPPED_MODELS;
+export const isShippedName = (name: string): name is ShippedName => Object.hasOwn(SHIPPED_MODELS, name);
+
+/**
+ * The budgets each shipped model is trained and evaluated with (configs/local-demo.json for the
+ * base one, which sleuth demo evaluates; the long one's context for the long one), so that
+ * `eval --agent local:shipped` scores the model as the demo does. A test keeps them equal to the config.
+ */
+export const SHIPPED_BUDGETS: Record<'base' | 'long', Partial<Budgets>> = {
+  base: { maxTurns: 4, maxTokensPerTurn: 128, contextTokens: 1024 },
+  long: { contextTokens: 2048 },
+};
 
 /**
  * A shipped, pretrained local model (src/backend/local/assets/, see demo/base-build.ts), if present:

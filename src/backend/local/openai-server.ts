@@ -5,6 +5,7 @@ import { isInputError } from '../../errors.js';
 import type { ToolSpec } from '../../env/types.js';
 import { localRenderer } from '../../protocol/compact/local.js';
 import type { CompactRenderer } from '../../protocol/compact/renderer.js';
+import type { ParsedCall } from '../../protocol/types.js';
 import type { SampledSequence } from '../types.js';
 import type { LocalSampler, SampledToken } from './sampler.js';
 
@@ -154,7 +155,8 @@ export function createOpenAIServer(opts: ServeOptions): Server {
 
   const room = (promptLen: number, asked?: number | null) => {
     const left = context - promptLen;
-    if (left < 1) throw new RequestError(400, `prompt of ${promptLen} tokens fills the model context of ${context}`);
+    // OpenAI's code for it, so a client can end the episode on its context as the local agent does.
+    if (left < 1) throw new RequestError(400, `prompt of ${promptLen} tokens fills the model context of ${context}`, {}, 'context_length_exceeded');
     return Math.min(asked ?? 256, left);
   };
   const sampling = (req: z.infer<typeof ChatSchema> | z.infer<typeof CompletionSchema>) => ({
@@ -184,9 +186,10 @@ export function createOpenAIServer(opts: ServeOptions): Server {
     const id = `chatcmpl-${randomUUID()}`, created = now();
     const choices = seqs.map((s, index) => {
       const turn = renderer.parse([...forced, ...s.tokens]);
-      let calls = choice === 'none' ? [] : turn.calls.filter((c) => c.status !== 'unparseable');
+      const split = splitCalls(turn.calls, choice === 'none' ? [] : tools);
+      let calls = split.calls;
       if (req.parallel_tool_calls === false) calls = calls.slice(0, 1);
-      const unparsed = turn.calls.filter((c) => choice === 'none' || c.status === 'unparseable').map((c) => c.raw);
+      const unparsed = split.refused;
       const content = cutAtStop([turn.text, ...unparsed].filter(Boolean).join('\n'), stops);
       const toolCalls = calls.map((c) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } }));
       const finish = calls.length ? 'tool_calls' : s.stopReason === 'stop' ? 'stop' : 'length';
@@ -226,6 +229,10 @@ export function createOpenAIServer(opts: ServeOptions): Server {
     });
     const stops = stopsOf(req.stop);
     const n = req.n ?? 1;
+    // A completion ends at the model's end-of-turn token, as a served model ends at its EOS; the
+    // token is in token_ids and logprobs, never in the text.
+    const endOfTurn = new Set(format.stopTokens);
+    const textOf = (tokens: number[]) => cutAtStop(format.decode(endOfTurn.has(tokens.at(-1)!) ? tokens.slice(0, -1) : tokens), stops);
     const id = `cmpl-${randomUUID()}`, created = now();
     const top = req.logprobs ?? 0;
     const logprobsOf = (tokens: number[], lps: number[], tops: SampledSequence['topLogprobs'], startOffset: number) => {
@@ -245,6 +252,7 @@ export function createOpenAIServer(opts: ServeOptions): Server {
             const w = written.get(t.sample) ?? { tokens: [], sent: '' };
             written.set(t.sample, w);
             w.tokens.push(t.token);
+            if (endOfTurn.has(t.token)) return;
             const text = format.decode(w.tokens);
             if (text.endsWith('\uFFFD')) return;
             const cut = cutAtStop(text, stops);
@@ -254,17 +262,17 @@ export function createOpenAIServer(opts: ServeOptions): Server {
             w.sent = cut;
           }
         : undefined;
-      const seqs = await sampler.sample(prompt, { maxTokens: room(prompt.length, req.max_tokens ?? 16), stopStrings: stops, ...(top ? { topLogprobs: top } : {}), ...sampling(req) }, n, onToken);
+      const seqs = await sampler.sample(prompt, { maxTokens: room(prompt.length, req.max_tokens ?? 16), stop: format.stopTokens, stopStrings: stops, ...(top ? { topLogprobs: top } : {}), ...sampling(req) }, n, onToken);
       seqs.forEach((s, j) => {
         completion += s.tokens.length;
         const index = k * n + j;
         if (sink.streaming) {
           const w = written.get(j);
-          const rest = cutAtStop(format.decode(s.tokens), stops).slice(w?.sent.length ?? 0);
+          const rest = textOf(s.tokens).slice(w?.sent.length ?? 0);
           sink.event({ id, object: 'text_completion', created, model, choices: [{ index, text: rest, finish_reason: s.stopReason, logprobs: null }] });
           return;
         }
-        choices.push({ index, text: cutAtStop(format.decode(s.tokens), stops), token_ids: s.tokens, finish_reason: s.stopReason, logprobs: logprobsOf(s.tokens, s.logprobs, s.topLogprobs, 0) });
+        choices.push({ index, text: textOf(s.tokens), token_ids: s.tokens, finish_reason: s.stopReason, logprobs: logprobsOf(s.tokens, s.logprobs, s.topLogprobs, 0) });
       });
     }
     const promptTokens = prompts.reduce((a, p) => a + p.length, 0);
@@ -340,6 +348,16 @@ function refuseUnsupported(body: unknown): Record<string, unknown> {
   const bad = entries.filter((e) => !known.has(e[0]) && !asksNothing(e)).map(([k]) => k);
   if (bad.length) throw new RequestError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, {}, 'unsupported_parameter');
   return Object.fromEntries(entries.filter((e) => known.has(e[0]) || !asksNothing(e)));
+}
+
+/**
+ * The calls a chat completion returns, and the raw text of those it refuses. A call is returned only
+ * when it parsed and names a declared tool; anything else (the model's `{"name":"1-"}}`) goes back
+ * as content: a client handed a call to a tool it never declared could not run it.
+ */
+export function splitCalls(parsed: ParsedCall[], tools: ToolSpec[]): { calls: ParsedCall[]; refused: string[] } {
+  const callable = (c: ParsedCall) => c.status !== 'unparseable' && tools.some((t) => t.name === c.name);
+  return { calls: parsed.filter(callable), refused: parsed.filter((c) => !callable(c)).map((c) => c.raw) };
 }
 
 /** The text before the first stop string (OpenAI returns text without the stop sequence). */

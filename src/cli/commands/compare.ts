@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.js';
-import { compareRuns, loadRunRows } from '../../eval/compare.js';
+import { compareRuns, loadRunRows, refuseTrainingRun } from '../../eval/compare.js';
 import { formatComparison } from '../../eval/report.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { outputWidth } from '../width.js';
@@ -19,6 +19,7 @@ interval contains 0 is marked n.s. (not shown).
     if (positionals.length < 2) throw new InputError('compare needs at least two run directories');
     const resamples = intFlag(values.resamples, 'resamples', 2000, 1000, 1_000_000);
     const seed = intFlag(values.seed, 'seed', 0);
+    positionals.forEach(refuseTrainingRun);
     const comparison = compareRuns(positionals.map(loadRunRows), { resamples, seed });
     if (values.json) printJson(comparison);
     else console.log(formatComparison(comparison, outputWidth()));

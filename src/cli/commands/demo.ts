@@ -52,7 +52,7 @@ export const command: Command = {
     const plan = tasks === 'musique' ? (values.quick ? MUSIQUE_QUICK_PLAN : MUSIQUE_DEMO_PLAN) : values.quick ? QUICK_PLAN : FULL_PLAN;
     const result = await runDemo({ dir, plan, log });
     if (values.json) printJson(demoJson(result));
-    else console.log(report(result));
+    else console.log(report(result, values.quick === true));
     return 0;
   },
 };
@@ -82,6 +82,24 @@ export function demoJson(r: DemoResult): Record<string, unknown> {
   };
 }
 
+/** What --quick's numbers mean, printed with them: they alarm otherwise. */
+export const QUICK_NOTE = '--quick checks that every phase runs, not that anything learns: its model is tiny and barely trained, with 16 tokens a turn, so expect its models to curate nothing and score the empty-set reward (-0.200, valid 0.000); `npm start` runs the real demo';
+
+/** The reward as a sum of its weighted parts, in words (the demo's rubric: F4, trajectory recall, the penalties). */
+export function rewardFormula(weights: Record<string, number>): string {
+  const part: Record<string, string> = { fbeta: 'F4 of the curated set', f1: 'F1 of the curated set', trajectory_recall: 'trajectory recall', empty: 'when nothing is curated', offform: 'when any call was off-form' };
+  return Object.entries(weights)
+    .filter(([, w]) => w !== 0)
+    .map(([k, w], i) => {
+      const name = part[k] ?? k;
+      const flat = k === 'empty' || k === 'offform';
+      const magnitude = Math.abs(w);
+      const term = flat ? `${magnitude} ${name}` : magnitude === 1 ? name : `${magnitude} x ${name}`;
+      return i === 0 ? `${w < 0 ? '-' : ''}${term}` : `${w < 0 ? ' - ' : ' + '}${term}`;
+    })
+    .join('');
+}
+
 function verdictOf(name: string, other: string, d: DemoResult['grpoVsBase']): string {
   const sign = `${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} [${d.ci_low.toFixed(3)}, ${d.ci_high.toFixed(3)}]`;
   const verdict = d.shown && d.delta > 0 ? `${name} beats ${other}` : d.shown ? `${name} is worse than ${other}` : 'the interval contains 0: no difference shown';
@@ -102,7 +120,7 @@ function hopLines(r: DemoResult): string[] {
   ];
 }
 
-function report(r: DemoResult): string {
+export function report(r: DemoResult, quick = false): string {
   const b = (name: 'baseline' | 'base' | 'sft' | 'grpo') => {
     const x = r.behaviour[name];
     return `${x.searches_per_episode.toFixed(2)} searches/episode, ${(100 * x.own_search_share).toFixed(0)}% with a second search${x.musique_trajectory_recall === null ? '' : `, MuSiQue trajectory recall ${x.musique_trajectory_recall.toFixed(3)}`}`;
@@ -113,6 +131,8 @@ function report(r: DemoResult): string {
     `SFT data: ${r.sftRun.solved} training queries solved by the teacher, ${r.sftRun.kept} demonstrations kept; best epoch ${r.sftRun.best.epoch}. GRPO started from the ${r.grpoFrom === 'sft' ? 'SFT checkpoint' : 'base model'}.`,
     '',
     `every number below is on the ${r.reportSplit} split (${r.table.sharedTasks.length} tasks), which nothing was tuned on`,
+    `reward = ${rewardFormula(r.rewardWeights)} (so the scripted baseline can score above 1)`,
+    ...(quick ? [QUICK_NOTE] : []),
     `runs: baseline (${r.bestScript ? `the best fixed script on ${r.bestScript.split}: ${r.bestScript.spec}` : 'scripted, top 10'}) | base model | SFT | GRPO`,
     formatComparison(r.table, outputWidth()),
     '',

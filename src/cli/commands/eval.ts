@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { resolveAgent } from '../../agent/registry.js';
 import '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
+import type { Agent } from '../../agent/types.js';
+import { DEFAULT_BUDGETS, type Budgets } from '../../env/types.js';
 import { InputError } from '../../errors.js';
 import type { Rubric } from '../../reward/rubric.js';
 import { DEFAULT_SUITE, defaultRubric, resolveRubric, RUBRICS, suiteAgent, suiteOf, SUITE_KINDS } from '../../suites/registry.js';
@@ -30,6 +32,8 @@ export const EVAL_FLAGS = {
   'api-key-env': { type: 'string' },
   temperature: { type: 'string' },
   'max-turns': { type: 'string' },
+  'max-tokens-per-turn': { type: 'string' },
+  'context-tokens': { type: 'string' },
   'opening-search': { type: 'string' },
   'search-workers': { type: 'string' },
   seed: { type: 'string' },
@@ -37,10 +41,10 @@ export const EVAL_FLAGS = {
 } as const;
 
 /** The shared flags' help, with the command's own default sample count. */
-export const evalFlagsUsage = (samples: number) => `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH, tinker:MODEL (required);
-                        multi-hop scripts: titles:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]] (follow the top hits'
-                        titles), hit-text:... (follow their text with the question's keywords), and
-                        hop-oracle[:K[,CURATE]] (searches the gold sub-questions: privileged, a ceiling)
+export const evalFlagsUsage = (samples: number) => `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH|shipped|shipped-long,
+                        tinker:MODEL (required); multi-hop scripts: titles:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]]
+                        (follow the top hits' titles), hit-text:... (follow their text with the question's
+                        keywords), and hop-oracle[:K[,CURATE]] (searches the gold sub-questions: privileged, a ceiling)
   --tasks NAME          task set (default: default)
   --split S             split of the task set (default: eval)
   --samples N           rollouts per task (default: ${samples})
@@ -54,19 +58,44 @@ export const evalFlagsUsage = (samples: number) => `  --agent SPEC          base
   --price-model NAME    the prices-table entry to bill (default: from the agent spec)
   --api-key-env NAME    environment variable holding the openai: key (default OPENAI_API_KEY)
   --temperature T       sampling temperature for openai: agents
-  --max-turns N         turn budget per episode (default: the environment's, 40 for search)
+  --max-turns N         turn budget per episode (default: the model's, else the environment's:
+                        4 for local:shipped, as sleuth demo trains and scores it; 40 for search)
+  --max-tokens-per-turn N  tokens the model may write per turn (default: the model's, else the
+                        environment's: 128 for local:shipped, 2,048 for search)
+  --context-tokens N    tokens an episode may hold (default: the model's context for local:
+                        agents, e.g. 1,024 for local:shipped, 2,048 for local:shipped-long; else the
+                        environment's, 30,720 for search); never more than the model holds
   --opening-search K    local: agents open every episode with a search for the whole question
-                        (K hits), as models trained with openingSearch (the local demo's) expect
+                        (K hits): for a model trained with openingSearch; sleuth demo's are not
   --search-workers N    answer searches and greps in N worker threads (default 0: in this one);
                         for many episodes in flight over a large corpus
   --seed N              seeds each (task, sample) episode of a sampling agent, and the bootstrap (default 0)
   --json                print the summary as JSON`;
+
+/**
+ * An eval's budgets: the environment's defaults, then what the agent's model is made for (a local
+ * checkpoint's context, a shipped model's training budgets), then the flags. A context larger than
+ * the model holds is refused, so no rollout fails for a prompt the model cannot take; a turn budget
+ * larger than the context is cut to it.
+ */
+export function evalBudgets(envDefaults: Budgets, agent: Agent, flags: Partial<Budgets>): Budgets {
+  const budgets = { ...envDefaults, ...agent.budgets, ...flags };
+  const limit = agent.contextLimit;
+  if (limit !== undefined && budgets.contextTokens > limit) {
+    throw new InputError(`--context-tokens ${budgets.contextTokens}: the model behind ${agent.spec} holds ${limit} tokens; give at most ${limit}`);
+  }
+  return { ...budgets, maxTokensPerTurn: Math.min(budgets.maxTokensPerTurn, budgets.contextTokens) };
+}
 
 type Values = ReturnType<typeof parseFlags<typeof EVAL_FLAGS>>['values'];
 
 export interface PreparedEval {
   run: (dir: string, onProgress?: boolean) => Promise<EvalResult>;
   agent: string;
+  seed: number;
+  /** The budgets every episode ran within, and whether the agent's model set any of them. */
+  budgets: Budgets;
+  budgetsFromModel: boolean;
   tasks: string;
   split: string;
   samples: number;
@@ -91,7 +120,11 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     if (beta <= 0) throw new InputError(`--beta must be positive, got '${values.beta}'`);
     rubric = { ...rubric, name: `${rubric.name}@beta=${beta}`, beta: { kind: 'constant', beta } };
   }
-  const maxTurns = values['max-turns'] === undefined ? undefined : intFlag(values['max-turns'], 'max-turns', 40, 1, 10_000);
+  const budgetFlags: Partial<Budgets> = {
+    ...(values['max-turns'] === undefined ? {} : { maxTurns: intFlag(values['max-turns'], 'max-turns', 40, 1, 10_000) }),
+    ...(values['max-tokens-per-turn'] === undefined ? {} : { maxTokensPerTurn: intFlag(values['max-tokens-per-turn'], 'max-tokens-per-turn', 0, 1) }),
+    ...(values['context-tokens'] === undefined ? {} : { contextTokens: intFlag(values['context-tokens'], 'context-tokens', 0, 16) }),
+  };
   const seed = intFlag(values.seed, 'seed', 0);
   const openingSearch = values['opening-search'] === undefined ? 0 : intFlag(values['opening-search'], 'opening-search', 0, 1, 50);
   const searchWorkers = intFlag(values['search-workers'], 'search-workers', 0, 0, 64);
@@ -112,11 +145,13 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   let tasks: Task[] = opened.tasks(split);
   const agent = suiteAgent(opened, agentSpec) ?? (await resolveAgent(agentSpec, { ...(opened.corpus ? { corpus: opened.corpus } : {}), openai, openingSearch }));
   const indexDir = opened.indexDir;
+  // Before the environment starts (search workers keep the process alive): a context the model cannot hold.
+  evalBudgets(DEFAULT_BUDGETS, agent, budgetFlags.contextTokens === undefined ? {} : { contextTokens: budgetFlags.contextTokens });
   if (limit !== undefined) tasks = tasks.slice(0, limit);
   if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
   // Last, after every check of the flags: search workers keep the process alive until closed.
   const { env, close: closeBackend } = await opened.environment({ searchWorkers });
-  const budgets = maxTurns === undefined ? env.defaultBudgets : { ...env.defaultBudgets, maxTurns };
+  const budgets = evalBudgets(env.defaultBudgets, agent, budgetFlags);
 
   const config = {
     agent: agentSpec,
@@ -142,6 +177,9 @@ export async function prepareEval(values: Values, defaults: { samples: number })
 
   return {
     agent: agentSpec,
+    seed,
+    budgets,
+    budgetsFromModel: agent.budgets !== undefined,
     tasks: tasksName,
     split,
     samples,
@@ -172,6 +210,22 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   };
 }
 
+/**
+ * What to do about rollouts that ended in an error. A rerun retries only those, with the same
+ * episode seeds: a seeded sampler (local:, tinker:) writes the same tokens again, so an error its
+ * own output or the budgets caused comes back, and the advice says so rather than suggest a rerun.
+ */
+export function retryAdvice(result: Pick<EvalResult, 'errors' | 'summary'>, agentSpec: string, seed: number): string {
+  const lines = [`eval: ${result.summary.errors} rollout(s) ended in an error:`, ...result.errors.slice(0, 5).map((e) => `  ${e.count} x ${terminalSafe(e.message)}`)];
+  if (result.errors.length > 5) lines.push(`  (and ${result.errors.length - 5} other errors; each rollout's is in rollouts.jsonl)`);
+  if (/^(local|tinker):/.test(agentSpec)) {
+    lines.push(`Running the same command again retries only these, with the same episode seeds (--seed ${seed}): ${agentSpec} then writes the same tokens, so errors like these come back. To draw differently, retry into the same --out with another --seed; for an error about the context or tokens, change --context-tokens or --max-tokens-per-turn (a new --out: budgets are part of a run's identity).`);
+  } else {
+    lines.push('Running the same command again retries only these (the finished rollouts are kept).');
+  }
+  return lines.join('\n');
+}
+
 export const command: Command = {
   usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env search|qa] --out DIR
 
@@ -187,12 +241,15 @@ ${evalFlagsUsage(1)}
     if (!values.out) throw new InputError('--out DIR is required');
     const prepared = await prepareEval(values, { samples: 1 });
     const result = await prepared.run(values.out);
+    // After the run (an error before it stays one line), before the summary: what every episode was given.
+    const b = prepared.budgets;
+    if (!values.json) process.stderr.write(`eval: budgets ${b.maxTurns} turns, ${b.maxTokensPerTurn} tokens per turn, a ${b.contextTokens}-token context${prepared.budgetsFromModel ? ` (${prepared.agent}'s, over the environment's)` : ''}\n`);
     if (result.resumed) process.stderr.write(`eval: resumed ${values.out}: kept ${result.kept} finished rollouts, ran ${result.ran}\n`);
     if (result.skippedLines) process.stderr.write(`eval: skipped ${result.skippedLines} unreadable line(s) of rollouts.jsonl (cut by an interruption)\n`);
     if (values.json) printJson(result.summary);
     else console.log(terminalSafe(formatSummary(result.summary, `${prepared.agent} on ${prepared.tasks}/${prepared.split} -> ${values.out}`), { multiline: true }));
     if (result.summary.errors > 0) {
-      process.stderr.write(`eval: ${result.summary.errors} rollout(s) ended in an error; run the same command again to retry them\n`);
+      process.stderr.write(`${retryAdvice(result, prepared.agent, prepared.seed)}\n`);
       return 1;
     }
     return 0;

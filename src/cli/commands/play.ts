@@ -152,6 +152,12 @@ class HumanAgent implements Agent {
           }
           try {
             const call = parsePlayInput(line, ctx.tools);
+            const unshown = call ? this.unshownNumbers(call.arguments) : [];
+            if (unshown.length) {
+              const range = this.aliases.size ? `1–${this.aliases.size}` : 'none yet: search first';
+              say(`  ${unshown.join(', ')} ${unshown.length === 1 ? "isn't a number" : "aren't numbers"} shown (${range}); nothing was sent, and no turn was used`);
+              continue;
+            }
             if (call) return { text: line, calls: [{ ...call, arguments: mapIdArguments(call.arguments, (v) => this.resolve(v)) }] };
           } catch (err) {
             say(`  ${(err as Error).message}`);
@@ -159,6 +165,20 @@ class HumanAgent implements Agent {
         }
       },
     };
+  }
+
+  /**
+   * The list numbers typed in `id` / `ids` that this episode never showed: refused at the prompt
+   * (a number is short, up to 6 digits; a longer run of digits is taken as a chunk id).
+   */
+  private unshownNumbers(args: unknown): string[] {
+    const unshown: string[] = [];
+    mapIdArguments(args, (v) => {
+      const text = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
+      if (/^\d{1,6}$/u.test(text) && this.aliases.known(text) === undefined && !(Number(text) >= 1 && Number(text) <= this.aliases.size)) unshown.push(text);
+      return v;
+    });
+    return unshown;
   }
 
   /** A typed id or list number as the chunk id it names (an id shown this episode wins over a number). */
@@ -213,6 +233,8 @@ export const command: Command = {
 
       const onTurn = (turn: TurnRecord) => {
         for (const c of turn.calls) say(c.result.outcome === 'ok' ? showResult(c.result.content, aliases, width) : wrap(c.result.content, width, '  '));
+        // A call the environment refused still used a turn of the budget: say so.
+        if (turn.calls.some((c) => c.result.outcome !== 'ok')) say(`  (that call failed, and still used turn ${turn.index + 1} of ${env.defaultBudgets.maxTurns})`);
         if (suite.result === 'curated set') say(wrap(`curated (${turn.curated.length}): ${turn.curated.map((id) => labelled(aliases, id)).join(' ') || '-'}`, width, '    ', '  '));
       };
       const rollout = await runEpisode(new HumanAgent(input, aliases), env, task, env.defaultBudgets, { onTurn });

@@ -6,8 +6,9 @@ import { createRetrievalServer } from '../../retrieval/server.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { readSharedBytes } from '../../search/open.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
+import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';
 
-const usage = `usage: sleuth serve-search [--index DIR] [--port N] [--host ADDR] [--workers N] [--topk N] [--max-k N]
+const usage = `usage: sleuth serve-search [--index DIR] [--port N] [--host ADDR] [--workers N] [--topk N] [--max-k N] [--pid-file PATH]
 
 sleuth's BM25 and grep over HTTP, for RL trainers and other programs:
   POST /retrieve   Search-R1's retrieval API, as verl's and SkyRL's search tools call it:
@@ -23,8 +24,10 @@ sleuth's BM25 and grep over HTTP, for RL trainers and other programs:
   --workers N   search worker threads, each answering one query at a time (default: the cores, ${availableParallelism()})
   --topk N      hits per query when /retrieve gives no topk (default 3, as Search-R1's --topk)
   --max-k N     most hits one query may ask for (default 1000)
+  --pid-file PATH  write the server's process id here (removed when it stops)
 
-Prints "listening on http://HOST:PORT" when ready; stop with Ctrl-C.`;
+Prints "listening on http://HOST:PORT" when ready, its PID on stderr; stops cleanly on
+Ctrl-C, kill PID (SIGTERM) or SIGHUP, saying so.`;
 
 export const command: Command = {
   usage,
@@ -36,6 +39,7 @@ export const command: Command = {
       workers: { type: 'string' },
       topk: { type: 'string' },
       'max-k': { type: 'string' },
+      'pid-file': { type: 'string' },
     }, 'serve-search');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
     const port = intFlag(values.port, 'port', 8000, 0, 65535);
@@ -44,6 +48,7 @@ export const command: Command = {
     const maxK = intFlag(values['max-k'], 'max-k', 1000, 1, 100_000);
     const defaultTopk = intFlag(values.topk, 'topk', 3, 1, maxK);
     const indexDir = values.index ?? defaultIndexDir();
+    const pidFile = pidFileFlag(values['pid-file']);
     // The chunk texts and the grep prefilter are read once into memory that every worker and this
     // thread's index view: /retrieve returns whole texts, read here, and a lazily read text costs a
     // disk read inside a request.
@@ -62,12 +67,10 @@ export const command: Command = {
       throw new InputError(`--port ${port}: cannot listen on ${host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
     console.log(`listening on http://${host}:${bound}`);
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    await closeServer(server);
-    await close();
+    await serveUntilStopped('sleuth serve-search', async () => {
+      await closeServer(server);
+      await close();
+    }, pidFile);
     return 0;
   },
 };
