@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildMusiqueTasks, hopsOf, splitByComponents } from '../../scripts/build-musique-tasks.js';
 import { readChunks } from '../../src/corpus/read.js';
@@ -9,7 +10,11 @@ import { coverageReport } from '../../src/tasks/check.js';
 import { devTestHalves, splitSha256, withoutSplit } from '../../src/tasks/split.js';
 import { readSplitTasks, shippedCorpusPaths, shippedTasksPath } from '../../src/tasks/store.js';
 import type { Task } from '../../src/tasks/task.js';
+import { unavailable } from '../unavailable.js';
 
+/** The source data the set is built from: $SLEUTH_DATA_DIR, else ../shared/data beside this package. */
+const SHARED = resolve(process.env['SLEUTH_DATA_DIR'] ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'data'));
+const NO_SHARED = existsSync(join(SHARED, 'musique', 'dev200.jsonl')) ? undefined : unavailable(`the MuSiQue source data are not at ${SHARED}: set SLEUTH_DATA_DIR to the folder holding musique/`);
 const tasks = readSplitTasks(shippedTasksPath('musique'));
 const of = (split: string) => tasks.filter((t) => t.split === split);
 const gold = (t: Task) => t.facts.flatMap((f) => f.chunkIds);
@@ -75,10 +80,10 @@ describe('the shipped MuSiQue task set', () => {
     }
   });
 
-  const shared = resolve('..', 'shared', 'data', 'musique', 'dev200.jsonl');
-  it.skipIf(!existsSync(shared))('rebuilds from the shared MuSiQue files to the same bytes (skipped without ../shared/data)', async () => {
+  it('rebuilds from the source MuSiQue files to the same bytes', async (context) => {
+    if (NO_SHARED) context.skip(NO_SHARED);
     const out = mkdtempSync(join(tmpdir(), 'sleuth-musique-build-'));
-    await buildMusiqueTasks(resolve('..', 'shared', 'data'), out);
+    await buildMusiqueTasks(SHARED, out);
     for (const f of ['tasks.jsonl.gz', 'corpus.jsonl.gz', 'SPLITS.md']) expect(readFileSync(join(out, f)).equals(readFileSync(resolve('data/musique', f))), f).toBe(true);
   });
 });
