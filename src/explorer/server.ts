@@ -7,7 +7,7 @@ import { compareRuns, loadRunRows } from '../eval/compare.js';
 import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';
 import { suiteOfRun } from '../suites/registry.js';
 import { readTaskSet, TASKSET_FILES, taskSetDir } from '../tasks/registry.js';
-import { sleuthHome } from '../tasks/store.js';
+import { isShippedTaskSet, sleuthHome } from '../tasks/store.js';
 import { runPath } from '../runs/layout.js';
 import { GuardedReader, MAX_READ_BYTES } from './guarded-read.js';
 import type { Task } from '../tasks/task.js';
@@ -295,7 +295,7 @@ class Api {
    * show the facts of any directory on the machine, or hang the server on a FIFO).
    */
   private checkTaskSet(name: string): void {
-    if (name === 'default') return;
+    if (isShippedTaskSet(name)) return;
     const store = join(sleuthHome(), 'tasks');
     const roots = [this.store.root, ...(existsSync(store) ? [realRoot(store)] : [])];
     const reader = new GuardedReader(roots);

@@ -274,6 +274,24 @@ describe('HTTP API', () => {
     expect(body.runs[0].headline.reward).toBeTypeOf('number');
   });
 
+  it('reads the facts of a run on a shipped task set other than default, named by hop', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sleuth-explore-musique-'));
+    const root = join(import.meta.dirname, '..', '..');
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'sleuth.js'), 'eval', '--agent', 'hop-oracle', '--tasks', 'musique', '--split', 'dev', '--limit', '1', '--out', join(dir, 'oracle')], { cwd: root, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const mex = await startExplorer({ runsDir: dir, port: 0 });
+    try {
+      const one = await (await fetch(new URL('/api/rollout?run=oracle&n=0', mex.url))).json();
+      expect(one.error).toBeUndefined();
+      const hops = one.facts.map((f: { hop: number }) => f.hop);
+      expect(hops.length).toBeGreaterThanOrEqual(2);
+      expect(hops).toEqual(hops.map((_: number, i: number) => i + 1));
+    } finally {
+      await mex.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('pages rollouts, reads one with its facts and decoded tokens, and recomputes a group', async () => {
     const page = await get('/api/rollouts?run=grpo&step=3&sort=reward&desc=1&pageSize=3');
     expect(page.status).toBe(200);
