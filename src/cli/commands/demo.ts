@@ -19,7 +19,7 @@ and compare them with paired bootstrap intervals. The model writes every search 
   --quick        a seconds-long version (a tiny model, a few tasks): checks the pipeline, not the gain
   --tasks musique  the multi-hop MuSiQue set instead: SFT from the bridge teacher, GRPO (40 steps)
                  from its checkpoint, the baseline the best fixed script on dev, the hop oracle
-                 beside it (a ceiling), per-hop recall; about 10 minutes
+                 beside it (a ceiling), per-hop recall; about 3 minutes on 2 cores
   --out DIR      the run directory (default runs/demo-TIMESTAMP)
   --json         print the result as JSON
   --build-base   rebuild the shipped pretrained base model bit for bit (default --out
