@@ -8,6 +8,9 @@ import { call, idsIn, scriptedAgent, turn, type Plan } from '../../agent/plan.js
 import { registerAgents } from '../../agent/registry.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
 import { bridgeSweepAgent, hopOracleAgent, multiSearchAgent, parseMultiSearch } from './multihop.js';
+import { hitLists, keywordQuery } from './script-results.js';
+
+export { keywordQuery };
 
 /**
  * The search suite's scripted agents, which bound every metric: `baseline` from below (search the
@@ -17,21 +20,6 @@ import { bridgeSweepAgent, hopOracleAgent, multiSearchAgent, parseMultiSearch } 
 
 const ANALYZER = new Analyzer();
 
-/**
- * The query as BM25 reads it: the words the default analyzer keeps (no stopwords, no punctuation),
- * as written and in order. Searching it finds what searching the whole question finds, and a small
- * model imitating a teacher that writes it has about half as much to copy.
- */
-export function keywordQuery(query: string): string {
-  // Each term once, as the local model's references number them, so a teacher's query is "1-".
-  const words: string[] = [];
-  const terms = new Set<string>();
-  ANALYZER.forEachTerm(query, (term, start, end) => {
-    if (!terms.has(term)) words.push(query.slice(start, end));
-    terms.add(term);
-  });
-  return words.length ? words.join(' ') : query;
-}
 
 /**
  * Search the query, curate the top k hits, finish.
@@ -79,22 +67,12 @@ export function followSpec(p: FollowPlan): string {
   return `follow:${p.k1},${p.follow},${p.k2}${p.withQuestion ? ',q' : ''}${p.select === 'titles' ? ',titles' : ''}`;
 }
 
-/** Hits of search and grep results: id and title, in order. */
-function hitsIn(results: ToolExchange[]): { id: string; title: string }[] {
-  const hits: { id: string; title: string }[] = [];
-  for (const r of results) {
-    if (r.result.outcome !== 'ok') continue;
-    const value = JSON.parse(r.result.content) as { hits?: { id: string; title: string }[] };
-    for (const h of value.hits ?? []) hits.push({ id: h.id, title: h.title });
-  }
-  return hits;
-}
 
 export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap = 30): Agent {
   const searchK = plan.searchK ?? 10;
   return scriptedAgent(spec, function* (ctx): Plan {
     const keywords = keywordQuery(ctx.task.query);
-    const first = hitsIn(yield turn('Search the question.', call('bm25_search', { query: keywords, k: searchK })));
+    const [first = []] = hitLists(yield turn('Search the question.', call('bm25_search', { query: keywords, k: searchK })));
     if (first.length === 0) {
       yield turn('Nothing found.', call('finish', {}));
       return;
@@ -117,7 +95,7 @@ export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap
     const results = yield turn('Curate, and follow the top titles.', ...curate, ...searches);
     const more: string[] = [];
     for (const r of results.filter((x) => x.call.name === 'bm25_search')) {
-      more.push(...hitsIn([r]).map((h) => h.id).filter((id) => !curated.includes(id) && !more.includes(id)).slice(0, plan.k2));
+      more.push(...hitLists([r]).flat().map((h) => h.id).filter((id) => !curated.includes(id) && !more.includes(id)).slice(0, plan.k2));
     }
     const add = more.slice(0, Math.max(0, curateCap - curated.length));
     yield turn(`Curate ${add.length} more and finish.`, ...(add.length ? [call('curate', { ids: add })] : []), call('finish', {}));

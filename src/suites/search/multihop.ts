@@ -3,7 +3,9 @@ import { seededKey } from '../../tasks/split.js';
 import type { Task } from '../../tasks/task.js';
 import { call, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
-import { keywordQuery } from './agents.js';
+import { hitLists, keywordQuery, type ShownHit } from './script-results.js';
+
+export { hitLists, type ShownHit };
 
 /**
  * Multi-hop search scripts. A multi-hop question names its first hop; the bridge entity that leads
@@ -13,23 +15,6 @@ import { keywordQuery } from './agents.js';
  * uses privileged information: it is a ceiling, never a method.
  */
 
-/** A hit of a search or grep result as the environment returned it. */
-export interface ShownHit {
-  id: string;
-  title: string;
-  snippet: string;
-}
-
-/** The hits of each successful search or grep call, in call order. */
-export function hitLists(results: ToolExchange[]): ShownHit[][] {
-  const lists: ShownHit[][] = [];
-  for (const r of results) {
-    if (r.result.outcome !== 'ok' || (r.call.name !== 'bm25_search' && r.call.name !== 'grep_corpus')) continue;
-    const value = JSON.parse(r.result.content) as { hits?: { id: string; title?: string; snippet?: string }[] };
-    lists.push((value.hits ?? []).map((h) => ({ id: h.id, title: h.title ?? '', snippet: h.snippet ?? '' })));
-  }
-  return lists;
-}
 
 /**
  * The set a multi-search script curates: the hit lists interleaved by rank (every list's first
