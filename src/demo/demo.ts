@@ -6,7 +6,6 @@ import { ownSearches } from '../agent/rollout.js';
 import { baselineAgent, followSweepAgent } from '../suites/search/agents.js';
 import type { Agent } from '../agent/types.js';
 import { resolveAgent } from '../agent/registry.js';
-import type { Environment } from '../env/types.js';
 import { fixedScripts, multiSearchSpec } from '../suites/search/multihop.js';
 import { loadSampler } from '../backend/local/index.js';
 import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval/compare.js';
@@ -221,27 +220,29 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const price = priceOf(config);
   const evalDirs = { baseline: join(dir, 'baseline'), base: join(dir, 'base'), sft: join(dir, 'sft', plan.reportSplit), grpo: join(dir, 'grpo', plan.reportSplit) };
   // Every report-split eval, in the environment given (GRPO's comes after the first inputs are closed).
-  const evalRun = (runDir: string, agent: Agent, env = inputs.env) =>
+  // Every eval of the demo: the report split's (evalRun) and the fixed scripts' on dev (one sample: they are deterministic).
+  const evalOn = (runDir: string, agent: Agent, split: string, tasks: Task[], samples: number, env = inputs.env) =>
     runEval({
       dir: runDir,
       agent,
       env,
-      tasks: reportTasks,
-      samples: config.evalSamples,
+      tasks,
+      samples,
       concurrency: config.concurrency,
       rubric,
       budgets: config.budgets,
-      config: { agent: agent.spec, tasks: config.tasks, split: plan.reportSplit, samples: config.evalSamples, rubric, budgets: config.budgets, price: price ?? null },
+      config: { agent: agent.spec, tasks: config.tasks, split, samples, rubric, budgets: config.budgets, price: price ?? null },
       identity: ['agent', 'samples', 'rubric', 'budgets'],
       price,
       bootstrap: { seed: config.seed },
     }).then((r) => r.summary);
+  const evalRun = (runDir: string, agent: Agent, env = inputs.env) => evalOn(runDir, agent, plan.reportSplit, reportTasks, config.evalSamples, env);
   const studentOf = (path: string) => localAgent(`local:${path}`, loadSampler(path), config.temperature, config.seed + 1, config.openingSearch);
 
   // The baseline: the top 10, or the best of the plan's fixed scripts on dev (never chosen on the report split).
   let bestScript: ScriptChoice | undefined;
   if (plan.scripts?.length) {
-    bestScript = await phase(`choose the best fixed script (${config.evalSplit})`, () => chooseScript(plan.scripts!, join(dir, `scripts-${config.evalSplit}`), config.evalSplit, inputs.evalTasks, inputs.env, config));
+    bestScript = await phase(`choose the best fixed script (${config.evalSplit})`, () => chooseScript(plan.scripts!, config.evalSplit, (spec, agent) => evalOn(join(dir, `scripts-${config.evalSplit}`, spec.replace(/[^A-Za-z0-9._-]/gu, '_')), agent, config.evalSplit, inputs.evalTasks, 1)));
     log(`  best fixed script on ${config.evalSplit}: ${bestScript.spec} (${bestScript.reward.toFixed(3)}; ${bestScript.candidates.map((c) => `${c.spec} ${c.reward.toFixed(3)}`).join(', ')})`);
   }
   const baselineScript = bestScript ? await resolveAgent(bestScript.spec) : baselineAgent(10);
@@ -341,28 +342,10 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   };
 }
 
-/** Each script's mean reward on `tasks` (one sample: scripts are deterministic), and the best (the first on a tie). */
-async function chooseScript(specs: readonly string[], dir: string, split: string, tasks: Task[], env: Environment, config: TrainConfig): Promise<ScriptChoice> {
+/** Each script's mean reward on `split` (by `evaluate`), and the best (the first on a tie). */
+async function chooseScript(specs: readonly string[], split: string, evaluate: (spec: string, agent: Agent) => Promise<Summary>): Promise<ScriptChoice> {
   const candidates: ScriptChoice['candidates'] = [];
-  for (const spec of specs) {
-    const agent = await resolveAgent(spec);
-    const rubric = rubricOf(config);
-    const r = await runEval({
-      dir: join(dir, spec.replace(/[^A-Za-z0-9._-]/gu, '_')),
-      agent,
-      env,
-      tasks,
-      samples: 1,
-      concurrency: config.concurrency,
-      rubric,
-      budgets: config.budgets,
-      config: { agent: spec, tasks: config.tasks, split, samples: 1, rubric, budgets: config.budgets },
-      identity: ['agent', 'samples', 'rubric', 'budgets'],
-      price: undefined,
-      bootstrap: { seed: config.seed },
-    });
-    candidates.push({ spec, reward: Number(r.summary['reward']) });
-  }
+  for (const spec of specs) candidates.push({ spec, reward: Number((await evaluate(spec, await resolveAgent(spec)))['reward']) });
   const best = candidates.reduce((a, b) => (b.reward > a.reward ? b : a));
   return { spec: best.spec, split, reward: best.reward, candidates };
 }
