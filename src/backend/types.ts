@@ -3,7 +3,7 @@ import type { LossConfig, LossFn } from './losses.js';
 export type { LossConfig, LossFn };
 
 /**
- * The training backend has Tinker's shape (docs/tinker.md), so the trainer
+ * The training backend has Tinker's shape (docs/reference/TINKER_API.md), so the trainer
  * drives the local CPU model and a remote Tinker (or SkyRL) server through one interface.
  * The backend knows nothing about rewards; the trainer knows nothing about the backend.
  */
