@@ -10,8 +10,7 @@ import { LocalBackend } from '../backend/local/backend.js';
 import { readCheckpoint } from '../backend/local/checkpoint.js';
 import { isLossFn, LOSS_NAMES, LOSSES } from '../backend/losses.js';
 import type { Datum, LossFn } from '../backend/types.js';
-import { API, inputTokens, type Flavor, type WireDatumSchema } from '../backend/tinker/wire.js';
-import type { z } from 'zod';
+import { API, inputTokens, type Flavor, type WireDatum } from '../backend/tinker/wire.js';
 import { dialectOf, type Dialect } from './dialect.js';
 import { FaultPlan, injectedReply, type FaultKind, type FaultRule } from './faults.js';
 import { errorReply, Futures, IdempotentReplies, ok, pendingRecord, SeqQueue, type FutureRecord, type Reply } from './futures.js';
@@ -445,7 +444,7 @@ export class TinkerServer {
     if (overwrite === false && this.runs.checkpoint(m.id, id)) throw new InputError(`save_weights: checkpoint '${name}' of model ${m.id} exists; pass overwrite=true to replace it`);
   }
 
-  private toDatum(d: z.infer<typeof WireDatumSchema>, i: number, lossFn: LossFn, kind: string): Datum {
+  private toDatum(d: WireDatum, i: number, lossFn: LossFn, kind: string): Datum {
     const input = inputTokens(d.model_input);
     const f = d.loss_fn_inputs;
     const bad = (msg: string) => new InputError(`${kind}: datum ${i}: ${msg}`);
