@@ -30,7 +30,7 @@ const TINKER_SOURCE = 'tinker-python-0.25.0';
 const TINKER_DEPS = ['httpx[http2]', 'pydantic', 'anyio', 'distro', 'sniffio', 'typing-extensions', 'protobuf', 'numpy', 'rich', 'click', 'orjson', 'zstandard', 'hatchling', 'hatch-fancy-pypi-readme'];
 /** pip would otherwise spend about a minute retrying an unreachable index. */
 const PIP_FLAGS = ['--retries', '0', '--timeout', '2', '--disable-pip-version-check', '--no-input'];
-/** What test/backend/openai_sdk.py imports besides the SDK itself. */
+/** What test/openai-server/openai_sdk.py imports besides the SDK itself. */
 const OPENAI_PACKAGES = ['openai', 'httpx', 'pydantic'];
 const SYSTEM_PYTHON = process.env['PYTHON'] ?? 'python3';
 

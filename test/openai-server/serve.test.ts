@@ -4,11 +4,12 @@ import type { Server } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSampler } from '../../src/backend/local/backend.js';
-import { createOpenAIServer, listen } from '../../src/backend/local/openai-server.js';
+import { createOpenAIServer } from '../../src/openai-server/server.js';
+import { listen } from '../../src/http/lifecycle.js';
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import { localRenderer } from '../../src/protocol/compact/local.js';
-import { renderChat, splitCalls } from '../../src/backend/local/openai-server.js';
+import { renderChat, splitCalls } from '../../src/openai-server/server.js';
 import { SEARCH_TOOL, SEARCHED, SYSTEM, TEXTS, toolCallingCheckpoint, USER } from './helpers.js';
 
 let checkpoint = '';

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { isInputError } from '../../errors.js';
-import type { ToolSpec } from '../../env/types.js';
-import { localRenderer } from '../../protocol/compact/local.js';
-import type { CompactRenderer } from '../../protocol/compact/renderer.js';
-import type { ParsedCall } from '../../protocol/types.js';
-import type { SampledSequence } from '../types.js';
-import type { LocalSampler, SampledToken } from './sampler.js';
+import type { ToolSpec } from '../env/types.js';
+import { asHttpError, checkBody, HttpError, jsonObject, mediaType, readJson } from '../http/request.js';
+import { sendJson } from '../http/response.js';
+import { localRenderer } from '../protocol/compact/local.js';
+import type { CompactRenderer } from '../protocol/compact/renderer.js';
+import type { ParsedCall } from '../protocol/types.js';
+import type { SampledSequence } from '../backend/types.js';
+import type { LocalSampler, SampledToken } from '../backend/local/sampler.js';
 
 /**
  * An OpenAI-compatible HTTP endpoint over a local checkpoint (node:http, 127.0.0.1 by default):
@@ -80,17 +81,6 @@ const CompletionSchema = z
 /** Parameters of OpenAI's API this server does not implement: refused by name unless null / false. */
 const UNSUPPORTED_FALSY = new Set(['echo']);
 
-class RequestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
-
 function text(content: z.infer<typeof MessageSchema>['content']): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((p) => p.text ?? '').join('');
@@ -107,7 +97,7 @@ export function renderChat(format: CompactRenderer, messages: z.infer<typeof Mes
   const system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => text(m.content)).join('\n');
   const rest = messages.filter((m) => m.role !== 'system' && m.role !== 'developer');
   const first = rest[0];
-  if (!first || first.role !== 'user') throw new RequestError(400, 'messages: the first message after system messages must be from the user');
+  if (!first || first.role !== 'user') throw new HttpError(400, 'messages: the first message after system messages must be from the user');
   const tokens = renderer.prompt({ system, user: text(first.content), tools });
   // The prompt leaves an assistant turn open; every other message closes it.
   let pending = '', open = true;
@@ -156,7 +146,7 @@ export function createOpenAIServer(opts: ServeOptions): Server {
   const room = (promptLen: number, asked?: number | null) => {
     const left = context - promptLen;
     // OpenAI's code for it, so a client can end the episode on its context as the local agent does.
-    if (left < 1) throw new RequestError(400, `prompt of ${promptLen} tokens fills the model context of ${context}`, {}, 'context_length_exceeded');
+    if (left < 1) throw new HttpError(400, `prompt of ${promptLen} tokens fills the model context of ${context}`, {}, 'context_length_exceeded');
     return Math.min(asked ?? 256, left);
   };
   const sampling = (req: z.infer<typeof ChatSchema> | z.infer<typeof CompletionSchema>) => ({
@@ -168,12 +158,12 @@ export function createOpenAIServer(opts: ServeOptions): Server {
   const stopsOf = (stop: string | string[] | null | undefined) => (stop == null ? [] : typeof stop === 'string' ? [stop] : stop);
 
   const chat = async (body: unknown, sink: Sink) => {
-    const req = parse(ChatSchema, body);
+    const req = checkBody(ChatSchema, body, 'request body', 400);
     const declared: ToolSpec[] = (req.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
     const choice = req.tool_choice ?? 'auto';
-    if (typeof choice === 'object' && !declared.some((t) => t.name === choice.function.name)) throw new RequestError(400, `tool_choice: function '${choice.function.name}' is not among the tools`);
-    if (choice === 'required' && !declared.length) throw new RequestError(400, 'tool_choice: required needs at least one tool');
-    if (req.top_logprobs && !req.logprobs) throw new RequestError(400, 'top_logprobs: needs logprobs: true');
+    if (typeof choice === 'object' && !declared.some((t) => t.name === choice.function.name)) throw new HttpError(400, `tool_choice: function '${choice.function.name}' is not among the tools`);
+    if (choice === 'required' && !declared.length) throw new HttpError(400, 'tool_choice: required needs at least one tool');
+    if (req.top_logprobs && !req.logprobs) throw new HttpError(400, 'top_logprobs: needs logprobs: true');
     // tool_choice none: the model is not shown the tools, and nothing it writes is a call.
     const tools = choice === 'none' ? [] : declared;
     const { tokens: prompt, renderer } = renderChat(format, req.messages, tools);
@@ -219,12 +209,12 @@ export function createOpenAIServer(opts: ServeOptions): Server {
   };
 
   const complete = async (body: unknown, sink: Sink) => {
-    const req = parse(CompletionSchema, body);
+    const req = checkBody(CompletionSchema, body, 'request body', 400);
     const raw = req.prompt;
     const prompts: number[][] = typeof raw === 'string' ? [format.encode(raw)] : typeof raw[0] === 'number' ? [raw as number[]] : (raw as (string | number[])[]).map((p) => (typeof p === 'string' ? format.encode(p) : p));
     prompts.forEach((p, k) => {
-      if (p.length === 0) throw new RequestError(400, `prompt${prompts.length > 1 ? `[${k}]` : ''} is empty`);
-      for (const [i, t] of p.entries()) if (t >= sampler.config.vocabSize) throw new RequestError(400, `prompt${prompts.length > 1 ? `[${k}]` : ''}[${i}] = ${t} is not a token id of this model (vocabulary ${sampler.config.vocabSize})`);
+      if (p.length === 0) throw new HttpError(400, `prompt${prompts.length > 1 ? `[${k}]` : ''} is empty`);
+      for (const [i, t] of p.entries()) if (t >= sampler.config.vocabSize) throw new HttpError(400, `prompt${prompts.length > 1 ? `[${k}]` : ''}[${i}] = ${t} is not a token id of this model (vocabulary ${sampler.config.vocabSize})`);
       room(p.length);
     });
     const stops = stopsOf(req.stop);
@@ -286,7 +276,7 @@ export function createOpenAIServer(opts: ServeOptions): Server {
   return createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) res.end();
-      else send(res, 500, { error: { message: (err as Error).message, type: 'server_error' } });
+      else sendJson(res, 500, { error: { message: (err as Error).message, type: 'server_error' } });
     });
   });
 
@@ -295,17 +285,17 @@ export function createOpenAIServer(opts: ServeOptions): Server {
     const method = req.method ?? 'GET';
     try {
       const route = ROUTES[path] ?? (path.startsWith('/v1/models/') ? { method: 'GET' as const } : undefined);
-      if (!route) throw new RequestError(404, `no route ${method} ${path}`);
-      if (method !== route.method) throw new RequestError(405, `${method} ${path}: use ${route.method}`, { allow: route.method });
-      if (path === '/v1/models') return send(res, 200, { object: 'list', data: [modelObject()] });
+      if (!route) throw new HttpError(404, `no route ${method} ${path}`);
+      if (method !== route.method) throw new HttpError(405, `${method} ${path}: use ${route.method}`, { allow: route.method });
+      if (path === '/v1/models') return sendJson(res, 200, { object: 'list', data: [modelObject()] });
       if (path.startsWith('/v1/models/')) {
         const id = decodeURIComponent(path.slice('/v1/models/'.length));
-        if (id !== model) throw new RequestError(404, `model '${id}' not found (this server serves '${model}')`, {}, 'model_not_found');
-        return send(res, 200, modelObject());
+        if (id !== model) throw new HttpError(404, `model '${id}' not found (this server serves '${model}')`, {}, 'model_not_found');
+        return sendJson(res, 200, modelObject());
       }
-      const type = String(req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
-      if (type !== 'application/json') throw new RequestError(415, `Content-Type '${type}' is not accepted: send application/json`);
-      const body = refuseUnsupported(await readJson(req));
+      const type = mediaType(req);
+      if (type !== 'application/json') throw new HttpError(415, `Content-Type '${type}' is not accepted: send application/json`);
+      const body = refuseUnsupported(jsonObject(await readJson(req)));
       const streaming = body['stream'] === true;
       let single: Chunk | undefined;
       const sink: Sink = {
@@ -320,7 +310,7 @@ export function createOpenAIServer(opts: ServeOptions): Server {
         },
       };
       await (path === '/v1/completions' ? complete(body, sink) : chat(body, sink));
-      if (!streaming) return send(res, 200, single);
+      if (!streaming) return sendJson(res, 200, single);
       if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
       res.end('data: [DONE]\n\n');
     } catch (err) {
@@ -329,9 +319,9 @@ export function createOpenAIServer(opts: ServeOptions): Server {
         res.end(`data: ${JSON.stringify({ error: { message: (err as Error).message, type: 'server_error' } })}\n\n`);
         return;
       }
-      if (err instanceof RequestError) return send(res, err.status, { error: { message: err.message, type: err.status === 404 ? 'not_found' : 'invalid_request_error', param: null, code: err.code ?? null } }, err.headers);
-      if (isInputError(err)) return send(res, 400, { error: { message: err.message, type: 'invalid_request_error', param: null, code: null } });
-      throw err;
+      const e = asHttpError(err);
+      if (e.status >= 500) throw err;
+      sendJson(res, e.status, { error: { message: e.message, type: e.status === 404 ? 'not_found' : 'invalid_request_error', param: null, code: e.code ?? null } }, e.headers);
     }
   }
 }
@@ -340,13 +330,12 @@ export function createOpenAIServer(opts: ServeOptions): Server {
  * A 400 naming every parameter of OpenAI's API that this server does not implement; returns the
  * body without the ones that ask for nothing (null, or echo: false).
  */
-function refuseUnsupported(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new RequestError(400, 'request body must be a JSON object');
+function refuseUnsupported(body: Record<string, unknown>): Record<string, unknown> {
   const known = new Set([...Object.keys(ChatSchema.shape), ...Object.keys(CompletionSchema.shape)]);
-  const entries = Object.entries(body as Record<string, unknown>);
+  const entries = Object.entries(body);
   const asksNothing = ([k, v]: [string, unknown]) => v === null || (UNSUPPORTED_FALSY.has(k) && v === false);
   const bad = entries.filter((e) => !known.has(e[0]) && !asksNothing(e)).map(([k]) => k);
-  if (bad.length) throw new RequestError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, {}, 'unsupported_parameter');
+  if (bad.length) throw new HttpError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, {}, 'unsupported_parameter');
   return Object.fromEntries(entries.filter((e) => known.has(e[0]) || !asksNothing(e)));
 }
 
@@ -377,46 +366,8 @@ function pieces(text: string): string[] {
   return out;
 }
 
-function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const r = schema.safeParse(body);
-  if (!r.success) throw new RequestError(400, `request body: ${r.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
-  return r.data;
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > 16 * 1024 * 1024) throw new RequestError(413, 'request body over 16 MB');
-    chunks.push(c);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-  } catch {
-    throw new RequestError(400, 'request body is not valid JSON');
-  }
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers });
-  res.end(data);
-}
-
 const now = () => Math.floor(Date.now() / 1000);
 
 function tokenLogprob(token: string, logprob: number, top?: { token: string; logprob: number; bytes: number[] }[]) {
   return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], ...(top ? { top_logprobs: top.map(({ token: t, logprob: l, bytes }) => ({ token: t, logprob: l, bytes })) } : {}) };
-}
-
-/** Listen and resolve with the bound port (port 0 picks a free one). */
-export function listen(server: Server, port: number, host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      const addr = server.address();
-      resolvePort(typeof addr === 'object' && addr ? addr.port : port);
-    });
-  });
 }
