@@ -2,7 +2,7 @@ import { suiteOf } from '../suites/registry.js';
 import type { Comparison } from './compare.js';
 import type { Headroom, Summary } from './metrics.js';
 import type { Interval } from './stats.js';
-import { alignRows, groupedTable, UNLIMITED, wrap } from '../cli/width.js';
+import { alignRows, groupedTable, UNLIMITED, wrap } from '../text/width.js';
 
 /** Plain-text tables for the terminal (the CLI prints them; --json prints the objects instead). */
 
