@@ -13,10 +13,9 @@ interface JsonlExports {
   scanLines(len: number): number;
 }
 
-/** Line statuses (as the module numbers them). */
+/** Line statuses (as the module numbers them); any other status (2) is a line the scanner leaves to JSON.parse. */
 export const LINE_OK = 0;
 export const LINE_BLANK = 1;
-export const LINE_FALLBACK = 2;
 /** u32s per line record: status, id offset and length, title offset and length, text offset and length, text UTF-16 length, line start and end, fingerprint. */
 const RECORD = 11;
 /** A title length meaning: the record has no title. */

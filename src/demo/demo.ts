@@ -42,10 +42,6 @@ export function presetPath(name: string): string {
   throw new Error(`configs/${name}.json is missing from the sleuth package`);
 }
 
-export function demoConfigPath(): string {
-  return presetPath('local-demo');
-}
-
 export interface SftPlan {
   trainLimit: number;
   attempts: number;
