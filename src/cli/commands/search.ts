@@ -3,7 +3,7 @@ import { writeFileAtomic } from '../../files/atomic.js';
 import { InputError } from '../../errors.js';
 import { searchBatch } from '../../ir/batch.js';
 import { readQueries } from '../../ir/queries.js';
-import { jsonlRunLine, trecRunLines } from '../../ir/run.js';
+import { jsonlRunLine, trecRunLines } from '../../ir/trec-run.js';
 import { defaultIndexDir, openSearcher } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
