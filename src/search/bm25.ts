@@ -57,7 +57,7 @@ export class Bm25Scorer {
   /** Per document, k1 * (1 - b + b * dl / avgdl), computed once at load. */
   private readonly norm: Float64Array;
   /** The WebAssembly loops, when the postings live in their memory (else the TypeScript ones run). */
-  private readonly kernel: ScoringMemory | undefined;
+  private readonly scoring: ScoringMemory | undefined;
 
   /**
    * segmentDocs: documents per scoring segment (a power of two; small only in tests, to cross many).
@@ -66,15 +66,15 @@ export class Bm25Scorer {
    */
   constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true, private readonly maxScore = MAX_SCORE) {
     const m = p.memory;
-    this.kernel = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.postDocs === p.postDocs && m.postTfs === p.postTfs ? m : undefined;
-    this.acc = this.kernel ? this.kernel.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
-    this.norm = this.kernel ? this.kernel.norm : new Float64Array(p.docs);
+    this.scoring = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.postDocs === p.postDocs && m.postTfs === p.postTfs ? m : undefined;
+    this.acc = this.scoring ? this.scoring.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
+    this.norm = this.scoring ? this.scoring.norm : new Float64Array(p.docs);
     for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
   }
 
   /** Whether top-k runs the WebAssembly loops. */
   get usesKernel(): boolean {
-    return this.kernel !== undefined;
+    return this.scoring !== undefined;
   }
 
   get termCount(): number {
@@ -159,7 +159,7 @@ export class Bm25Scorer {
   topK(termIds: readonly number[], k: number, context: TopKContext = {}): ScoredDoc[] {
     const { postOff, postDocs, postTfs } = this.p;
     const norm = this.norm;
-    const kernel = this.kernel;
+    const scoring = this.scoring;
     const distinct = [...new Set(termIds)];
     const q = distinct.length;
     if (q === 0 || k <= 0) return [];
@@ -212,7 +212,7 @@ export class Bm25Scorer {
             const from = pos[i]!;
             segStart[i] = from;
             if (j < essential) pos[i] = seek(postDocs, from, ends[i]!, limit);
-            else pos[i] = kernel ? kernel.accumulate(from, ends[i]!, base, limit, idfs[i]!) : this.add(from, ends[i]!, base, limit, idfs[i]!);
+            else pos[i] = scoring ? scoring.accumulate(from, ends[i]!, base, limit, idfs[i]!) : this.add(from, ends[i]!, base, limit, idfs[i]!);
           }
           for (let j = essential; j < q; j++) {
             const i = byBound[j]!;
@@ -251,7 +251,7 @@ export class Bm25Scorer {
         const end = ends[i]!;
         let at = pos[i]!;
         segStart[i] = at;
-        if (kernel) at = kernel.accumulate(at, end, base, limit, idf);
+        if (scoring) at = scoring.accumulate(at, end, base, limit, idf);
         else {
           for (; at < end; at++) {
             const d = postDocs[at]!;
@@ -289,10 +289,10 @@ export class Bm25Scorer {
             }
           }
         }
-      } else if (kernel) {
+      } else if (scoring) {
         // The same scan in WebAssembly, which also zeroes the accumulators.
-        const n = kernel.collect(len, min);
-        const { outDocs, outScores } = kernel;
+        const n = scoring.collect(len, min);
+        const { outDocs, outScores } = scoring;
         for (let j = 0; j < n; j++) {
           const score = outScores[j]!;
           const doc = base + outDocs[j]!;

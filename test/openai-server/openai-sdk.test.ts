@@ -3,13 +3,13 @@ import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { pythonSdk, runPythonJson, type PythonSdks } from '../clients/python-sdks.js';
+import { pythonSdk, runPythonJson, type PythonSdks } from '../fixtures/python-sdks.js';
 import { SEARCH_TOOL, SEARCHED, SYSTEM, toolCallingCheckpoint, USER } from './helpers.js';
 
 /**
  * The official OpenAI Python SDK against `sleuth serve`: openai_sdk.py calls every feature the
  * server claims, validating each response and streamed chunk with the SDK's types. Skipped, saying
- * how to enable it, where no Python has the SDK and pip cannot install it (test/clients/python-sdks.ts).
+ * how to enable it, where no Python has the SDK and pip cannot install it (test/fixtures/python-sdks.ts).
  */
 
 const DRIVER = join(dirname(fileURLToPath(import.meta.url)), 'openai_sdk.py');

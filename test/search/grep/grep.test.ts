@@ -1,13 +1,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { sharedText } from '../fixtures/shared.js';
+import { sharedText } from '../../fixtures/shared.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
-import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, parsePythonRegex, requiredLiterals, touchPages, type GrepIndex } from '../../src/search/grep/index.js';
-import type { ChunkStore } from '../../src/search/types.js';
-import { writeGrepFile } from '../../src/search/grep/builder.js';
-import { WordKernel } from '../../src/search/word-loops.js';
+import { InputError } from '../../../src/errors.js';
+import { GrepIndexBuilder, grep, grepLatency, loadGrepIndex, parsePythonRegex, requiredLiterals, touchPages, type GrepIndex } from '../../../src/search/grep/index.js';
+import type { ChunkStore } from '../../../src/search/types.js';
+import { writeGrepFile } from '../../../src/search/grep/builder.js';
+import { WordKernel } from '../../../src/search/word-loops.js';
 
 interface TestChunk {
   id: string;

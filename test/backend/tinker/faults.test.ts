@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TinkerBillingError, TinkerServerError } from '../../src/backend/tinker/index.js';
-import { parseFaults } from '../../src/tinker-server/index.js';
+import { TinkerBillingError, TinkerServerError } from '../../../src/backend/tinker/index.js';
+import { parseFaults } from '../../../src/tinker-server/index.js';
 import { ADAM, connect, directBackend, FAST, rlDatums, startServer, tinyCheckpoint } from './helpers.js';
 
 let checkpoint: string;

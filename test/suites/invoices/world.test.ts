@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
-import { ibanValid, luhnValid, normalizeIdentifier } from '../../src/suites/invoices/bank.js';
-import { buildInvoiceDb, contentHash, generateWorld, WORLD_COUNTS } from '../../src/suites/invoices/generate.js';
-import { Rng } from '../../src/suites/invoices/prng.js';
+import { InputError } from '../../../src/errors.js';
+import { ibanValid, luhnValid, normalizeIdentifier } from '../../../src/suites/invoices/bank.js';
+import { buildInvoiceDb, contentHash, generateWorld, WORLD_COUNTS } from '../../../src/suites/invoices/generate.js';
+import { Rng } from '../../../src/suites/invoices/prng.js';
 
 const count = (db: Database.Database, table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { alignRows, fit, formatHits, groupedTable, outputWidth, UNLIMITED, wrap } from '../../src/cli/width.js';
+import { alignRows, fit, formatHits, groupedTable, outputWidth, UNLIMITED, wrap } from '../../src/text/width.js';
 
 const longest = (text: string) => Math.max(...text.split('\n').map((l) => [...l].length));
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { episodeTokens, estimateRunCost, formatCostEstimate, SEED_EPISODE, type PricesTable } from '../../src/backend/tinker/index.js';
+import { episodeTokens, estimateRunCost, formatCostEstimate, SEED_EPISODE, type PricesTable } from '../../../src/backend/tinker/index.js';
 
 const prices = JSON.parse(readFileSync('configs/prices.json', 'utf8')) as PricesTable;
 

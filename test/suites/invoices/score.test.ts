@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { containsGoldValue, goldKind, scoreReply } from '../../src/suites/invoices/score.js';
+import { containsGoldValue, goldKind, scoreReply } from '../../../src/suites/invoices/score.js';
 
 describe('invoice scorer: word boundaries', () => {
   it('"active" does not match "inactive", and ids do not match inside longer numbers', () => {

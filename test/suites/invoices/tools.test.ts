@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { groupIban, normalizeIdentifier } from '../../src/suites/invoices/bank.js';
-import { buildInvoiceDb } from '../../src/suites/invoices/generate.js';
-import { INVOICE_TOOL_SPECS, InvoiceTools, MAX_ORDER_ROWS } from '../../src/suites/invoices/tools.js';
-import type { ToolResult } from '../../src/env/types.js';
+import { groupIban, normalizeIdentifier } from '../../../src/suites/invoices/bank.js';
+import { buildInvoiceDb } from '../../../src/suites/invoices/generate.js';
+import { INVOICE_TOOL_SPECS, InvoiceTools, MAX_ORDER_ROWS } from '../../../src/suites/invoices/tools.js';
+import type { ToolResult } from '../../../src/env/types.js';
 
 const { db, world } = buildInvoiceDb();
 const tools = new InvoiceTools(db);

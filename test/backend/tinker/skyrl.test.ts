@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TinkerRequestError } from '../../src/backend/tinker/index.js';
-import { parseFaults } from '../../src/tinker-server/index.js';
+import { TinkerRequestError } from '../../../src/backend/tinker/index.js';
+import { parseFaults } from '../../../src/tinker-server/index.js';
 import { ADAM, connect, directBackend, rlDatums, startServer, tinyCheckpoint } from './helpers.js';
 
 /**

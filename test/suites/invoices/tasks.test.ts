@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { loadInvoiceSuite, runGoldSql } from '../../src/suites/invoices/index.js';
-import { buildInvoiceDb } from '../../src/suites/invoices/generate.js';
-import { containsGoldValue } from '../../src/suites/invoices/score.js';
-import { generateInvoiceTasks, ONE_CALL_TYPES, type InvoiceTask } from '../../src/suites/invoices/tasks.js';
-import { InvoiceTools } from '../../src/suites/invoices/tools.js';
-import { TaskSchema } from '../../src/tasks/task.js';
+import { loadInvoiceSuite, runGoldSql } from '../../../src/suites/invoices/index.js';
+import { buildInvoiceDb } from '../../../src/suites/invoices/generate.js';
+import { containsGoldValue } from '../../../src/suites/invoices/score.js';
+import { generateInvoiceTasks, ONE_CALL_TYPES, type InvoiceTask } from '../../../src/suites/invoices/tasks.js';
+import { InvoiceTools } from '../../../src/suites/invoices/tools.js';
+import { TaskSchema } from '../../../src/tasks/task.js';
 
 const suite = loadInvoiceSuite();
 const tasks = suite.invoiceTasks;

@@ -89,20 +89,20 @@ export interface GroupedTable {
  * aligned under its heading) when that fits, otherwise stacked (each row's label on its own line,
  * then one line per group: the group's name and its cells, aligned across rows).
  */
-export function groupedTable(t: GroupedTable, width: number): string {
+export function groupedTable(table: GroupedTable, width: number): string {
   // Each group's cells aligned across every row, so a group is a block of equal-width strings.
-  const blocks = t.groups.map((_, g) => alignRows(t.rows.map((r) => r.cells[g] ?? []), { gap: ' ', left: 0 }));
-  const heads = t.groups.map((g) => g.head ?? g.name);
+  const blocks = table.groups.map((_, g) => alignRows(table.rows.map((r) => r.cells[g] ?? []), { gap: ' ', left: 0 }));
+  const heads = table.groups.map((g) => g.head ?? g.name);
   const blockWidths = blocks.map((b, g) => Math.max(len(heads[g]!), ...b.map(len)));
-  const labelWidth = Math.max(len(t.label), ...t.rows.map((r) => len(r.label)));
+  const labelWidth = Math.max(len(table.label), ...table.rows.map((r) => len(r.label)));
   const sideBySide = [
-    [padEnd(t.label, labelWidth), ...heads.map((h, g) => padEnd(h, blockWidths[g]!))].join('   ').trimEnd(),
-    ...t.rows.map((r, i) => [padEnd(r.label, labelWidth), ...blocks.map((b, g) => padEnd(b[i]!, blockWidths[g]!))].join('   ').trimEnd()),
+    [padEnd(table.label, labelWidth), ...heads.map((h, g) => padEnd(h, blockWidths[g]!))].join('   ').trimEnd(),
+    ...table.rows.map((r, i) => [padEnd(r.label, labelWidth), ...blocks.map((b, g) => padEnd(b[i]!, blockWidths[g]!))].join('   ').trimEnd()),
   ];
   if (Math.max(...sideBySide.map(len)) <= width) return sideBySide.join('\n');
   // Stacked: every group line of every row aligned together, so means sit under means.
-  const lines = alignRows(t.rows.flatMap((r) => t.groups.map((g, j) => [`  ${g.name}`, ...(r.cells[j] ?? [])])));
-  const stacked = t.rows.flatMap((r, i) => [r.label, ...lines.slice(i * t.groups.length, (i + 1) * t.groups.length)]);
+  const lines = alignRows(table.rows.flatMap((r) => table.groups.map((g, j) => [`  ${g.name}`, ...(r.cells[j] ?? [])])));
+  const stacked = table.rows.flatMap((r, i) => [r.label, ...lines.slice(i * table.groups.length, (i + 1) * table.groups.length)]);
   return stacked.join('\n');
 }
 

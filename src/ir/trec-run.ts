@@ -1,5 +1,5 @@
 import { InputError } from '../errors.js';
-import { readTextFile } from '../tasks/records.js';
+import { readTextFile } from '../corpus/text-file.js';
 
 /** A ranked list per query: document id -> retrieval score (ranks come from the scores, as in trec_eval). */
 export type Run = Map<string, Map<string, number>>;

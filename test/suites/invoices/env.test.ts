@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { runEpisode } from '../../src/agent/episode.js';
-import type { Agent } from '../../src/agent/types.js';
-import { invoiceBaselineAgent, invoiceBucket, invoiceOracleAgent, invoiceParts, loadInvoiceSuite, ONE_CALL_TYPES } from '../../src/suites/invoices/index.js';
+import { runEpisode } from '../../../src/agent/episode.js';
+import type { Agent } from '../../../src/agent/types.js';
+import { invoiceBaselineAgent, invoiceBucket, invoiceOracleAgent, invoiceParts, loadInvoiceSuite, ONE_CALL_TYPES } from '../../../src/suites/invoices/index.js';
 
 const suite = loadInvoiceSuite();
 const validation = suite.tasks('validation');

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TinkerServer } from '../../src/tinker-server/index.js';
-import { TinkerAuthError, TinkerRequestError, createTinkerBackend } from '../../src/backend/tinker/index.js';
-import { InputError } from '../../src/errors.js';
-import { resolveAgent } from '../../src/agent/registry.js';
-import type { TokenAgent } from '../../src/agent/token-agent.js';
-import { readCheckpoint } from '../../src/backend/local/checkpoint.js';
-import { BpeTokenizer } from '../../src/protocol/compact/bpe.js';
-import { CompactRenderer } from '../../src/protocol/compact/renderer.js';
-import { registerRenderer } from '../../src/protocol/registry.js';
+import type { TinkerServer } from '../../../src/tinker-server/index.js';
+import { TinkerAuthError, TinkerRequestError, createTinkerBackend } from '../../../src/backend/tinker/index.js';
+import { InputError } from '../../../src/errors.js';
+import { resolveAgent } from '../../../src/agent/registry.js';
+import type { TokenAgent } from '../../../src/agent/token-agent.js';
+import { readCheckpoint } from '../../../src/backend/local/checkpoint.js';
+import { BpeTokenizer } from '../../../src/protocol/compact/bpe.js';
+import { CompactRenderer } from '../../../src/protocol/compact/renderer.js';
+import { registerRenderer } from '../../../src/protocol/registry.js';
 import { ADAM, connect, directBackend, FAST, rlDatums, startServer, tinyCheckpoint } from './helpers.js';
 
 let checkpoint: string;
@@ -73,7 +73,7 @@ describe('Tinker client against serve-tinker (hosted dialect)', () => {
   });
 
   it('resolves the agent spec tinker:MODEL@URL to a token agent sampling on the server', async () => {
-    await import('../../src/backend/tinker/agent.js');
+    await import('../../../src/backend/tinker/agent.js');
     const tok = new BpeTokenizer(readCheckpoint(checkpoint).header.tokenizer);
     registerRenderer('tinker-test-compact', () => new CompactRenderer(tok));
     const agent = (await resolveAgent(`tinker:base@${url}`, { renderer: 'tinker-test-compact', temperature: 1, seed: 2 })) as TokenAgent;

@@ -3,7 +3,7 @@ import {
   renderConversation,
   schemaToTs,
   type HarmonyTool,
-} from '../../src/protocol/harmony/render.js';
+} from '../../src/protocol/harmony/format.js';
 import { decodeTokens, encodeWithSpecials } from '../../src/protocol/harmony/tokens.js';
 import { harmonyVector as vector } from './vectors.js';
 

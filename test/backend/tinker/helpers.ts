@@ -3,13 +3,13 @@ import type { Readable } from 'node:stream';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalBackend, type LocalBackend } from '../../src/backend/local/backend.js';
-import { wasmAvailable } from '../../src/backend/local/tensor-math.js';
-import { createTinkerBackend, type TinkerBackend, type TinkerBackendOptions } from '../../src/backend/tinker/index.js';
-import { TinkerServer, type FaultRule } from '../../src/tinker-server/index.js';
-import type { Datum } from '../../src/backend/types.js';
-import { trainBpe } from '../../src/protocol/compact/bpe.js';
-import { SPECIALS } from '../../src/protocol/compact/renderer.js';
+import { createLocalBackend, type LocalBackend } from '../../../src/backend/local/backend.js';
+import { wasmAvailable } from '../../../src/backend/local/tensor-math.js';
+import { createTinkerBackend, type TinkerBackend, type TinkerBackendOptions } from '../../../src/backend/tinker/index.js';
+import { TinkerServer, type FaultRule } from '../../../src/tinker-server/index.js';
+import type { Datum } from '../../../src/backend/types.js';
+import { trainBpe } from '../../../src/protocol/compact/bpe.js';
+import { SPECIALS } from '../../../src/protocol/compact/renderer.js';
 
 const TEXTS = [
   'The quick brown fox jumps over the lazy dog.',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
-import { compilePattern, parsePythonRegex, requiredLiterals, translatePythonRegex } from '../../src/search/grep/index.js';
+import { InputError } from '../../../src/errors.js';
+import { compilePattern, parsePythonRegex, requiredLiterals, translatePythonRegex } from '../../../src/search/grep/index.js';
 
 /** Whether a Python-syntax pattern finds a match in `text` (re.search semantics), run by RE2. */
 const finds = (pattern: string, text: string) => compilePattern(pattern).re.test(Buffer.from(text, 'utf8'));
