@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { contentChunkId, isUtf8Chunk, normalizeWhitespace, type Chunk, type SourceChunk } from './chunk.js';
 import { IdTable } from './id-table.js';
-import { parseJsonRecord } from './json-depth.js';
+import { parseJsonRecord } from '../json-depth.js';
 import { JsonlScanner, LINE_BLANK, LINE_OK, NO_TITLE, line as scanned } from './jsonl-scan.js';
 import { decodeLine, readLineBatches, readLineBytes } from './lines.js';
 import { readParquetRowGroups } from './parquet.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from '../corpus/json-depth.js';
+import { jsonDepth, MAX_JSON_DEPTH } from '../json-depth.js';
 import { isInputError } from '../errors.js';
 import { decompressCapped, OverCap } from './decompress.js';
 

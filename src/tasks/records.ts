@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import type { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from '../corpus/json-depth.js';
+import { jsonDepth, MAX_JSON_DEPTH } from '../json-depth.js';
 import { readLines } from '../corpus/lines.js';
 import { regularFile } from '../corpus/regular-file.js';
 import { readTextFile } from '../corpus/text-file.js';

@@ -22,7 +22,7 @@ const TEST_ONLY_FOLDERS: Readonly<Record<string, string>> = {
   'test/fixtures': 'data and helpers the tests share (corpora, qrels, task files, the Python SDK finder)',
   'test/architecture': 'checks docs/ARCHITECTURE.md against src/ and test/ (scripts/architecture/)',
   'test/attack': 'the adversarial-input suite of scripts/attack/, across every command',
-  'test/tinker': "serve-tinker's HTTP and SDK tests, which move to test/tinker-server (issue #36, h1)",
+  'test/docs': 'checks README.md and docs/ against each other and the code (links, commands, lengths)',
 };
 
 describe('the layer table of docs/ARCHITECTURE.md', () => {
@@ -61,7 +61,7 @@ describe('the layer check', () => {
     writeFileSync(join(dir, 'src/corpus/planted.ts'), "import type { Rollout } from '../agent/rollout.js';\nexport type Planted = Rollout;\n");
     const planted = checkLayers(dir).filter((v) => v.edge.from === 'src/corpus/planted.ts');
     expect(planted.map((v) => v.message)).toEqual([
-      "src/corpus/planted.ts imports '../agent/rollout.js': src/corpus/ (layer data, row 3) imports from src/agent/ (layer episode, row 10), which is below it",
+      "src/corpus/planted.ts imports '../agent/rollout.js': src/corpus/ (layer data, row 4) imports from src/agent/ (layer episode, row 11), which is below it",
     ]);
     expect(checkLayers(dir).length).toBe(before + 1);
   });

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkpointIntact, CorruptCheckpoint, readCheckpoint, writeCheckpoint } from '../../src/backend/local/checkpoint.js';
-import { tempDir, tinyCheckpoint } from '../tinker/helpers.js';
+import { tempDir, tinyCheckpoint } from './tinker/helpers.js';
 
 describe('local checkpoint checksum', () => {
   it('keeps the SHA-256 of the tensors and refuses a file whose tensor bytes changed, naming it', async () => {

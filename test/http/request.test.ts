@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { InputError } from '../../src/errors.js';
 import { closeServer, listen } from '../../src/http/lifecycle.js';
-import { MAX_JSON_DEPTH } from '../../src/corpus/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../src/json-depth.js';
 import { asHttpError, checkBody, HttpError, jsonObject, readJson } from '../../src/http/request.js';
 import { sendJson } from '../../src/http/response.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
-import { jsonDepth, MAX_JSON_DEPTH, parseJsonRecord } from '../../src/corpus/json-depth.js';
+import { InputError } from '../src/errors.js';
+import { jsonDepth, MAX_JSON_DEPTH, parseJsonRecord } from '../src/json-depth.js';
 
 const nested = (depth: number) => `{"id":"x","text":"t","meta":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
 

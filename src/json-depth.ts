@@ -1,4 +1,4 @@
-import { InputError } from '../errors.js';
+import { InputError } from './errors.js';
 
 /**
  * The deepest nesting sleuth takes in one JSON record. JSON.parse nests without limit, but
