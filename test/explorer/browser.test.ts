@@ -208,7 +208,7 @@ describe('sleuth explore in Chromium', () => {
     await page.waitForFunction(() => location.hash === '#/run?runs=grpo-a');
   });
 
-  it('opens a run: the seeds\' charts are drawn, with the eval table in step order and intervals', async () => {
+  it('opens a run: each training seed\'s charts are drawn, with the eval table in step order and intervals', async () => {
     await waitRendered();
     const titles = await page.$$eval('figure.chart figcaption', (f) => f.map((x) => x.textContent));
     expect(titles).toEqual(expect.arrayContaining(['train reward', 'valid rollouts (curated ≥ 1)', 'entropy (nats / sampled token)', 'eval F1 / precision / recall', 'trajectory vs curated recall', 'turns per episode', 'curated documents']));

@@ -17,7 +17,7 @@ describe('Search-R1 tags', () => {
     expect(tagActionToCall(text, act)).toEqual({ name: 'answer', arguments: { answer: 'Robert Zemeckis' }, status: 'ok', raw: '<answer> Robert Zemeckis </answer>' });
   });
 
-  it("reads the seeds' <<answer>> form, and flags <<answer>> followed by the answer", () => {
+  it("reads the <<answer>> form of Training Search Agents with GRPO, and flags <<answer>> followed by the answer", () => {
     expect(parseTagAction('I think <<Paris>> or maybe <<Lyon>>')).toMatchObject({ kind: 'answer', answer: 'Lyon', form: 'double_angle', status: 'ok' });
     const text = 'Final: <<answer>> Paris\nthanks';
     const act = parseTagAction(text);

@@ -9,7 +9,7 @@ import { InputError } from '../../src/errors.js';
 import { rollout, task } from './helpers.js';
 
 describe('F-beta', () => {
-  it('pins the seeds: R 1.0 and P 0.25 give F4 0.85 and F1 0.40', () => {
+  it("pins the blog post's numbers: R 1.0 and P 0.25 give F4 0.85 and F1 0.40", () => {
     expect(fBeta(0.25, 1, 4)).toBeCloseTo(0.85, 2);
     expect(fBeta(0.25, 1, 1)).toBeCloseTo(0.4, 10);
   });

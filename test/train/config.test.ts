@@ -10,7 +10,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'sleuth-config-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('train config', () => {
-  it('every preset in configs/ is a valid config; the seeds presets have the seeds settings', () => {
+  it("every preset in configs/ is a valid config; the blog-post presets have the blog post's settings", () => {
     const presets = readdirSync(join(ROOT, 'configs')).filter((f) => f.endsWith('.json') && f !== 'prices.json');
     expect(presets).toContain('local-demo.json');
     for (const f of presets) parseTrainConfig(readConfigFile(join(ROOT, 'configs', f)), f);

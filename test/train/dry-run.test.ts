@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 const train = (...args: string[]) => spawnSync(process.execPath, ['bin/sleuth.js', 'train', ...args], { encoding: 'utf8', timeout: 60_000 });
 
 describe('sleuth train --dry-run', () => {
-  it("estimates the seeds' Qwen3 run in tokens and dollars without running or writing anything", () => {
+  it("estimates the blog post's Qwen3 run in tokens and dollars without running or writing anything", () => {
     const r = train('--config', 'configs/tinker-qwen3.json', '--dry-run', '--json');
     expect(r.status).toBe(0);
     const e = JSON.parse(r.stdout) as { steps: number; episodesPerStep: number; total: { usd: number | null; trainTokens: number } };

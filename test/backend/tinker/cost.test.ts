@@ -4,7 +4,7 @@ import { episodeTokens, estimateRunCost, formatCostEstimate, SEED_EPISODE, type 
 
 const prices = JSON.parse(readFileSync('configs/prices.json', 'utf8')) as PricesTable;
 
-/** The seeds' full run: gpt-oss-20b, 64 groups of 8, 24 steps, 40 turns, 2,048 tokens per turn, 30,720 context. */
+/** The full run of Training Search Agents with GRPO: gpt-oss-20b, 64 groups of 8, 24 steps, 40 turns, 2,048 tokens per turn, 30,720 context. */
 const SEED = {
   backend: 'tinker',
   model: 'openai/gpt-oss-20b',
@@ -22,7 +22,7 @@ describe('run cost estimate', () => {
     expect(episodeTokens({ turns: 10, promptTokens: 100, outputTokensPerTurn: 10, toolTokensPerTurn: 40 }, 250)).toEqual(e);
   });
 
-  it("prices the seeds' run from the prices table: train tokens known, prefill and sample unknown for gpt-oss-20b", () => {
+  it("prices the blog post's gpt-oss-20b run from the prices table: train tokens known, prefill and sample unknown for gpt-oss-20b", () => {
     const e = estimateRunCost(SEED, prices);
     expect(e.episodesPerStep).toBe(512);
     const ep = episodeTokens(SEED_EPISODE, 30720);
