@@ -36,13 +36,19 @@
   if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0) return;
   const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
   for (let c: usize = 0; c < bytes; c += 16) {
-    let acc = v128.load(dst + c);
-    acc = f32x4.add(acc, f32x4.mul(s0, v128.load(src + c)));
-    acc = f32x4.add(acc, f32x4.mul(s1, v128.load(src + srcStride + c)));
-    acc = f32x4.add(acc, f32x4.mul(s2, v128.load(src + 2 * srcStride + c)));
-    acc = f32x4.add(acc, f32x4.mul(s3, v128.load(src + 3 * srcStride + c)));
-    v128.store(dst + c, acc);
+    const x0 = v128.load(src + c), x1 = v128.load(src + srcStride + c), x2 = v128.load(src + 2 * srcStride + c), x3 = v128.load(src + 3 * srcStride + c);
+    addScaledLanes4(dst + c, s0, s1, s2, s3, x0, x1, x2, x3);
   }
+}
+
+/** addScaled4's step, four lanes at p: p += s0 x0 + s1 x1 + s2 x2 + s3 x3, added in that order. */
+@inline function addScaledLanes4(p: usize, s0: v128, s1: v128, s2: v128, s3: v128, x0: v128, x1: v128, x2: v128, x3: v128): void {
+  let acc = v128.load(p);
+  acc = f32x4.add(acc, f32x4.mul(s0, x0));
+  acc = f32x4.add(acc, f32x4.mul(s1, x1));
+  acc = f32x4.add(acc, f32x4.mul(s2, x2));
+  acc = f32x4.add(acc, f32x4.mul(s3, x3));
+  v128.store(p, acc);
 }
 
 /** out[t,o] = b[o] + sum_c inp[t,c] * w[o,c]   (inp: T x C, w: OC x C, out: T x OC; b may be 0). */
@@ -176,21 +182,11 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
       const dwr1 = dwr + rowIn;
       for (let c: usize = 0; c < rowIn; c += 16) {
         const x0 = v128.load(i0 + c), x1 = v128.load(i0 + rowIn + c), x2 = v128.load(i0 + 2 * rowIn + c), x3 = v128.load(i0 + 3 * rowIn + c);
-        let acc = v128.load(dwr + c);
-        acc = f32x4.add(acc, f32x4.mul(s0, x0));
-        acc = f32x4.add(acc, f32x4.mul(s1, x1));
-        acc = f32x4.add(acc, f32x4.mul(s2, x2));
-        acc = f32x4.add(acc, f32x4.mul(s3, x3));
-        v128.store(dwr + c, acc);
-        let acc1 = v128.load(dwr1 + c);
-        acc1 = f32x4.add(acc1, f32x4.mul(r0, x0));
-        acc1 = f32x4.add(acc1, f32x4.mul(r1, x1));
-        acc1 = f32x4.add(acc1, f32x4.mul(r2, x2));
-        acc1 = f32x4.add(acc1, f32x4.mul(r3, x3));
-        v128.store(dwr1 + c, acc1);
+        addScaledLanes4(dwr + c, s0, s1, s2, s3, x0, x1, x2, x3);
+        addScaledLanes4(dwr1 + c, r0, r1, r2, r3, x0, x1, x2, x3);
       }
     }
-    // The columns the four-wide loop above left over: the same work one column at a time (hot path, kept beside its unrolled form).
+    // The column the two-wide loop above left over (OC odd).
     for (; o < OC; o++) addScaled4(dw + <usize>o * rowIn, d0 + (<usize>o << 2), rowOut, i0, rowIn, rowIn);
   }
   for (; t < T; t++) {
