@@ -4,35 +4,39 @@ import type { Command } from './command.js';
 import { guardConsole } from './safe-text.js';
 
 /**
- * Subcommands: the module under commands/ that runs each, and the line `sleuth --help` shows for it.
- * The lines live here, not in the modules, so that `sleuth --help` imports none of them (loading
- * every command's dependencies took seconds); each module is loaded only when its command runs.
+ * Subcommands and the line `sleuth --help` shows for each. Each runs from the module under
+ * commands/ named after it (or MODULE_FILE's). The lines live here, not in the modules, so that
+ * `sleuth --help` imports none of them (loading every command's dependencies took seconds); each
+ * module is loaded only when its command runs.
  */
-const COMMANDS: Record<string, { file: string; summary: string }> = {
-  index: { file: 'index-cmd', summary: 'build a BM25 + grep index over a corpus (default: the embedded corpus)' },
-  search: { file: 'search', summary: 'BM25 search: id, title, score, snippet' },
-  grep: { file: 'grep', summary: 'Python-syntax regex over the corpus: id, title, snippet' },
-  'ir-eval': { file: 'ir-eval', summary: 'nDCG, recall, MAP, MRR of a run against qrels, as trec_eval computes them' },
-  read: { file: 'read', summary: 'print one chunk by id' },
-  tasks: { file: 'tasks', summary: 'task sets: list, show, subset (cheap ablations), import a dataset' },
-  play: { file: 'play', summary: 'play the search environment yourself in the terminal' },
-  eval: { file: 'eval', summary: 'run an agent on a task set, score every rollout, write a run directory' },
-  compare: { file: 'compare', summary: 'compare run directories: metric table with paired bootstrap 95% intervals against the first run' },
-  headroom: { file: 'headroom', summary: 'best-of-N vs best-of-1: how much RL can gain by sharpening the policy' },
-  sft: { file: 'sft', summary: 'rejection-sampled SFT from a teacher agent (STaR) into a checkpoint' },
-  train: { file: 'train', summary: 'GRPO training of a search agent (local or Tinker backend)' },
-  demo: { file: 'demo', summary: 'the main job: index, baseline, SFT, GRPO, eval, comparison on the embedded default' },
-  explore: { file: 'explore', summary: 'the local web explorer over run directories' },
-  curves: { file: 'curves', summary: "draw a training run's curves (reward, valid, entropy, eval F1, ...) as an SVG" },
-  serve: { file: 'serve', summary: 'an OpenAI-compatible endpoint over a local checkpoint' },
-  'serve-tinker': { file: 'serve-tinker', summary: 'the Tinker REST API over the local training backend (127.0.0.1)' },
-  'serve-search': { file: 'serve-search', summary: 'Search-R1-style retrieval server (POST /retrieve) plus /search and /grep' },
-  mcp: { file: 'mcp', summary: 'the search harness as an MCP server (stdio or streamable HTTP), one session = one episode' },
+const COMMANDS: Record<string, string> = {
+  index: 'build a BM25 + grep index over a corpus (default: the embedded corpus)',
+  search: 'BM25 search: id, title, score, snippet',
+  grep: 'Python-syntax regex over the corpus: id, title, snippet',
+  'ir-eval': 'nDCG, recall, MAP, MRR of a run against qrels, as trec_eval computes them',
+  read: 'print one chunk by id',
+  tasks: 'task sets: list, show, subset (cheap ablations), import a dataset',
+  play: 'play the search environment yourself in the terminal',
+  eval: 'run an agent on a task set, score every rollout, write a run directory',
+  compare: 'compare run directories: metric table with paired bootstrap 95% intervals against the first run',
+  headroom: 'best-of-N vs best-of-1: how much RL can gain by sharpening the policy',
+  sft: 'rejection-sampled SFT from a teacher agent (STaR) into a checkpoint',
+  train: 'GRPO training of a search agent (local or Tinker backend)',
+  demo: 'the main job: index, baseline, SFT, GRPO, eval, comparison on the embedded default',
+  explore: 'the local web explorer over run directories',
+  curves: "draw a training run's curves (reward, valid, entropy, eval F1, ...) as an SVG",
+  serve: 'an OpenAI-compatible endpoint over a local checkpoint',
+  'serve-tinker': 'the Tinker REST API over the local training backend (127.0.0.1)',
+  'serve-search': 'Search-R1-style retrieval server (POST /retrieve) plus /search and /grep',
+  mcp: 'the search harness as an MCP server (stdio or streamable HTTP), one session = one episode',
 };
 
+/** Commands whose module is not named after them (commands/index.ts would read as the folder's own index). */
+const MODULE_FILE: Record<string, string> = { index: 'index-cmd' };
+
 async function loadCommand(name: string): Promise<Command | undefined> {
-  const file = Object.hasOwn(COMMANDS, name) ? COMMANDS[name]!.file : undefined;
-  if (!file) return undefined;
+  if (!Object.hasOwn(COMMANDS, name)) return undefined;
+  const file = Object.hasOwn(MODULE_FILE, name) ? MODULE_FILE[name]! : name;
   try {
     const mod = (await import(`./commands/${file}.js`)) as { command: Command };
     return mod.command;
@@ -45,7 +49,7 @@ async function loadCommand(name: string): Promise<Command | undefined> {
 
 function overview(): string {
   const lines = ['sleuth: train small language models to be search agents with GRPO', '', 'usage: sleuth COMMAND [options]   (sleuth COMMAND --help for more)', ''];
-  for (const [name, { summary }] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(14)} ${summary}`);
+  for (const [name, summary] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(14)} ${summary}`);
   return lines.join('\n');
 }
 

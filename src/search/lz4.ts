@@ -89,6 +89,27 @@ function writeSequence(src: Uint8Array, litFrom: number, lit: number, dst: Uint8
   return op;
 }
 
+/** The input position after the length readLength read last: its second result, kept here so that no object is made per sequence. */
+let lengthEnd = 0;
+
+/**
+ * An LZ4 length: the token's 4 bits `nibble`, plus, when they are 15, the bytes at ip (a byte of
+ * 255 says another follows). Sets lengthEnd; `what` names the length if the input ends within it.
+ */
+function readLength(src: Uint8Array, nibble: number, ip: number, what: string): number {
+  let len = nibble;
+  if (nibble === 15) {
+    let b: number;
+    do {
+      if (ip >= src.length) bad(ip, `${what} runs past the end`);
+      b = src[ip++]!;
+      len += b;
+    } while (b === 255);
+  }
+  lengthEnd = ip;
+  return len;
+}
+
 /** The decoder's error, given the input position (a function of its own, so that `ip` stays a plain local). */
 function bad(ip: number, why: string): never {
   throw new Error(`damaged LZ4 block (${why} at input byte ${ip})`);
@@ -152,17 +173,8 @@ export function lz4DecompressPlain(src: Uint8Array, dst: Uint8Array): void {
   for (;;) {
     if (ip >= end) bad(ip, 'ends before its last literals');
     const token = src[ip++]!;
-    let lit = token >>> 4;
-    // LZ4's length extension (bytes of 255 continue), read here and again for the match length:
-    // inline twice on the decoder's hot path, since it yields two values (the length and the position).
-    if (lit === 15) {
-      let b: number;
-      do {
-        if (ip >= end) bad(ip, 'literal length runs past the end');
-        b = src[ip++]!;
-        lit += b;
-      } while (b === 255);
-    }
+    const lit = readLength(src, token >>> 4, ip, 'literal length');
+    ip = lengthEnd;
     if (ip + lit > end || op + lit > dst.length) bad(ip, 'literals run past the end');
     if (lit < 16) for (let i = 0; i < lit; i++) dst[op + i] = src[ip + i]!;
     else dst.set(src.subarray(ip, ip + lit), op);
@@ -172,16 +184,8 @@ export function lz4DecompressPlain(src: Uint8Array, dst: Uint8Array): void {
     if (ip + 2 > end) bad(ip, 'offset runs past the end');
     const offset = src[ip]! | (src[ip + 1]! << 8);
     ip += 2;
-    let len = token & 15;
-    if (len === 15) {
-      let b: number;
-      do {
-        if (ip >= end) bad(ip, 'match length runs past the end');
-        b = src[ip++]!;
-        len += b;
-      } while (b === 255);
-    }
-    len += MIN_MATCH;
+    const len = readLength(src, token & 15, ip, 'match length') + MIN_MATCH;
+    ip = lengthEnd;
     if (offset === 0 || offset > op || op + len > dst.length) bad(ip, 'match outside the output');
     const from = op - offset;
     if (offset >= len && len >= 32) dst.copyWithin(op, from, from + len);

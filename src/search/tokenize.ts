@@ -35,33 +35,46 @@ function wordCharAt(text: string, i: number): number {
 export type WordCallback = (start: number, end: number, hash: number) => void;
 
 export function scanWords(text: string, fn: WordCallback): void {
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    let w = wordCharAt(text, i);
-    if (w === 0) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let h = 0x811c9dc5;
-    for (;;) {
-      for (let j = 0; j < w; j++) h = Math.imul(h ^ text.charCodeAt(i + j), 0x01000193);
-      i += w;
-      if (i >= n) break;
-      w = wordCharAt(text, i);
-      if (w === 0) {
-        // An apostrophe joins two word characters.
-        if (i + 1 < n && isApostrophe(text.charCodeAt(i)) && (w = wordCharAt(text, i + 1)) !== 0) {
-          h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-          i++;
-          continue;
-        }
-        break;
-      }
-    }
-    fn(start, i, h);
+  for (let i = 0; ; ) {
+    const start = nextWord(text, i);
+    if (start === text.length) return;
+    const end = foundEnd;
+    fn(start, end, foundHash);
+    i = end;
   }
+}
+
+/** The end and hash of the word nextWord found last: its other results, kept here so that no object is made per word. */
+let foundEnd = 0;
+let foundHash = 0;
+
+/** The start of the first word at or after `from` (text.length if there is none); sets foundEnd and foundHash. */
+function nextWord(text: string, from: number): number {
+  const n = text.length;
+  let i = from;
+  let w = 0;
+  while (i < n && (w = wordCharAt(text, i)) === 0) i++;
+  if (i === n) return n;
+  const start = i;
+  let h = 0x811c9dc5 | 0;
+  for (;;) {
+    for (let j = 0; j < w; j++) h = Math.imul(h ^ text.charCodeAt(i + j), 0x01000193);
+    i += w;
+    if (i >= n) break;
+    w = wordCharAt(text, i);
+    if (w === 0) {
+      // An apostrophe joins two word characters.
+      if (i + 1 < n && isApostrophe(text.charCodeAt(i)) && (w = wordCharAt(text, i + 1)) !== 0) {
+        h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+        i++;
+        continue;
+      }
+      break;
+    }
+  }
+  foundEnd = i;
+  foundHash = h;
+  return start;
 }
 
 /**
@@ -99,48 +112,29 @@ export class WordTable {
   /**
    * The indexer's inner loop: split text exactly as scanWords does and append the value of each
    * word to `out` (returning the new length), asking onMiss for the value of a word not yet in
-   * the table. One specialised loop with no per-word callback, because it runs once per token.
+   * the table. No per-word callback, because it runs once per token.
    * With `spans`, word i's UTF-16 span is also written there, start at 2i and end at 2i + 1 (i
    * counted from outLength); it must hold 2 * (text.length / 2 + 1) values past that.
    */
   lookupAll(text: string, onMiss: (word: string) => number, out: Int32Array, outLength: number, spans?: Uint32Array): number {
-    const n = text.length;
-    let i = 0;
-    while (i < n) {
-      let w = wordCharAt(text, i);
-      if (w === 0) {
-        i++;
-        continue;
-      }
-      const start = i;
-      let h = 0x811c9dc5 | 0;
-      for (;;) {
-        for (let j = 0; j < w; j++) h = Math.imul(h ^ text.charCodeAt(i + j), 0x01000193);
-        i += w;
-        if (i >= n) break;
-        w = wordCharAt(text, i);
-        if (w === 0) {
-          if (i + 1 < n && isApostrophe(text.charCodeAt(i)) && (w = wordCharAt(text, i + 1)) !== 0) {
-            h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-            i++;
-            continue;
-          }
-          break;
-        }
-      }
-      let v = this.get(text, start, i, h);
+    for (let i = 0; ; ) {
+      const start = nextWord(text, i);
+      if (start === text.length) return outLength;
+      const end = foundEnd;
+      const h = foundHash;
+      let v = this.get(text, start, end, h);
       if (v === undefined) {
-        const word = text.slice(start, i);
+        const word = text.slice(start, end);
         v = onMiss(word);
         this.add(word, h, v);
       }
       if (spans !== undefined) {
         spans[2 * outLength] = start;
-        spans[2 * outLength + 1] = i;
+        spans[2 * outLength + 1] = end;
       }
       out[outLength++] = v;
+      i = end;
     }
-    return outLength;
   }
 
   /** Add a word known to be absent; values must fit in an int32. */

@@ -45,20 +45,13 @@ export const command: Command = {
   usage: USAGE,
   async run(argv: string[]): Promise<number> {
     const [sub, ...rest] = argv;
-    switch (sub) {
-      case 'list':
-        return list(rest);
-      case 'show':
-        return show(rest);
-      case 'subset':
-        return subset(rest);
-      case 'import':
-        return importCmd(rest);
-      default:
-        throw new InputError(sub === undefined ? `missing subcommand\n\n${USAGE}` : `unknown subcommand '${sub}' (list, show, subset, import)\n\n${USAGE}`);
-    }
+    if (sub === undefined) throw new InputError(`missing subcommand\n\n${USAGE}`);
+    if (!Object.hasOwn(SUBCOMMANDS, sub)) throw new InputError(`unknown subcommand '${sub}' (${Object.keys(SUBCOMMANDS).join(', ')})\n\n${USAGE}`);
+    return SUBCOMMANDS[sub]!(rest);
   },
 };
+
+const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = { list, show, subset, import: importCmd };
 
 function noPositionals(positionals: string[], what: string): void {
   if (positionals.length > 0) throw new InputError(`tasks ${what}: unexpected argument '${positionals[0]}'`);

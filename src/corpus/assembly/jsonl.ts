@@ -110,28 +110,25 @@ function putCodePoint(out: usize, cp: u32): usize {
  */
 function utf8Width(p: usize, end: usize): u32 {
   const b0 = <u32>load<u8>(p);
-  if (b0 >= 0xc2 && b0 <= 0xdf) {
-    if (p + 1 >= end) return 0;
-    return (<u32>load<u8>(p, 1) & 0xc0) === 0x80 ? 2 : 0;
-  }
-  if (b0 >= 0xe0 && b0 <= 0xef) {
-    if (p + 2 >= end) return 0;
-    const b1 = <u32>load<u8>(p, 1);
-    const lo: u32 = b0 === 0xe0 ? 0xa0 : 0x80;
-    const hi: u32 = b0 === 0xed ? 0x9f : 0xbf;
-    if (b1 < lo || b1 > hi) return 0;
-    return (<u32>load<u8>(p, 2) & 0xc0) === 0x80 ? 3 : 0;
-  }
-  if (b0 >= 0xf0 && b0 <= 0xf4) {
-    if (p + 3 >= end) return 0;
-    const b1 = <u32>load<u8>(p, 1);
-    const lo: u32 = b0 === 0xf0 ? 0x90 : 0x80;
-    const hi: u32 = b0 === 0xf4 ? 0x8f : 0xbf;
-    if (b1 < lo || b1 > hi) return 0;
-    if ((<u32>load<u8>(p, 2) & 0xc0) !== 0x80 || (<u32>load<u8>(p, 3) & 0xc0) !== 0x80) return 0;
-    return 4;
-  }
-  return 0;
+  let width: u32;
+  // The second byte's range: narrower after E0 and F0 (no overlong form), ED (no surrogate), F4 (nothing past U+10FFFF).
+  let lo: u32 = 0x80;
+  let hi: u32 = 0xbf;
+  if (b0 >= 0xc2 && b0 <= 0xdf) width = 2;
+  else if (b0 >= 0xe0 && b0 <= 0xef) {
+    width = 3;
+    if (b0 === 0xe0) lo = 0xa0;
+    if (b0 === 0xed) hi = 0x9f;
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    width = 4;
+    if (b0 === 0xf0) lo = 0x90;
+    if (b0 === 0xf4) hi = 0x8f;
+  } else return 0;
+  if (p + width > end) return 0;
+  const b1 = <u32>load<u8>(p, 1);
+  if (b1 < lo || b1 > hi) return 0;
+  for (let k: u32 = 2; k < width; k++) if ((<u32>load<u8>(p + k) & 0xc0) !== 0x80) return 0;
+  return width;
 }
 
 /**

@@ -29,6 +29,18 @@ function escapeRegex(s: string): string {
 
 const pairKey = (a: number, b: number) => a * 65536 + b;
 
+/** `ids` with each occurrence of the pair (a, b), left to right, replaced by `merged`. */
+function mergePair(ids: readonly number[], a: number, b: number, merged: number): number[] {
+  const next: number[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    if (i + 1 < ids.length && ids[i] === a && ids[i + 1] === b) {
+      next.push(merged);
+      i++;
+    } else next.push(ids[i]!);
+  }
+  return next;
+}
+
 export class BpeTokenizer {
   readonly vocabSize: number;
   private readonly ranks = new Map<number, number>();
@@ -120,15 +132,7 @@ export class BpeTokenizer {
       }
       if (best < 0) break;
       const [a, b] = this.data.merges[bestRank]!;
-      const id = 256 + this.data.specials.length + bestRank;
-      const next: number[] = [];
-      for (let i = 0; i < ids.length; i++) {
-        if (i + 1 < ids.length && ids[i] === a && ids[i + 1] === b) {
-          next.push(id);
-          i++;
-        } else next.push(ids[i]!);
-      }
-      ids = next;
+      ids = mergePair(ids, a, b, 256 + this.data.specials.length + bestRank);
     }
     if (this.cache.size < 100_000) this.cache.set(word, ids);
     return ids;
@@ -201,14 +205,7 @@ export function trainBpe(texts: Iterable<string>, vocabSize: number, specials: s
       for (let i = 0; i + 1 < w.length; i++) if (w[i] === a && w[i + 1] === b) found = true;
       if (!found) continue;
       addPairs(wi, -1);
-      const next: number[] = [];
-      for (let i = 0; i < w.length; i++) {
-        if (i + 1 < w.length && w[i] === a && w[i + 1] === b) {
-          next.push(id);
-          i++;
-        } else next.push(w[i]!);
-      }
-      words[wi] = next;
+      words[wi] = mergePair(w, a, b, id);
       addPairs(wi, 1);
     }
     pairWords.delete(bestKey);

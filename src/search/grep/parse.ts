@@ -25,6 +25,13 @@ export type ClassItem = { kind: 'range'; lo: number; hi: number } | { kind: 'sho
 
 export type AssertKind = 'bol' | 'eol' | 'bot' | 'eot' | 'wordb' | 'nwordb';
 
+/** The escapes that assert a position (inside a class, `\b` is a backspace instead). */
+const ESCAPED_ASSERTIONS: Readonly<Record<string, AssertKind>> = { A: 'bot', Z: 'eot', b: 'wordb', B: 'nwordb' };
+
+function isShorthand(ch: string): ch is Shorthand {
+  return ch.length === 1 && 'dDwWsS'.includes(ch);
+}
+
 export type Node =
   | { type: 'empty' }
   /** One code point, matched under the flags in force where it was written. */
@@ -355,27 +362,13 @@ class Parser {
     if (this.eof()) this.fail('bad escape (end of pattern)', start);
     const ch = this.peek();
     const f = { ...flags };
-    switch (ch) {
-      case 'A':
-        this.pos++;
-        return { type: 'assert', kind: 'bot', flags: f };
-      case 'Z':
-        this.pos++;
-        return { type: 'assert', kind: 'eot', flags: f };
-      case 'b':
-        this.pos++;
-        return { type: 'assert', kind: 'wordb', flags: f };
-      case 'B':
-        this.pos++;
-        return { type: 'assert', kind: 'nwordb', flags: f };
-      case 'd':
-      case 'D':
-      case 'w':
-      case 'W':
-      case 's':
-      case 'S':
-        this.pos++;
-        return { type: 'shorthand', which: ch, flags: f };
+    if (Object.hasOwn(ESCAPED_ASSERTIONS, ch)) {
+      this.pos++;
+      return { type: 'assert', kind: ESCAPED_ASSERTIONS[ch]!, flags: f };
+    }
+    if (isShorthand(ch)) {
+      this.pos++;
+      return { type: 'shorthand', which: ch, flags: f };
     }
     if (ch >= '1' && ch <= '9') {
       const octal = /^[0-7]{3}/.exec(this.src.slice(this.pos, this.pos + 3));
@@ -473,9 +466,9 @@ class Parser {
     this.pos++;
     if (this.eof()) this.fail('bad escape (end of pattern)', start);
     const e = this.peek();
-    if ('dDwWsS'.includes(e)) {
+    if (isShorthand(e)) {
       this.pos++;
-      return e as Shorthand;
+      return e;
     }
     if (e >= '1' && e <= '7') return this.octal(start);
     if (e === '8' || e === '9') this.fail(`bad escape \\${e}`, start);

@@ -14,6 +14,43 @@
   return (f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
 }
 
+/** hsum of the lane-wise products of the `bytes` at a and at b (a multiple of 16), accumulated from +0 in order. */
+@inline function innerProduct(a: usize, b: usize, bytes: usize): f32 {
+  let acc = f32x4.splat(0);
+  for (let c: usize = 0; c < bytes; c += 16) acc = f32x4.add(acc, f32x4.mul(v128.load(a + c), v128.load(b + c)));
+  return hsum(acc);
+}
+
+/** dst += s * src over `bytes` (a multiple of 16). */
+@inline function addScaled(dst: usize, s: v128, src: usize, bytes: usize): void {
+  for (let c: usize = 0; c < bytes; c += 16) v128.store(dst + c, f32x4.add(v128.load(dst + c), f32x4.mul(s, v128.load(src + c))));
+}
+
+/**
+ * dst += g0 src0 + g1 src1 + g2 src2 + g3 src3, added in that order, over `bytes`, where g_k is the
+ * f32 at g + k * gStride and src_k starts at src + k * srcStride. Nothing when all four g are 0
+ * (the logits of masked tokens): they would add nothing.
+ */
+@inline function addScaled4(dst: usize, g: usize, gStride: usize, src: usize, srcStride: usize, bytes: usize): void {
+  const g0 = load<f32>(g), g1 = load<f32>(g + gStride), g2 = load<f32>(g + 2 * gStride), g3 = load<f32>(g + 3 * gStride);
+  if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0) return;
+  const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
+  for (let c: usize = 0; c < bytes; c += 16) {
+    const x0 = v128.load(src + c), x1 = v128.load(src + srcStride + c), x2 = v128.load(src + 2 * srcStride + c), x3 = v128.load(src + 3 * srcStride + c);
+    addScaledLanes4(dst + c, s0, s1, s2, s3, x0, x1, x2, x3);
+  }
+}
+
+/** addScaled4's step, four lanes at p: p += s0 x0 + s1 x1 + s2 x2 + s3 x3, added in that order. */
+@inline function addScaledLanes4(p: usize, s0: v128, s1: v128, s2: v128, s3: v128, x0: v128, x1: v128, x2: v128, x3: v128): void {
+  let acc = v128.load(p);
+  acc = f32x4.add(acc, f32x4.mul(s0, x0));
+  acc = f32x4.add(acc, f32x4.mul(s1, x1));
+  acc = f32x4.add(acc, f32x4.mul(s2, x2));
+  acc = f32x4.add(acc, f32x4.mul(s3, x3));
+  v128.store(p, acc);
+}
+
 /** out[t,o] = b[o] + sum_c inp[t,c] * w[o,c]   (inp: T x C, w: OC x C, out: T x OC; b may be 0). */
 export function matmul_forward(out: usize, inp: usize, w: usize, b: usize, T: i32, C: i32, OC: i32): void {
   const rowIn = <usize>C << 2;
@@ -97,11 +134,8 @@ export function matmul_forward(out: usize, inp: usize, w: usize, b: usize, T: i3
       store<f32>(oo + 12, hsum(a3) + (b ? load<f32>(b + (<usize>o << 2) + 12) : 0));
     }
     for (; o < OC; o++) {
-      const wr = w + <usize>o * rowIn;
-      let a0 = f32x4.splat(0);
-      for (let c: usize = 0; c < rowIn; c += 16) a0 = f32x4.add(a0, f32x4.mul(v128.load(i0 + c), v128.load(wr + c)));
       const bias: f32 = b ? load<f32>(b + (<usize>o << 2)) : 0;
-      store<f32>(o0 + (<usize>o << 2), hsum(a0) + bias);
+      store<f32>(o0 + (<usize>o << 2), innerProduct(i0, w + <usize>o * rowIn, rowIn) + bias);
     }
   }
 }
@@ -119,28 +153,9 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
       const d = dout + <usize>t * rowOut;
       const di = dinp + <usize>t * rowIn;
       let o = 0;
-      // Unrolled four output columns at a time (hot path: four SIMD accumulators in flight); the loop after it does the rest one by one.
-      for (; o + 4 <= OC; o += 4) {
-        const g0 = load<f32>(d + (<usize>o << 2)), g1 = load<f32>(d + (<usize>o << 2) + 4);
-        const g2 = load<f32>(d + (<usize>o << 2) + 8), g3 = load<f32>(d + (<usize>o << 2) + 12);
-        // Zero gradients (the logits of masked tokens) add nothing: skip the work.
-        if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0) continue;
-        const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
-        const w0 = w + <usize>o * rowIn;
-        for (let c: usize = 0; c < rowIn; c += 16) {
-          let acc = v128.load(di + c);
-          acc = f32x4.add(acc, f32x4.mul(s0, v128.load(w0 + c)));
-          acc = f32x4.add(acc, f32x4.mul(s1, v128.load(w0 + rowIn + c)));
-          acc = f32x4.add(acc, f32x4.mul(s2, v128.load(w0 + 2 * rowIn + c)));
-          acc = f32x4.add(acc, f32x4.mul(s3, v128.load(w0 + 3 * rowIn + c)));
-          v128.store(di + c, acc);
-        }
-      }
-      for (; o < OC; o++) {
-        const s0 = f32x4.splat(load<f32>(d + (<usize>o << 2)));
-        const w0 = w + <usize>o * rowIn;
-        for (let c: usize = 0; c < rowIn; c += 16) v128.store(di + c, f32x4.add(v128.load(di + c), f32x4.mul(s0, v128.load(w0 + c))));
-      }
+      // Four output columns at a time (hot path: four SIMD accumulators in flight), then the rest one by one.
+      for (; o + 4 <= OC; o += 4) addScaled4(di, d + (<usize>o << 2), 4, w + <usize>o * rowIn, rowIn, rowIn);
+      for (; o < OC; o++) addScaled(di, f32x4.splat(load<f32>(d + (<usize>o << 2))), w + <usize>o * rowIn, rowIn);
     }
   }
   if (db) {
@@ -167,45 +182,18 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
       const dwr1 = dwr + rowIn;
       for (let c: usize = 0; c < rowIn; c += 16) {
         const x0 = v128.load(i0 + c), x1 = v128.load(i0 + rowIn + c), x2 = v128.load(i0 + 2 * rowIn + c), x3 = v128.load(i0 + 3 * rowIn + c);
-        let acc = v128.load(dwr + c);
-        acc = f32x4.add(acc, f32x4.mul(s0, x0));
-        acc = f32x4.add(acc, f32x4.mul(s1, x1));
-        acc = f32x4.add(acc, f32x4.mul(s2, x2));
-        acc = f32x4.add(acc, f32x4.mul(s3, x3));
-        v128.store(dwr + c, acc);
-        let acc1 = v128.load(dwr1 + c);
-        acc1 = f32x4.add(acc1, f32x4.mul(r0, x0));
-        acc1 = f32x4.add(acc1, f32x4.mul(r1, x1));
-        acc1 = f32x4.add(acc1, f32x4.mul(r2, x2));
-        acc1 = f32x4.add(acc1, f32x4.mul(r3, x3));
-        v128.store(dwr1 + c, acc1);
+        addScaledLanes4(dwr + c, s0, s1, s2, s3, x0, x1, x2, x3);
+        addScaledLanes4(dwr1 + c, r0, r1, r2, r3, x0, x1, x2, x3);
       }
     }
-    // The columns the four-wide loop above left over: the same work one column at a time (hot path, kept beside its unrolled form).
-    for (; o < OC; o++) {
-      const oo = <usize>o << 2;
-      const g0 = load<f32>(d0 + oo), g1 = load<f32>(d0 + rowOut + oo), g2 = load<f32>(d0 + 2 * rowOut + oo), g3 = load<f32>(d0 + 3 * rowOut + oo);
-      if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0) continue;
-      const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
-      const dwr = dw + <usize>o * rowIn;
-      for (let c: usize = 0; c < rowIn; c += 16) {
-        let acc = v128.load(dwr + c);
-        acc = f32x4.add(acc, f32x4.mul(s0, v128.load(i0 + c)));
-        acc = f32x4.add(acc, f32x4.mul(s1, v128.load(i0 + rowIn + c)));
-        acc = f32x4.add(acc, f32x4.mul(s2, v128.load(i0 + 2 * rowIn + c)));
-        acc = f32x4.add(acc, f32x4.mul(s3, v128.load(i0 + 3 * rowIn + c)));
-        v128.store(dwr + c, acc);
-      }
-    }
+    // The column the two-wide loop above left over (OC odd).
+    for (; o < OC; o++) addScaled4(dw + <usize>o * rowIn, d0 + (<usize>o << 2), rowOut, i0, rowIn, rowIn);
   }
   for (; t < T; t++) {
     const i0 = inp + <usize>t * rowIn;
     for (let o = 0; o < OC; o++) {
       const g0 = load<f32>(dout + <usize>t * rowOut + (<usize>o << 2));
-      if (g0 == 0) continue;
-      const s0 = f32x4.splat(g0);
-      const dwr = dw + <usize>o * rowIn;
-      for (let c: usize = 0; c < rowIn; c += 16) v128.store(dwr + c, f32x4.add(v128.load(dwr + c), f32x4.mul(s0, v128.load(i0 + c))));
+      if (g0 != 0) addScaled(dw + <usize>o * rowIn, f32x4.splat(g0), i0, rowIn);
     }
   }
 }
@@ -324,10 +312,7 @@ export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T
       const a = att + ((<usize>h * S + t) * S << 2);
       let maxv: f32 = -Infinity;
       for (let t2 = 0; t2 <= t; t2++) {
-        const k = qkv + <usize>t2 * row3 + (<usize>C << 2) + <usize>h * hsb;
-        let acc = f32x4.splat(0);
-        for (let i: usize = 0; i < hsb; i += 16) acc = f32x4.add(acc, f32x4.mul(v128.load(q + i), v128.load(k + i)));
-        const s = hsum(acc) * scale;
+        const s = innerProduct(q, qkv + <usize>t2 * row3 + (<usize>C << 2) + <usize>h * hsb, hsb) * scale;
         store<f32>(a + (<usize>t2 << 2), s);
         if (s > maxv) maxv = s;
       }
@@ -335,11 +320,7 @@ export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T
       for (let t2 = 0; t2 <= t; t2++) store<f32>(a + (<usize>t2 << 2), load<f32>(a + (<usize>t2 << 2)) * inv);
       const o = out + (<usize>t * C << 2) + <usize>h * hsb;
       for (let i: usize = 0; i < hsb; i += 16) v128.store(o + i, f32x4.splat(0));
-      for (let t2 = 0; t2 <= t; t2++) {
-        const v = qkv + <usize>t2 * row3 + (<usize>(2 * C) << 2) + <usize>h * hsb;
-        const p = f32x4.splat(load<f32>(a + (<usize>t2 << 2)));
-        for (let i: usize = 0; i < hsb; i += 16) v128.store(o + i, f32x4.add(v128.load(o + i), f32x4.mul(p, v128.load(v + i))));
-      }
+      for (let t2 = 0; t2 <= t; t2++) addScaled(o, f32x4.splat(load<f32>(a + (<usize>t2 << 2))), qkv + <usize>t2 * row3 + (<usize>(2 * C) << 2) + <usize>h * hsb, hsb);
     }
   }
 }
@@ -368,14 +349,11 @@ export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv
       let dot: f32 = 0;
       for (let t2 = 0; t2 <= t; t2++) {
         const vr = <usize>t2 * row3 + vOff + hb;
-        let acc = f32x4.splat(0);
-        for (let i: usize = 0; i < hsb; i += 16) acc = f32x4.add(acc, f32x4.mul(v128.load(dO + i), v128.load(qkv + vr + i)));
-        const dp = hsum(acc);
+        const dp = innerProduct(dO, qkv + vr, hsb);
         const p = load<f32>(a + (<usize>t2 << 2));
         store<f32>(scratch + (<usize>t2 << 2), dp);
         dot += p * dp;
-        const ps = f32x4.splat(p);
-        for (let i: usize = 0; i < hsb; i += 16) v128.store(dqkv + vr + i, f32x4.add(v128.load(dqkv + vr + i), f32x4.mul(ps, v128.load(dO + i))));
+        addScaled(dqkv + vr, f32x4.splat(p), dO, hsb);
       }
       // Softmax backward, then the score's gradient into q and k.
       const q = <usize>t * row3 + hb;
@@ -397,6 +375,37 @@ export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv
 // Heads of 32 (both shipped sizes): the same arithmetic as the loops above, in the same order, with
 // the head's q, output and query gradient held in eight v128 registers instead of memory.
 
+/** innerProduct of a head of 32 floats held in r0..r7 with the 32 at p. */
+@inline function innerProduct32(r0: v128, r1: v128, r2: v128, r3: v128, r4: v128, r5: v128, r6: v128, r7: v128, p: usize): f32 {
+  let acc = f32x4.add(f32x4.splat(0), f32x4.mul(r0, v128.load(p)));
+  acc = f32x4.add(acc, f32x4.mul(r1, v128.load(p + 16)));
+  acc = f32x4.add(acc, f32x4.mul(r2, v128.load(p + 32)));
+  acc = f32x4.add(acc, f32x4.mul(r3, v128.load(p + 48)));
+  acc = f32x4.add(acc, f32x4.mul(r4, v128.load(p + 64)));
+  acc = f32x4.add(acc, f32x4.mul(r5, v128.load(p + 80)));
+  acc = f32x4.add(acc, f32x4.mul(r6, v128.load(p + 96)));
+  acc = f32x4.add(acc, f32x4.mul(r7, v128.load(p + 112)));
+  return hsum(acc);
+}
+
+/** addScaled of a head of 32 floats held in r0..r7: dst += s * r. */
+@inline function addScaled32(dst: usize, s: v128, r0: v128, r1: v128, r2: v128, r3: v128, r4: v128, r5: v128, r6: v128, r7: v128): void {
+  v128.store(dst, f32x4.add(v128.load(dst), f32x4.mul(s, r0)));
+  v128.store(dst + 16, f32x4.add(v128.load(dst + 16), f32x4.mul(s, r1)));
+  v128.store(dst + 32, f32x4.add(v128.load(dst + 32), f32x4.mul(s, r2)));
+  v128.store(dst + 48, f32x4.add(v128.load(dst + 48), f32x4.mul(s, r3)));
+  v128.store(dst + 64, f32x4.add(v128.load(dst + 64), f32x4.mul(s, r4)));
+  v128.store(dst + 80, f32x4.add(v128.load(dst + 80), f32x4.mul(s, r5)));
+  v128.store(dst + 96, f32x4.add(v128.load(dst + 96), f32x4.mul(s, r6)));
+  v128.store(dst + 112, f32x4.add(v128.load(dst + 112), f32x4.mul(s, r7)));
+}
+
+/** A head of 32 floats held in r0..r7, stored at p. */
+@inline function store32(p: usize, r0: v128, r1: v128, r2: v128, r3: v128, r4: v128, r5: v128, r6: v128, r7: v128): void {
+  v128.store(p, r0); v128.store(p + 16, r1); v128.store(p + 32, r2); v128.store(p + 48, r3);
+  v128.store(p + 64, r4); v128.store(p + 80, r5); v128.store(p + 96, r6); v128.store(p + 112, r7);
+}
+
 function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32, scale: f32): void {
   const row3 = <usize>(3 * C) << 2;
   const kOff = <usize>C << 2, vOff = <usize>(2 * C) << 2;
@@ -409,17 +418,7 @@ function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: 
       const a = att + ((<usize>h * S + t) * S << 2);
       let maxv: f32 = -Infinity;
       for (let t2 = 0; t2 <= t; t2++) {
-        const k = qkv + <usize>t2 * row3 + kOff + hb;
-        let acc = f32x4.mul(q0, v128.load(k));
-        acc = f32x4.add(f32x4.splat(0), acc);
-        acc = f32x4.add(acc, f32x4.mul(q1, v128.load(k + 16)));
-        acc = f32x4.add(acc, f32x4.mul(q2, v128.load(k + 32)));
-        acc = f32x4.add(acc, f32x4.mul(q3, v128.load(k + 48)));
-        acc = f32x4.add(acc, f32x4.mul(q4, v128.load(k + 64)));
-        acc = f32x4.add(acc, f32x4.mul(q5, v128.load(k + 80)));
-        acc = f32x4.add(acc, f32x4.mul(q6, v128.load(k + 96)));
-        acc = f32x4.add(acc, f32x4.mul(q7, v128.load(k + 112)));
-        const s = hsum(acc) * scale;
+        const s = innerProduct32(q0, q1, q2, q3, q4, q5, q6, q7, qkv + <usize>t2 * row3 + kOff + hb) * scale;
         store<f32>(a + (<usize>t2 << 2), s);
         if (s > maxv) maxv = s;
       }
@@ -440,9 +439,7 @@ function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: 
         o6 = f32x4.add(o6, f32x4.mul(p, v128.load(v + 96)));
         o7 = f32x4.add(o7, f32x4.mul(p, v128.load(v + 112)));
       }
-      const o = out + (<usize>t * C << 2) + hb;
-      v128.store(o, o0); v128.store(o + 16, o1); v128.store(o + 32, o2); v128.store(o + 48, o3);
-      v128.store(o + 64, o4); v128.store(o + 80, o5); v128.store(o + 96, o6); v128.store(o + 112, o7);
+      store32(out + (<usize>t * C << 2) + hb, o0, o1, o2, o3, o4, o5, o6, o7);
     }
   }
 }
@@ -461,29 +458,11 @@ function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: 
       let dot: f32 = 0;
       for (let t2 = 0; t2 <= t; t2++) {
         const vr = <usize>t2 * row3 + vOff + hb;
-        const v = qkv + vr;
-        let acc = f32x4.add(f32x4.splat(0), f32x4.mul(d0, v128.load(v)));
-        acc = f32x4.add(acc, f32x4.mul(d1, v128.load(v + 16)));
-        acc = f32x4.add(acc, f32x4.mul(d2, v128.load(v + 32)));
-        acc = f32x4.add(acc, f32x4.mul(d3, v128.load(v + 48)));
-        acc = f32x4.add(acc, f32x4.mul(d4, v128.load(v + 64)));
-        acc = f32x4.add(acc, f32x4.mul(d5, v128.load(v + 80)));
-        acc = f32x4.add(acc, f32x4.mul(d6, v128.load(v + 96)));
-        acc = f32x4.add(acc, f32x4.mul(d7, v128.load(v + 112)));
-        const dp = hsum(acc);
+        const dp = innerProduct32(d0, d1, d2, d3, d4, d5, d6, d7, qkv + vr);
         const p = load<f32>(a + (<usize>t2 << 2));
         store<f32>(scratch + (<usize>t2 << 2), dp);
         dot += p * dp;
-        const ps = f32x4.splat(p);
-        const dv = dqkv + vr;
-        v128.store(dv, f32x4.add(v128.load(dv), f32x4.mul(ps, d0)));
-        v128.store(dv + 16, f32x4.add(v128.load(dv + 16), f32x4.mul(ps, d1)));
-        v128.store(dv + 32, f32x4.add(v128.load(dv + 32), f32x4.mul(ps, d2)));
-        v128.store(dv + 48, f32x4.add(v128.load(dv + 48), f32x4.mul(ps, d3)));
-        v128.store(dv + 64, f32x4.add(v128.load(dv + 64), f32x4.mul(ps, d4)));
-        v128.store(dv + 80, f32x4.add(v128.load(dv + 80), f32x4.mul(ps, d5)));
-        v128.store(dv + 96, f32x4.add(v128.load(dv + 96), f32x4.mul(ps, d6)));
-        v128.store(dv + 112, f32x4.add(v128.load(dv + 112), f32x4.mul(ps, d7)));
+        addScaled32(dqkv + vr, f32x4.splat(p), d0, d1, d2, d3, d4, d5, d6, d7);
       }
       // Softmax backward, then the score's gradient into q and k.
       const qr = <usize>t * row3 + hb;
@@ -498,7 +477,7 @@ function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: 
         if (ds == 0) continue;
         const dsv = f32x4.splat(ds);
         const kr = <usize>t2 * row3 + kOff + hb;
-        const k = qkv + kr, dk = dqkv + kr;
+        const k = qkv + kr;
         g0 = f32x4.add(g0, f32x4.mul(dsv, v128.load(k)));
         g1 = f32x4.add(g1, f32x4.mul(dsv, v128.load(k + 16)));
         g2 = f32x4.add(g2, f32x4.mul(dsv, v128.load(k + 32)));
@@ -507,17 +486,9 @@ function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: 
         g5 = f32x4.add(g5, f32x4.mul(dsv, v128.load(k + 80)));
         g6 = f32x4.add(g6, f32x4.mul(dsv, v128.load(k + 96)));
         g7 = f32x4.add(g7, f32x4.mul(dsv, v128.load(k + 112)));
-        v128.store(dk, f32x4.add(v128.load(dk), f32x4.mul(dsv, q0)));
-        v128.store(dk + 16, f32x4.add(v128.load(dk + 16), f32x4.mul(dsv, q1)));
-        v128.store(dk + 32, f32x4.add(v128.load(dk + 32), f32x4.mul(dsv, q2)));
-        v128.store(dk + 48, f32x4.add(v128.load(dk + 48), f32x4.mul(dsv, q3)));
-        v128.store(dk + 64, f32x4.add(v128.load(dk + 64), f32x4.mul(dsv, q4)));
-        v128.store(dk + 80, f32x4.add(v128.load(dk + 80), f32x4.mul(dsv, q5)));
-        v128.store(dk + 96, f32x4.add(v128.load(dk + 96), f32x4.mul(dsv, q6)));
-        v128.store(dk + 112, f32x4.add(v128.load(dk + 112), f32x4.mul(dsv, q7)));
+        addScaled32(dqkv + kr, dsv, q0, q1, q2, q3, q4, q5, q6, q7);
       }
-      v128.store(dq, g0); v128.store(dq + 16, g1); v128.store(dq + 32, g2); v128.store(dq + 48, g3);
-      v128.store(dq + 64, g4); v128.store(dq + 80, g5); v128.store(dq + 96, g6); v128.store(dq + 112, g7);
+      store32(dq, g0, g1, g2, g3, g4, g5, g6, g7);
     }
   }
 }
