@@ -12,7 +12,7 @@ import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval
 import { taskMeans, type Summary } from '../eval/metrics.js';
 import { runEval } from '../eval/runner.js';
 import { pairedBootstrapGrid } from '../eval/stats.js';
-import { factRecall } from '../reward/search.js';
+import { factRecall } from '../reward/sets.js';
 import { latestRollouts, readRollouts } from '../runs/store.js';
 import { ensureDefaultIndex } from '../search/index.js';
 import { loadTaskSet } from '../tasks/registry.js';

@@ -11,7 +11,7 @@ import type { Price } from '../eval/cost.js';
 import type { Summary } from '../eval/metrics.js';
 import { forEachConcurrently, runEval } from '../eval/runner.js';
 import { seededRandom } from '../random.js';
-import { factRecall } from '../reward/search.js';
+import { factRecall } from '../reward/sets.js';
 import type { Rubric } from '../reward/rubric.js';
 import { scoreRollout, suiteOf } from '../suites/registry.js';
 import { appendJsonl } from '../runs/jsonl.js';

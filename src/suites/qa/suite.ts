@@ -1,5 +1,5 @@
 import { InputError } from '../../errors.js';
-import { qaParts } from '../../reward/qa.js';
+import { qaRewardParts } from './reward.js';
 import { F4, type Rubric } from '../../reward/rubric.js';
 import { openTaskSetSuite } from '../search/task-set.js';
 import type { Suite } from '../types.js';
@@ -24,10 +24,7 @@ export const qaSuite: Suite = {
   summary: 'the QA variant: top-3 search, 5 searches, then an answer',
   rubrics: RUBRICS,
   defaultRubric: 'qa-f1-format',
-  rewardParts(task, rollout) {
-    if (!task.answers || task.answers.length === 0) throw new InputError(`task '${task.id}' has no answers: a QA rubric cannot score it`);
-    return qaParts(rollout.answer, task.answers);
-  },
+  rewardParts: qaRewardParts,
   usesBeta: false,
   result: 'answer',
   // correct (exact match), near miss (answered, token F1 >= 0.5), wrong (answered), no answer.

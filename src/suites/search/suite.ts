@@ -1,8 +1,8 @@
-import { fBeta, searchParts } from '../../reward/search.js';
 import { F4, type Rubric } from '../../reward/rubric.js';
 import type { Suite } from '../types.js';
 import './agents.js';
 import { SearchEnvironment } from './env.js';
+import { searchParts, searchPartsAtBeta } from './reward.js';
 import { openTaskSetSuite } from './task-set.js';
 
 /**
@@ -26,10 +26,7 @@ export const searchSuite: Suite = {
   defaultRubric: 'f4',
   rewardParts: searchParts,
   usesBeta: true,
-  partsAtBeta(parts, beta) {
-    if (typeof parts['precision'] !== 'number' || typeof parts['recall'] !== 'number') return parts;
-    return { ...parts, fbeta: fBeta(parts['precision'], parts['recall'], beta) };
-  },
+  partsAtBeta: searchPartsAtBeta,
   result: 'curated set',
   // complete (every fact covered), partial, missed (curated but covered nothing), empty (curated nothing).
   buckets: ['complete', 'partial', 'missed', 'empty'],
