@@ -5,8 +5,8 @@ import { seededKey } from '../../tasks/split.js';
 import { Analyzer } from '../../search/analyzer.js';
 import { literalPattern } from '../../protocol/compact/references.js';
 import { call, idsIn, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
-import { registerAgents } from '../../agent/registry.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
+import type { SuiteAgentFactory } from '../types.js';
 import { bridgeSweepAgent, hopOracleAgent, multiSearchAgent, parseMultiSearch } from './multihop.js';
 import { hitLists, keywordQuery } from './script-results.js';
 
@@ -15,7 +15,7 @@ export { keywordQuery };
 /**
  * The search suite's scripted agents, which bound every metric: `baseline` from below (search the
  * query, curate the top k, finish), `follow` (follow the titles of the first hits), and `oracle`
- * from above (find and curate the gold chunks). They register themselves in the agent registry.
+ * from above (find and curate the gold chunks). SEARCH_AGENTS is the suite's table of them (Suite.agents).
  */
 
 const ANALYZER = new Analyzer();
@@ -184,7 +184,8 @@ export function oracleAgent(corpus: CorpusReader, spec = 'oracle', curateCap = 3
   });
 }
 
-registerAgents([
+/** The search suite's scripted agents by spec name. */
+export const SEARCH_AGENTS: ReadonlyMap<string, SuiteAgentFactory> = new Map<string, SuiteAgentFactory>([
   [
     'baseline',
     (arg, spec) => {
@@ -215,7 +216,7 @@ registerAgents([
     (arg, spec, ctx) => {
       const ks = (arg ?? '1,2,3,5,8').split(',').map(Number);
       if (!ks.length || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new InputError(`agent '${spec}': baseline-sweep:K1,K2,... needs whole numbers from 1 to 50`);
-      return baselineSweepAgent(ks, spec, typeof ctx['openingSearch'] === 'number' ? ctx['openingSearch'] : 0);
+      return baselineSweepAgent(ks, spec, ctx.openingSearch ?? 0);
     },
   ],
   ['titles', (arg, spec) => multiSearchAgent(parseMultiSearch('titles', arg, spec), spec)],

@@ -1,6 +1,6 @@
 import { F4, type Rubric } from '../../reward/rubric.js';
 import type { Suite } from '../types.js';
-import './agents.js';
+import { SEARCH_AGENTS } from './agents.js';
 import { SearchEnvironment } from './env.js';
 import { searchParts, searchPartsAtBeta } from './reward.js';
 import { openTaskSetSuite } from './task-set.js';
@@ -39,8 +39,7 @@ export const searchSuite: Suite = {
   headline: ['reward', 'f1', 'fbeta', 'recall'],
   lookupTools: new Set(['bm25_search', 'grep_corpus']),
   taskSets: true,
-  // Its scripted agents (baseline, oracle, follow, ...) are in the agent registry (agents.ts).
-  agents: new Map(),
+  agents: SEARCH_AGENTS,
   open: (options = {}) =>
     openTaskSetSuite(searchSuite, options, (backend, o) => new SearchEnvironment(backend, { ...(o.budgets ? { budgets: o.budgets } : {}), ...(o.defaultK !== undefined ? { defaultK: o.defaultK } : {}) })),
 };
