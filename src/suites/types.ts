@@ -1,7 +1,7 @@
 import type { Agent } from '../agent/types.js';
 import type { Rollout } from '../agent/rollout.js';
 import type { CorpusReader } from '../corpus/chunk.js';
-import type { Budgets, Environment } from '../env/types.js';
+import type { Budgets, Environment, ToolSpec } from '../env/types.js';
 import type { Rubric } from '../reward/rubric.js';
 import type { Task } from '../tasks/task.js';
 
@@ -39,6 +39,8 @@ export interface Suite {
   success(parts: Record<string, number>): boolean;
   /** The metrics `sleuth headroom` reports, best first. */
   readonly headline: readonly string[];
+  /** Its tools as models are shown them, at the environment's default settings (its tool table: `sleuth play`'s help reads it). */
+  readonly tools: readonly ToolSpec[];
   /** Tools that look something up (SFT keeps only attempts that used one successfully). */
   readonly lookupTools: ReadonlySet<string>;
   /**

@@ -1,7 +1,8 @@
 import { createLocalBackend, loadSampler, type LocalBackend } from '../backend/local/index.js';
 import type { Sampler, TrainingBackend } from '../backend/types.js';
 import type { Agent } from '../agent/types.js';
-import { openingSearch, TokenAgent, type TokenSampling } from '../agent/token-agent.js';
+import { TokenAgent, type TokenSampling } from '../agent/token-agent.js';
+import { openingSearch } from '../suites/search/opening.js';
 import { InputError } from '../errors.js';
 import { getRenderer } from '../protocol/registry.js';
 import type { Renderer } from '../protocol/types.js';

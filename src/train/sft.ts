@@ -15,6 +15,7 @@ import { factRecall } from '../reward/sets.js';
 import type { Rubric } from '../reward/rubric.js';
 import { suiteOf } from '../suites/registry.js';
 import { runScoredEpisode } from '../suites/scored-episode.js';
+import { checkOpening } from '../suites/search/opening.js';
 import { appendJsonl } from '../runs/jsonl.js';
 import { appendCheckpoints } from '../runs/checkpoints.js';
 import { appendMetrics, appendRollouts, openRunDir, writeSummary } from '../runs/store.js';
@@ -120,15 +121,6 @@ export interface SftResult {
   trainTokens: number;
   epochs: { epoch: number; loss: number; eval: number | null; samplerPath: string }[];
   best: { epoch: number; samplerPath: string; reward: number | null };
-}
-
-/** The teacher's first turn must be the opening search the student will be given. */
-export function checkOpening(teacher: string, task: Task, r: Rollout, k: number): void {
-  const first = r.turns[0]?.calls ?? [];
-  const args = first[0]?.arguments as { query?: unknown; k?: unknown } | undefined;
-  if (first.length !== 1 || first[0]!.name !== 'bm25_search' || args?.query !== task.query || args?.k !== k) {
-    throw new InputError(`teacher ${teacher}: with openingSearch ${k} the teacher's first turn must be bm25_search {query: the question, k: ${k}} (baseline-sweep does this); task ${task.id} opened with ${JSON.stringify(first.map((c) => ({ name: c.name, arguments: c.arguments })))}`);
-  }
 }
 
 export async function runSft(o: SftOptions): Promise<SftResult> {

@@ -1,6 +1,7 @@
 import { loadSampler, type LocalSampler } from './index.js';
 import { localRenderer } from '../../protocol/compact/local.js';
-import { openingSearch, TokenAgent } from '../../agent/token-agent.js';
+import { TokenAgent } from '../../agent/token-agent.js';
+import { openingSearch } from '../../suites/search/opening.js';
 import type { AgentFactory } from '../../agent/registry.js';
 import type { Sampler } from '../types.js';
 import type { BpeTokenizer } from '../../protocol/compact/bpe.js';

@@ -32,6 +32,7 @@ export const invoiceSuite: Suite = {
   bucket: (parts) => invoiceBucket(parts),
   success: (parts) => parts['pass'] === 1,
   headline: ['reward', 'gold_share', 'pass_rate'],
+  tools: INVOICE_TOOL_SPECS,
   lookupTools: new Set(INVOICE_TOOL_SPECS.map((t) => t.name)),
   taskSets: false,
   agents: new Map([

@@ -4,7 +4,7 @@ import { F4, type Rubric } from '../../reward/rubric.js';
 import { openTaskSetSuite } from '../search/task-set.js';
 import type { Suite } from '../types.js';
 import { QA_AGENTS } from './agents.js';
-import { QaEnvironment } from './env.js';
+import { QA_TOOLS, QaEnvironment } from './env.js';
 
 /**
  * Named rubrics: exact match (Search-R1), token F1, F1 with the 0.1 format floor (ReSearch), and
@@ -36,6 +36,7 @@ export const qaSuite: Suite = {
   },
   success: (parts) => parts['exact_match'] === 1,
   headline: ['reward', 'exact_match', 'f1'],
+  tools: QA_TOOLS,
   lookupTools: new Set(['search']),
   taskSets: true,
   agents: QA_AGENTS,

@@ -1,9 +1,10 @@
 import { F4, type Rubric } from '../../reward/rubric.js';
 import type { Suite } from '../types.js';
 import { SEARCH_AGENTS } from './agents.js';
-import { SearchEnvironment } from './env.js';
+import { SEARCH_DEFAULTS, SearchEnvironment } from './env.js';
 import { searchParts, searchPartsAtBeta } from './reward.js';
 import { openTaskSetSuite } from './task-set.js';
+import { SEARCH_LOOKUP_TOOLS, searchToolSpecs } from './tools.js';
 
 /**
  * Named rubrics. The plain reward is F4, with -0.2 flat when nothing was curated (the `empty` part
@@ -37,7 +38,8 @@ export const searchSuite: Suite = {
   },
   success: (parts) => (parts['recall'] ?? 0) >= 1,
   headline: ['reward', 'f1', 'fbeta', 'recall'],
-  lookupTools: new Set(['bm25_search', 'grep_corpus']),
+  tools: searchToolSpecs(SEARCH_DEFAULTS.curateCap, SEARCH_DEFAULTS.defaultK),
+  lookupTools: SEARCH_LOOKUP_TOOLS,
   taskSets: true,
   agents: SEARCH_AGENTS,
   open: (options = {}) =>
