@@ -28,6 +28,7 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
   'serve-tinker': { file: 'serve-tinker', summary: 'the Tinker REST API over the local training backend (127.0.0.1)' },
   'serve-search': { file: 'serve-search', summary: 'Search-R1-style retrieval server (POST /retrieve) plus /search and /grep' },
   mcp: { file: 'mcp', summary: 'the search harness as an MCP server (stdio or streamable HTTP), one session = one episode' },
+  'new-suite': { file: 'new-suite', summary: 'start a new environment: copy the template suite under a new name' },
 };
 
 async function loadCommand(name: string): Promise<Command | undefined> {
