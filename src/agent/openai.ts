@@ -4,7 +4,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { InputError } from '../errors.js';
 import { findLooseCall } from '../protocol/compact/renderer.js';
 import type { Agent, AgentCall, AgentContext, AgentSession, AgentTurn, ToolExchange } from './types.js';
-import { registerAgent, type AgentFactoryContext } from './registry.js';
+import type { AgentFactory, AgentFactoryContext } from './registry.js';
 
 /**
  * A message-level agent over any OpenAI-compatible chat endpoint (hosted APIs, vLLM, SGLang,
@@ -210,4 +210,5 @@ export function openAIAgentFromSpec(arg: string | undefined, spec: string, ctx: 
   return new OpenAIAgent(options);
 }
 
-registerAgent('openai', (arg, spec, ctx) => openAIAgentFromSpec(arg, spec, ctx as AgentFactoryContext & { openai?: OpenAIFactoryOptions }));
+/** The `openai:` spec's factory (cli/agents.ts's table of model agents). */
+export const openAIAgentFactory: AgentFactory = (arg, spec, ctx) => openAIAgentFromSpec(arg, spec, ctx as AgentFactoryContext & { openai?: OpenAIFactoryOptions });

@@ -3,10 +3,10 @@ import { InputError } from '../errors.js';
 import type { Agent } from './types.js';
 
 /**
- * The agent registry: a spec is `NAME` or `NAME:ARG`. Each kind of agent registers its factory
- * from its own module (the search suite's scripted agents, `openai:`, `local:`, `tinker:`); the
- * CLI imports those modules (cli/agents.ts) before resolving. A suite's own scripted agents are
- * asked first (suites/registry.ts, suiteAgent).
+ * Agent specs and tables of agent factories. A spec is `NAME` or `NAME:ARG`. Scripted agents are
+ * their suite's table (Suite.agents); model agents (`openai:`, `local:`, `tinker:`) are the CLI's
+ * table (cli/agents.ts), which exists because `local:` and `tinker:` live in backend/, below the
+ * suites. suites/registry.ts's resolveSuiteAgent asks the suite's table first, then the models'.
  */
 
 /** What factories may need; each takes what it uses and names what is missing. */
@@ -19,22 +19,19 @@ export interface AgentFactoryContext {
 /** Makes an agent from the part of the spec after `NAME:` (undefined when there is none). */
 export type AgentFactory = (arg: string | undefined, spec: string, ctx: AgentFactoryContext) => Agent | Promise<Agent>;
 
-const FACTORIES = new Map<string, AgentFactory>();
+/** Agent factories by spec name. */
+export type AgentTable = ReadonlyMap<string, AgentFactory>;
 
-export function registerAgent(name: string, factory: AgentFactory): void {
-  FACTORIES.set(name, factory);
-}
-
-export function registerAgents(factories: readonly (readonly [string, AgentFactory])[]): void {
-  for (const [name, factory] of factories) registerAgent(name, factory);
-}
-
-/** Resolve an agent spec (`baseline`, `baseline:5`, `oracle`, `openai:MODEL@URL`, ...). */
-export async function resolveAgent(spec: string, ctx: AgentFactoryContext = {}): Promise<Agent> {
+/** A spec's name and its argument (the part after the first colon; undefined when there is none). */
+export function parseAgentSpec(spec: string): { name: string; arg: string | undefined } {
   const colon = spec.indexOf(':');
-  const name = colon < 0 ? spec : spec.slice(0, colon);
-  const arg = colon < 0 ? undefined : spec.slice(colon + 1);
-  const factory = FACTORIES.get(name);
-  if (!factory) throw new InputError(`unknown agent '${spec}'; known: ${[...FACTORIES.keys()].join(', ')}`);
+  return colon < 0 ? { name: spec, arg: undefined } : { name: spec.slice(0, colon), arg: spec.slice(colon + 1) };
+}
+
+/** Resolve a spec (`openai:MODEL@URL`, `local:shipped`, ...) from a table; InputError naming the table's agents when it has none of that name. */
+export async function resolveAgent(table: AgentTable, spec: string, ctx: AgentFactoryContext = {}): Promise<Agent> {
+  const { name, arg } = parseAgentSpec(spec);
+  const factory = table.get(name);
+  if (!factory) throw new InputError(`unknown agent '${spec}'; known: ${[...table.keys()].join(', ')}`);
   return factory(arg, spec, ctx);
 }

@@ -1,4 +1,7 @@
 import type { Budgets, CallStatus, EndReason, ToolResult } from '../env/types.js';
+import type { RewardBreakdown } from '../reward/rubric.js';
+
+export type { RewardBreakdown };
 
 /**
  * The rollout record: everything needed to score, train on, and show one episode.
@@ -39,13 +42,6 @@ export interface TurnRecord {
   completionTokens: number;
 }
 
-export interface RewardBreakdown {
-  total: number;
-  /** Every part, even those at weight 0. */
-  parts: Record<string, number>;
-  weights: Record<string, number>;
-}
-
 export interface Rollout {
   version: 1;
   id: string;
@@ -76,6 +72,11 @@ export interface Rollout {
   step?: number;
   group?: number;
   advantage?: number;
+}
+
+/** Calls of the episode, across turns. */
+export function allCalls(rollout: Rollout): Rollout['turns'][number]['calls'] {
+  return rollout.turns.flatMap((t) => t.calls);
 }
 
 /** The search environment's lookup tools. */

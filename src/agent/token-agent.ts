@@ -19,15 +19,6 @@ export interface TokenSampling {
 }
 
 /**
- * An opening turn that searches the whole question for its top k hits: a model too small to copy
- * the question into a query (sleuth's local model) still starts from the question's own results,
- * and learns what to curate and what to search next.
- */
-export function openingSearch(k: number): (ctx: AgentContext) => { name: string; arguments: unknown }[] {
-  return (ctx) => [{ name: 'bm25_search', arguments: { query: ctx.task.query, k } }];
-}
-
-/**
  * A token-level agent: a Renderer turns the episode into tokens and back, a Sampler writes the
  * model's turns. The token stream is only ever appended to (prompt, then per turn the inserted
  * tool-result tokens and the sampled tokens), so the rollout's tokens are exactly what the model saw.

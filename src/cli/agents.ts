@@ -1,5 +1,28 @@
-// Every agent kind registers itself with the agent registry when its module loads; commands that
-// resolve an agent spec import this one module so that `openai:`, `local:` and `tinker:` all work.
-import '../agent/openai.js';
-import '../backend/local/agent.js';
-import '../backend/tinker/agent.js';
+import { openAIAgentFactory } from '../agent/openai.js';
+import { resolveAgent, type AgentFactoryContext, type AgentTable } from '../agent/registry.js';
+import type { Agent } from '../agent/types.js';
+import { localAgentFactory } from '../backend/local/agent.js';
+import { tinkerAgentFactory } from '../backend/tinker/agent.js';
+import { resolveSuiteAgent } from '../suites/registry.js';
+import type { OpenedSuite, SuiteAgentContext } from '../suites/types.js';
+
+/**
+ * The model agents, by spec name: a chat API (`openai:`), the local model (`local:`), a Tinker
+ * sampler (`tinker:`). They are listed here, at the top, because `local:` and `tinker:` live in
+ * backend/; scripted agents are their suite's (Suite.agents).
+ */
+export const MODEL_AGENTS: AgentTable = new Map([
+  ['openai', openAIAgentFactory],
+  ['local', localAgentFactory],
+  ['tinker', tinkerAgentFactory],
+]);
+
+/** A model agent of a spec (`local:shipped`, `openai:MODEL@URL`, ...). */
+export function resolveModelAgent(spec: string, ctx: AgentFactoryContext = {}): Promise<Agent> {
+  return resolveAgent(MODEL_AGENTS, spec, ctx);
+}
+
+/** The agent of a spec for a run of the opened suite: the suite's scripted agents first, then the model agents. */
+export function resolveRunAgent(opened: OpenedSuite, spec: string, ctx: AgentFactoryContext & SuiteAgentContext = {}): Promise<Agent> {
+  return resolveSuiteAgent(opened, spec, MODEL_AGENTS, ctx);
+}

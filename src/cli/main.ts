@@ -29,6 +29,7 @@ const COMMANDS: Record<string, string> = {
   'serve-tinker': 'the Tinker REST API over the local training backend (127.0.0.1)',
   'serve-search': 'Search-R1-style retrieval server (POST /retrieve) plus /search and /grep',
   mcp: 'the search harness as an MCP server (stdio or streamable HTTP), one session = one episode',
+  'new-suite': 'start a new environment: copy the template suite under a new name',
 };
 
 /** Commands whose module is not named after them (commands/index.ts would read as the folder's own index). */

@@ -5,14 +5,14 @@ import { performance } from 'node:perf_hooks';
 import { ownSearches } from '../agent/rollout.js';
 import { baselineAgent, followSweepAgent } from '../suites/search/agents.js';
 import type { Agent } from '../agent/types.js';
-import { resolveAgent } from '../agent/registry.js';
 import { fixedScripts, multiSearchSpec } from '../suites/search/multihop.js';
 import { loadSampler } from '../backend/local/index.js';
 import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval/compare.js';
 import { taskMeans, type Summary } from '../eval/metrics.js';
+import { resolveScriptedAgent } from '../suites/registry.js';
 import { runEval } from '../eval/runner.js';
 import { pairedBootstrapGrid } from '../eval/stats.js';
-import { factRecall } from '../reward/search.js';
+import { factRecall } from '../reward/sets.js';
 import { latestRollouts, readRollouts } from '../runs/store.js';
 import { ensureDefaultIndex } from '../search/index.js';
 import { loadTaskSet } from '../tasks/registry.js';
@@ -236,21 +236,22 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const studentOf = (path: string) => localAgent(`local:${path}`, loadSampler(path), config.temperature, config.seed + 1, config.openingSearch);
 
   // The baseline: the top 10, or the best of the plan's fixed scripts on dev (never chosen on the report split).
+  const scripted = (spec: string) => resolveScriptedAgent(inputs.opened.suite, spec);
   let bestScript: ScriptChoice | undefined;
   if (plan.scripts?.length) {
-    bestScript = await phase(`choose the best fixed script (${config.evalSplit})`, () => chooseScript(plan.scripts!, config.evalSplit, (spec, agent) => evalOn(join(dir, `scripts-${config.evalSplit}`, spec.replace(/[^A-Za-z0-9._-]/gu, '_')), agent, config.evalSplit, inputs.evalTasks, 1)));
+    bestScript = await phase(`choose the best fixed script (${config.evalSplit})`, () => chooseScript(plan.scripts!, config.evalSplit, scripted, (spec, agent) => evalOn(join(dir, `scripts-${config.evalSplit}`, spec.replace(/[^A-Za-z0-9._-]/gu, '_')), agent, config.evalSplit, inputs.evalTasks, 1)));
     log(`  best fixed script on ${config.evalSplit}: ${bestScript.spec} (${bestScript.reward.toFixed(3)}; ${bestScript.candidates.map((c) => `${c.spec} ${c.reward.toFixed(3)}`).join(', ')})`);
   }
-  const baselineScript = bestScript ? await resolveAgent(bestScript.spec) : baselineAgent(10);
+  const baselineScript = bestScript ? scripted(bestScript.spec) : baselineAgent(10);
   const baseline = await phase(`eval baseline (${plan.reportSplit})`, () => evalRun(evalDirs.baseline, baselineScript));
   const oracleSpec = plan.oracle;
-  const oracle = oracleSpec ? { spec: oracleSpec, dir: join(dir, 'oracle'), summary: await phase(`eval oracle (${plan.reportSplit}; privileged, a ceiling)`, async () => evalRun(join(dir, 'oracle'), await resolveAgent(oracleSpec))) } : undefined;
+  const oracle = oracleSpec ? { spec: oracleSpec, dir: join(dir, 'oracle'), summary: await phase(`eval oracle (${plan.reportSplit}; privileged, a ceiling)`, () => evalRun(join(dir, 'oracle'), scripted(oracleSpec))) } : undefined;
   const base = await phase(`eval base model (${plan.reportSplit})`, () => evalRun(evalDirs.base, studentOf(basePath)));
 
   const sftRun = await phase('sft', async () => {
     const sftConfig = parseTrainConfig({ ...raw, model: basePath, epochs: plan.sft.epochs, adam: { ...config.adam, learningRate: plan.sft.learningRate } }, 'demo sft');
     const setup = await createBackend(sftConfig, { checkpointDir: join(dir, 'sft', 'checkpoints') });
-    const teacher = plan.teacher ? await resolveAgent(plan.teacher) : followSweepAgent();
+    const teacher = plan.teacher ? scripted(plan.teacher) : followSweepAgent();
     const r = await runSft({
       dir: join(dir, 'sft'),
       record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: plan.sft.cap ?? 1, threshold: plan.sft.threshold, keep: plan.sft.keep },
@@ -339,9 +340,9 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
 }
 
 /** Each script's mean reward on `split` (by `evaluate`), and the best (the first on a tie). */
-async function chooseScript(specs: readonly string[], split: string, evaluate: (spec: string, agent: Agent) => Promise<Summary>): Promise<ScriptChoice> {
+async function chooseScript(specs: readonly string[], split: string, agentOf: (spec: string) => Agent, evaluate: (spec: string, agent: Agent) => Promise<Summary>): Promise<ScriptChoice> {
   const candidates: ScriptChoice['candidates'] = [];
-  for (const spec of specs) candidates.push({ spec, reward: Number((await evaluate(spec, await resolveAgent(spec)))['reward']) });
+  for (const spec of specs) candidates.push({ spec, reward: Number((await evaluate(spec, agentOf(spec)))['reward']) });
   const best = candidates.reduce((a, b) => (b.reward > a.reward ? b : a));
   return { spec: best.spec, split, reward: best.reward, candidates };
 }

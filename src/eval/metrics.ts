@@ -1,5 +1,4 @@
-import type { Rollout } from '../agent/rollout.js';
-import { allCalls } from '../reward/search.js';
+import { allCalls, type Rollout } from '../agent/rollout.js';
 import { suiteOf } from '../suites/registry.js';
 
 import { costUsd, type Price } from './cost.js';

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Agent } from '../agent/types.js';
 import type { Rollout } from '../agent/rollout.js';
-import { runEpisode } from '../agent/episode.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Task } from '../tasks/task.js';
 import { seededKey } from '../tasks/split.js';
 import type { Rubric } from '../reward/rubric.js';
-import { scoreRollout } from '../suites/registry.js';
+import { forEachConcurrently } from '../concurrency.js';
+import { runScoredEpisode } from '../suites/scored-episode.js';
 import { appendRollouts, finishedKeys, latestRollouts, openRunDir, readRollouts, rolloutKey, writeSummary, type RunConfig } from '../runs/store.js';
 import type { Price } from './cost.js';
 import { rolloutRow, summarize, type Summary } from './metrics.js';
@@ -51,18 +51,6 @@ export interface EvalResult {
   errors: { message: string; count: number }[];
 }
 
-/** Run `fn` over items with at most `limit` in flight, started in the order of the list. */
-export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-}
-
 /**
  * The sampling seed of one (task, sample) episode: a hash of the eval's seed, the task id and the
  * sample index, so it depends on nothing else (not on which episodes ran before or beside it).
@@ -93,8 +81,7 @@ export async function runEval(o: EvalOptions): Promise<EvalResult> {
   const t0 = performance.now();
   let finished = 0;
   await forEachConcurrently(todo, o.concurrency, async ({ task, sample }) => {
-    const rollout = await runEpisode(o.agent, o.env, task, o.budgets ?? o.env.defaultBudgets, { sample, ...(o.seed !== undefined ? { seed: episodeSeed(o.seed, task.id, sample) } : {}) });
-    rollout.reward = scoreRollout(task, rollout, o.rubric);
+    const rollout = await runScoredEpisode(o.agent, o.env, task, o.budgets ?? o.env.defaultBudgets, o.rubric, { sample, ...(o.seed !== undefined ? { seed: episodeSeed(o.seed, task.id, sample) } : {}) });
     appendRollouts(o.dir, [rollout]);
     finished++;
     o.onRollout?.(rollout, finished, todo.length);

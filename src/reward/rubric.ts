@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { InputError } from '../errors.js';
-import type { RewardBreakdown } from '../agent/rollout.js';
 import { BetaScheduleSchema } from './schedule.js';
 
 /**
@@ -17,6 +16,14 @@ export const RubricSchema = z.object({
 });
 export type Rubric = z.infer<typeof RubricSchema>;
 export type RubricInput = z.input<typeof RubricSchema>;
+
+/** A rollout's reward: the weighted total, with every part (even those at weight 0) and its weight. */
+export interface RewardBreakdown {
+  total: number;
+  /** Every part, even those at weight 0. */
+  parts: Record<string, number>;
+  weights: Record<string, number>;
+}
 
 /** F4, constant: the beta of every named rubric. */
 export const F4 = { kind: 'constant', beta: 4 } as const;

@@ -1,3 +1,4 @@
+import { parseAgentSpec, resolveAgent, type AgentFactoryContext, type AgentTable } from '../agent/registry.js';
 import type { Agent } from '../agent/types.js';
 import type { RewardBreakdown, Rollout } from '../agent/rollout.js';
 import { InputError } from '../errors.js';
@@ -7,7 +8,7 @@ import type { Task } from '../tasks/task.js';
 import { invoiceSuite } from './invoices/suite.js';
 import { qaSuite } from './qa/suite.js';
 import { searchSuite } from './search/suite.js';
-import type { OpenedSuite, Suite } from './types.js';
+import type { OpenedSuite, Suite, SuiteAgentContext } from './types.js';
 
 /**
  * The suites by kind: the one list of environments. Everything that depends on the kind of
@@ -76,9 +77,29 @@ export function suiteOfRun(config: Record<string, unknown>, rollouts: readonly P
   return SUITES.get(DEFAULT_SUITE)!;
 }
 
-/** A scripted agent of the opened suite (`baseline`, `oracle`, ...), or undefined when it has none of that name. */
-export function suiteAgent(opened: OpenedSuite, spec: string): Agent | undefined {
-  const colon = spec.indexOf(':');
-  const factory = opened.suite.agents.get(colon < 0 ? spec : spec.slice(0, colon));
-  return factory?.(colon < 0 ? undefined : spec.slice(colon + 1), spec, opened);
+/** A scripted agent of the suite (`baseline`, `oracle`, ...), or undefined when it has none of that name. */
+export function suiteAgent(suite: Suite, spec: string, context: SuiteAgentContext = {}): Agent | undefined {
+  const { name, arg } = parseAgentSpec(spec);
+  return suite.agents.get(name)?.(arg, spec, context);
+}
+
+/** A scripted agent of the suite; InputError naming the suite's agents when it has none of that name. */
+export function resolveScriptedAgent(suite: Suite, spec: string, context: SuiteAgentContext = {}): Agent {
+  const agent = suiteAgent(suite, spec, context);
+  if (!agent) throw new InputError(`unknown agent '${spec}' for env ${suite.kind}; its scripted agents: ${[...suite.agents.keys()].join(', ')}`);
+  return agent;
+}
+
+/**
+ * The agent of a spec for a run of the opened suite: one of the suite's scripted agents, else one of
+ * `models` (the model agents: cli/agents.ts). Both get the context, with the opened suite's corpus.
+ */
+export async function resolveSuiteAgent(opened: OpenedSuite, spec: string, models: AgentTable, context: AgentFactoryContext & SuiteAgentContext = {}): Promise<Agent> {
+  const withCorpus = { ...context, ...(opened.corpus ? { corpus: opened.corpus } : {}) };
+  const scripted = suiteAgent(opened.suite, spec, withCorpus);
+  if (scripted) return scripted;
+  if (!models.has(parseAgentSpec(spec).name)) {
+    throw new InputError(`unknown agent '${spec}' for env ${opened.suite.kind}; known: ${[...opened.suite.agents.keys(), ...models.keys()].join(', ')}`);
+  }
+  return resolveAgent(models, spec, withCorpus);
 }

@@ -1,7 +1,7 @@
 import type { Agent } from '../agent/types.js';
 import type { Rollout } from '../agent/rollout.js';
 import type { CorpusReader } from '../corpus/chunk.js';
-import type { Budgets, Environment } from '../env/types.js';
+import type { Budgets, Environment, ToolSpec } from '../env/types.js';
 import type { Rubric } from '../reward/rubric.js';
 import type { Task } from '../tasks/task.js';
 
@@ -39,9 +39,14 @@ export interface Suite {
   success(parts: Record<string, number>): boolean;
   /** The metrics `sleuth headroom` reports, best first. */
   readonly headline: readonly string[];
+  /** Its tools as models are shown them, at the environment's default settings (its tool table: `sleuth play`'s help reads it). */
+  readonly tools: readonly ToolSpec[];
   /** Tools that look something up (SFT keeps only attempts that used one successfully). */
   readonly lookupTools: ReadonlySet<string>;
-  /** Scripted agents by spec name (`baseline`, `oracle`, ...), before the agent registry is asked. */
+  /**
+   * Scripted agents by spec name (`baseline`, `oracle`, ...): the one place a suite's agents are
+   * registered. A spec no suite agent takes goes to the model agents (`openai:`, `local:`, `tinker:`).
+   */
   readonly agents: ReadonlyMap<string, SuiteAgentFactory>;
   /** Its tasks come from a task set (`--tasks`); false for a suite that brings its own. */
   readonly taskSets: boolean;
@@ -49,8 +54,16 @@ export interface Suite {
   open(options?: SuiteOpenOptions): Promise<OpenedSuite>;
 }
 
+/** What a scripted agent may need from the run; each factory takes what it uses and names what is missing. */
+export interface SuiteAgentContext {
+  /** The corpus the tasks refer to (an oracle reads gold chunks from it). */
+  corpus?: CorpusReader;
+  /** k of the student's opening search (a teacher whose first turn must be that search). */
+  openingSearch?: number;
+}
+
 /** Makes a scripted agent from the part of the spec after `NAME:` (undefined when there is none). */
-export type SuiteAgentFactory = (arg: string | undefined, spec: string, suite: OpenedSuite) => Agent;
+export type SuiteAgentFactory = (arg: string | undefined, spec: string, context: SuiteAgentContext) => Agent;
 
 export interface SuiteOpenOptions {
   /** A task set name or path, for suites over a corpus; a suite with its own tasks refuses one. */

@@ -1,7 +1,8 @@
-import { createLocalBackend, type LocalBackend } from '../backend/local/index.js';
+import { createLocalBackend, loadSampler, type LocalBackend } from '../backend/local/index.js';
 import type { Sampler, TrainingBackend } from '../backend/types.js';
 import type { Agent } from '../agent/types.js';
-import { openingSearch, TokenAgent, type TokenSampling } from '../agent/token-agent.js';
+import { TokenAgent, type TokenSampling } from '../agent/token-agent.js';
+import { openingSearch } from '../suites/search/opening.js';
 import { InputError } from '../errors.js';
 import { getRenderer } from '../protocol/registry.js';
 import type { Renderer } from '../protocol/types.js';
@@ -20,6 +21,8 @@ export interface TrainingSetup {
   renderer: Renderer;
   /** A token-level agent over a sampler of this backend. */
   agent(sampler: Sampler, spec: string, temperature: number, seed?: number): Agent;
+  /** A sampler this backend saved, loaded back from its file (the KL reference on resume); absent when the backend cannot. */
+  samplerFromFile?(path: string): Sampler;
 }
 
 export interface BackendFactoryOptions {
@@ -69,6 +72,7 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
       backend,
       renderer,
       agent: (sampler, spec, temperature, seed) => new TokenAgent(spec, renderer, sampler, samplingOf(config, temperature, seed)),
+      samplerFromFile: loadSampler,
     };
   }
   let mod: TinkerModule;

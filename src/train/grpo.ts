@@ -3,15 +3,14 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { InputError, NumericalError } from '../errors.js';
 import type { Rollout } from '../agent/rollout.js';
-import { runEpisode } from '../agent/episode.js';
-import { loadSampler } from '../backend/local/index.js';
 import type { Datum, Sampler, TrainingBackend } from '../backend/types.js';
 import type { Environment } from '../env/types.js';
 import { costUsd, type Price } from '../eval/cost.js';
-import { forEachConcurrently, runEval } from '../eval/runner.js';
+import { forEachConcurrently } from '../concurrency.js';
+import { runEval } from '../eval/runner.js';
 import type { Summary } from '../eval/metrics.js';
 import type { Rubric } from '../reward/rubric.js';
-import { scoreRollout } from '../suites/registry.js';
+import { runScoredEpisode } from '../suites/scored-episode.js';
 import { readCheckpoints } from '../runs/checkpoints.js';
 import { appendMetrics, openRunDir, writeSummary } from '../runs/store.js';
 import { evaluatedSteps, evalRecord, lastCheckpoint, recordCheckpoint, recordStep, truncateRunAfter, type CheckpointRecord } from '../runs/training.js';
@@ -36,8 +35,8 @@ export type { CheckpointRecord };
 
 /**
  * GRPO. A step is four functions, in order:
- *  1. sampleStep: a group of rollouts per query with the current weights (through runEpisode, the
- *     same function eval uses), each scored with the rubric (with maxStaleness > 0, while earlier
+ *  1. sampleStep: a group of rollouts per query with the current weights, each run and scored with
+ *     the rubric by runScoredEpisode (suites/scored-episode.ts, the function eval and SFT use) (with maxStaleness > 0, while earlier
  *     steps train: src/train/staleness.ts);
  *  2. stepDatums: advantages relative to the group, and datums from the rollouts' own tokens;
  *  3. trainStep: the optional KL penalty (kl.ts), then ppoEpochs x minibatches forwardBackward +
@@ -188,11 +187,7 @@ export async function sampleStep(run: GrpoRun, step: number, cursor: number, sam
     const slots: Rollout[][] = positions.map(() => new Array<Rollout>(c.groupSize));
     await forEachConcurrently(jobs, c.concurrency, async ({ pos, gi, j }) => {
       const task = run.trainTasks[taskAt(pos, n, c.seed, run.orders)]!;
-      const r = await runEpisode(agents[gi]!, env, task, c.budgets, { sample: j, id: `step${step}/g${first + gi}/${task.id}#${j}` });
-      r.step = step;
-      r.group = first + gi;
-      r.reward = scoreRollout(task, r, rubric, step - 1);
-      slots[gi]![j] = r;
+      slots[gi]![j] = await runScoredEpisode(agents[gi]!, env, task, c.budgets, rubric, { sample: j, id: `step${step}/g${first + gi}/${task.id}#${j}`, step, group: first + gi, betaStep: step - 1 });
     });
     groups.forEach((g, gi) => {
       g.rollouts = slots[gi]!;
@@ -356,16 +351,10 @@ export interface StepDone {
 }
 
 /**
- * One GRPO step, sample → advantages and datums → train → record, from `cursor` with `sampler`.
- * The step's rollouts and metrics are in the run directory when it returns; its checkpoint is the
- * caller's to write.
+ * Steps 2 to 4 of a step whose batch has been sampled (sampling began at `start`): advantages and
+ * datums, training, the record. The step's rollouts and metrics are in the run directory when it
+ * returns; its checkpoint is the caller's to write.
  */
-export async function grpoStep(run: GrpoRun, step: number, cursor: number, sampler: Sampler, lastGood: CheckpointRecord | undefined): Promise<StepDone> {
-  const start = performance.now();
-  return learnStep(run, step, await sampleStep(run, step, cursor, sampler), start, lastGood);
-}
-
-/** Steps 2 to 4 of a step whose batch has been sampled (sampling began at `start`). */
 export async function learnStep(run: GrpoRun, step: number, sampled: SampledStep, start: number, lastGood: CheckpointRecord | undefined): Promise<StepDone> {
   const c = run.config;
   const tSampled = performance.now();
@@ -381,14 +370,14 @@ export async function learnStep(run: GrpoRun, step: number, sampled: SampledStep
 
 /**
  * The frozen reference of the KL penalty: the run's starting weights (step 0's sampler; on resume,
- * its file, which only the local backend can load back).
+ * its file, which only a backend with samplerFromFile (the local one) can load back).
  */
-function referenceSampler(dir: string, resumed: boolean, current: Sampler): Sampler {
+function referenceSampler(dir: string, resumed: boolean, current: Sampler, setup: TrainingSetup): Sampler {
   if (!resumed) return current;
   const first = readCheckpoints<CheckpointRecord>(dir).find((r) => r.step === 0);
   const path = first ? join(first.path, '..', 'sampler-0.sampler.ckpt') : undefined;
-  if (!path || !existsSync(path)) throw new InputError(`klPenaltyCoef: resuming needs the run's starting weights (checkpoints/sampler-0.sampler.ckpt), which this run does not have`);
-  return loadSampler(path);
+  if (!path || !existsSync(path) || !setup.samplerFromFile) throw new InputError(`klPenaltyCoef: resuming needs the run's starting weights (checkpoints/sampler-0.sampler.ckpt), which this run does not have`);
+  return setup.samplerFromFile(path);
 }
 
 export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
@@ -442,7 +431,7 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
     last = { step: 0, path, samplerPath: null, cursor: 0, time: new Date().toISOString() };
     recordCheckpoint(o.dir, last, undefined);
   }
-  if (c.klPenaltyCoef > 0) run.reference = referenceSampler(o.dir, o.start !== undefined, sampler);
+  if (c.klPenaltyCoef > 0) run.reference = referenceSampler(o.dir, o.start !== undefined, sampler, setup);
   if (c.evalAtStart && step === 0) await evalAt(0, sampler);
 
   // Each batch is sampled with the newest weights when its sampling starts: right away with

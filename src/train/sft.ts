@@ -3,17 +3,19 @@ import { CONSTANT_LR, learningRateAt, type LrSchedule } from './lr-schedule.js';
 import { performance } from 'node:perf_hooks';
 import type { Rollout } from '../agent/rollout.js';
 import type { Agent } from '../agent/types.js';
-import { runEpisode } from '../agent/episode.js';
 import { InputError } from '../errors.js';
 import type { AdamParams, Datum, Sampler } from '../backend/types.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Price } from '../eval/cost.js';
 import type { Summary } from '../eval/metrics.js';
-import { forEachConcurrently, runEval } from '../eval/runner.js';
+import { forEachConcurrently } from '../concurrency.js';
+import { runEval } from '../eval/runner.js';
 import { seededRandom } from '../random.js';
-import { factRecall } from '../reward/search.js';
+import { factRecall } from '../reward/sets.js';
 import type { Rubric } from '../reward/rubric.js';
-import { scoreRollout, suiteOf } from '../suites/registry.js';
+import { suiteOf } from '../suites/registry.js';
+import { runScoredEpisode } from '../suites/scored-episode.js';
+import { checkOpening } from '../suites/search/opening.js';
 import { appendJsonl } from '../runs/jsonl.js';
 import { appendCheckpoints } from '../runs/checkpoints.js';
 import { appendMetrics, appendRollouts, openRunDir, writeSummary } from '../runs/store.js';
@@ -121,15 +123,6 @@ export interface SftResult {
   best: { epoch: number; samplerPath: string; reward: number | null };
 }
 
-/** The teacher's first turn must be the opening search the student will be given. */
-export function checkOpening(teacher: string, task: Task, r: Rollout, k: number): void {
-  const first = r.turns[0]?.calls ?? [];
-  const args = first[0]?.arguments as { query?: unknown; k?: unknown } | undefined;
-  if (first.length !== 1 || first[0]!.name !== 'bm25_search' || args?.query !== task.query || args?.k !== k) {
-    throw new InputError(`teacher ${teacher}: with openingSearch ${k} the teacher's first turn must be bm25_search {query: the question, k: ${k}} (baseline-sweep does this); task ${task.id} opened with ${JSON.stringify(first.map((c) => ({ name: c.name, arguments: c.arguments })))}`);
-  }
-}
-
 export async function runSft(o: SftOptions): Promise<SftResult> {
   const log = o.log ?? (() => {});
   openRunDir(o.dir, { kind: 'sft', ...o.record }, []);
@@ -141,8 +134,7 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
   const byTask = new Map<string, { rollout: Rollout; length: number; stream: TokenStream }[]>();
   const t0 = performance.now();
   await forEachConcurrently(jobs, o.concurrency, async ({ task, sample }) => {
-    const r = await runEpisode(o.teacher, o.env, task, o.budgets, { sample });
-    r.reward = scoreRollout(task, r, o.rubric);
+    const r = await runScoredEpisode(o.teacher, o.env, task, o.budgets, o.rubric, { sample });
     if (o.openingSearch) checkOpening(o.teacher.spec, task, r, o.openingSearch);
     const stream = renderRollout(renderer, o.env, task, r, { openingTurns: o.openingSearch ? 1 : 0 });
     const length = stream.mask.reduce((s, m) => s + m, 0);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import type { Rollout } from '../../src/agent/rollout.js';
-import { resolveAgent } from '../../src/agent/registry.js';
+import { resolveScriptedAgent } from '../../src/suites/registry.js';
+import { searchSuite } from '../../src/suites/search/suite.js';
 import { qaBaselineAgent, qaOracleAgent } from '../../src/suites/qa/agents.js';
 import { baselineAgent, goldIds, literalPattern, oracleAgent } from '../../src/suites/search/agents.js';
 import type { Agent, AgentTurn, ToolExchange } from '../../src/agent/types.js';
@@ -77,13 +78,13 @@ describe('scripted agents', () => {
     expect(literalPattern('a.b (c) d+e', 3)).toBe('a\\.b\\s+\\(c\\)\\s+d\\+e');
   });
 
-  it('resolveAgent knows baseline, baseline:K and oracle, and names what is wrong', async () => {
-    expect((await resolveAgent('baseline')).spec).toBe('baseline');
-    expect((await runEpisode(await resolveAgent('baseline:3'), env, tasks[1]!)).curated).toHaveLength(3);
-    expect((await resolveAgent('oracle', { corpus: searcher })).spec).toBe('oracle');
-    await expect(resolveAgent('oracle')).rejects.toThrow(/needs the corpus/);
-    await expect(resolveAgent('baseline:0')).rejects.toThrow(/baseline:K/);
-    await expect(resolveAgent('gpt9:x')).rejects.toThrow(/unknown agent 'gpt9:x'; known: baseline, oracle/);
+  it("the search suite's agents table knows baseline, baseline:K and oracle, and names what is wrong", async () => {
+    expect(resolveScriptedAgent(searchSuite, 'baseline').spec).toBe('baseline');
+    expect((await runEpisode(resolveScriptedAgent(searchSuite, 'baseline:3'), env, tasks[1]!)).curated).toHaveLength(3);
+    expect(resolveScriptedAgent(searchSuite, 'oracle', { corpus: searcher }).spec).toBe('oracle');
+    expect(() => resolveScriptedAgent(searchSuite, 'oracle')).toThrow(/needs the corpus/);
+    expect(() => resolveScriptedAgent(searchSuite, 'baseline:0')).toThrow(/baseline:K/);
+    expect(() => resolveScriptedAgent(searchSuite, 'gpt9:x')).toThrow(/unknown agent 'gpt9:x' for env search; its scripted agents: baseline, oracle, follow/);
   });
 
   it('in the QA variant, both produce an answer; the oracle gives the gold one', async () => {

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
-import { resolveAgent } from '../../src/agent/registry.js';
+import { resolveScriptedAgent } from '../../src/suites/registry.js';
+import { searchSuite } from '../../src/suites/search/suite.js';
 import { followAgent, followPlans, followSweepAgent, keywordQuery, PLAN_STRIDE } from '../../src/suites/search/agents.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { Analyzer } from '../../src/search/analyzer.js';
@@ -65,8 +66,8 @@ describe('the follow teacher', () => {
       shapes.add(JSON.stringify(r.turns.map((t) => t.calls.map((c) => [c.name, c.arguments]))));
     }
     expect(shapes.size).toBeGreaterThan(3);
-    expect((await resolveAgent('follow:10,2,5,q')).spec).toBe('follow:10,2,5,q');
-    await expect(resolveAgent('follow:10,x')).rejects.toThrow(/follow:K1,TITLES,K2/);
-    await expect(resolveAgent('follow-sweep:3')).rejects.toThrow(/takes no argument/);
+    expect(resolveScriptedAgent(searchSuite, 'follow:10,2,5,q').spec).toBe('follow:10,2,5,q');
+    expect(() => resolveScriptedAgent(searchSuite, 'follow:10,x')).toThrow(/follow:K1,TITLES,K2/);
+    expect(() => resolveScriptedAgent(searchSuite, 'follow-sweep:3')).toThrow(/takes no argument/);
   });
 });

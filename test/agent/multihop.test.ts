@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
-import { resolveAgent } from '../../src/agent/registry.js';
+import { resolveScriptedAgent } from '../../src/suites/registry.js';
+import { searchSuite } from '../../src/suites/search/suite.js';
 import { keywordQuery } from '../../src/suites/search/agents.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { bridgePlans, BRIDGE_STRIDE, hopOracleAgent, hopQuery, inShownOrder, interleave, multiSearchAgent } from '../../src/suites/search/multihop.js';
@@ -50,20 +51,20 @@ describe('the hop oracle', () => {
 describe('the fixed multi-search scripts', () => {
   it('follow the top hits by title or by their text with the question, then curate 10 interleaved', async () => {
     for (const task of tasks.slice(0, 4)) {
-      const titles = await runEpisode(await resolveAgent('titles:10,2,5,10'), env, task);
+      const titles = await runEpisode(resolveScriptedAgent(searchSuite, 'titles:10,2,5,10'), env, task);
       const [first, ...follow] = calls(titles, 'bm25_search');
       expect(first!.arguments).toEqual({ query: keywordQuery(task.query), k: 10 });
       expect(follow.map((c) => (c.arguments as { query: string }).query)).toEqual(hitsOf(first!).slice(0, 2).map((h) => h.title));
       // The interleaved set, written in the order the hits were first shown (the compact format's numbering).
       expect(titles.curated).toEqual(inShownOrder(interleave([first!, ...follow].map(hitsOf), 10), [first!, ...follow].map(hitsOf)));
-      const text = await runEpisode(await resolveAgent('hit-text:10,3,5,10'), env, task);
+      const text = await runEpisode(resolveScriptedAgent(searchSuite, 'hit-text:10,3,5,10'), env, task);
       const [q, ...more] = calls(text, 'bm25_search');
       expect(more.map((c) => c.arguments)).toEqual(hitsOf(q!).slice(0, 3).map((h) => ({ query: `${h.snippet.split(/\s+/u).filter(Boolean).join(' ')} ${keywordQuery(task.query)}`, k: 5 })));
       expect(new Set(text.curated).size).toBe(10);
     }
     // CHAIN 1: one more hop, following the first hit of the follow-up that the first search did not show.
     for (const task of tasks.slice(0, 4)) {
-      const chained = await runEpisode(await resolveAgent('hit-text:10,1,5,10,1'), env, task);
+      const chained = await runEpisode(resolveScriptedAgent(searchSuite, 'hit-text:10,1,5,10,1'), env, task);
       const [q, f, next] = calls(chained, 'bm25_search');
       const fresh = hitsOf(f!).find((h) => !hitsOf(q!).some((x) => x.id === h.id));
       if (!fresh) {
@@ -72,7 +73,7 @@ describe('the fixed multi-search scripts', () => {
       }
       expect((next!.arguments as { query: string }).query).toBe(`${fresh.snippet.split(/\s+/u).filter(Boolean).join(' ')} ${keywordQuery(task.query)}`);
     }
-    await expect(resolveAgent('hit-text:10,x')).rejects.toThrow("hit-text:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]]");
+    expect(() => resolveScriptedAgent(searchSuite, 'hit-text:10,x')).toThrow("hit-text:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]]");
   });
 
   it('the bridge teacher sweeps every plan across attempts', async () => {

@@ -11,11 +11,7 @@ const ROOT = resolve('.');
  * Upward imports the plan knows about and someone is fixing, each with why it is still here. An entry
  * that no longer occurs fails the test, so the list only shrinks.
  */
-const KNOWN_UPWARD: readonly { from: string; to: string; why: string }[] = [
-  // Helper h3 moves the search suite's reward code into suites/, which removes these two edges.
-  { from: 'src/reward/rubric.ts', to: 'src/agent/rollout.ts', why: 'reward code moving into suites/ (issue #36, h3)' },
-  { from: 'src/reward/search.ts', to: 'src/agent/rollout.ts', why: 'reward code moving into suites/ (issue #36, h3)' },
-];
+const KNOWN_UPWARD: readonly { from: string; to: string; why: string }[] = [];
 
 /** Test folders that name no src/ folder, and why. */
 const TEST_ONLY_FOLDERS: Readonly<Record<string, string>> = {

@@ -5,13 +5,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/agent/episode.js';
 import { OpenAIAgent } from '../../src/agent/openai.js';
-import { resolveAgent } from '../../src/agent/registry.js';
 import type { Agent } from '../../src/agent/types.js';
 import { loadSampler } from '../../src/backend/local/backend.js';
 import { SHIPPED_BUDGETS, shippedBasePath } from '../../src/backend/local/base-model.js';
 import { createOpenAIServer } from '../../src/openai-server/server.js';
 import { listen } from '../../src/http/lifecycle.js';
-import '../../src/cli/agents.js';
+import { resolveModelAgent } from '../../src/cli/agents.js';
 import { compareRuns, loadRunRows } from '../../src/eval/compare.js';
 import { runEval } from '../../src/eval/runner.js';
 import type { Budgets, Environment } from '../../src/env/types.js';
@@ -55,7 +54,7 @@ const evalInto = (name: string, agent: Agent) =>
 
 describe('local: and served parity', () => {
   it('scores the same checkpoint the same at the same budgets, and neither run has an error', async () => {
-    const local = await evalInto('local', await resolveAgent('local:shipped', {}));
+    const local = await evalInto('local', await resolveModelAgent('local:shipped', {}));
     const remote = await evalInto('served', served);
     expect(local.errors).toEqual([]);
     expect(remote.errors).toEqual([]);

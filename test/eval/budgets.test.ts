@@ -3,8 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveAgent } from '../../src/agent/registry.js';
-import '../../src/cli/agents.js';
+import { resolveModelAgent } from '../../src/cli/agents.js';
 import { evalBudgets, retryAdvice } from '../../src/cli/commands/eval.js';
 import { DEFAULT_BUDGETS } from '../../src/env/types.js';
 import { SHIPPED_BUDGETS, shippedBasePath } from '../../src/backend/local/base-model.js';
@@ -29,12 +28,12 @@ describe('eval and a model\'s budgets', () => {
   });
 
   it('gives a local checkpoint its own context, the shipped ones their budgets, and lets flags override', async () => {
-    const byPath = await resolveAgent(`local:${shippedBasePath('base')}`, {});
+    const byPath = await resolveModelAgent(`local:${shippedBasePath('base')}`, {});
     expect(evalBudgets(DEFAULT_BUDGETS, byPath, {})).toEqual({ maxTurns: 40, maxTokensPerTurn: 1024, contextTokens: 1024 });
-    const shipped = await resolveAgent('local:shipped', {});
+    const shipped = await resolveModelAgent('local:shipped', {});
     expect(evalBudgets(DEFAULT_BUDGETS, shipped, {})).toEqual({ maxTurns: 4, maxTokensPerTurn: 128, contextTokens: 1024 });
     expect(evalBudgets(DEFAULT_BUDGETS, shipped, { maxTurns: 6, contextTokens: 512 })).toEqual({ maxTurns: 6, maxTokensPerTurn: 128, contextTokens: 512 });
-    const long = await resolveAgent('local:shipped-long', {});
+    const long = await resolveModelAgent('local:shipped-long', {});
     expect(evalBudgets(DEFAULT_BUDGETS, long, {}).contextTokens).toBe(2048);
     expect(() => evalBudgets(DEFAULT_BUDGETS, shipped, { contextTokens: 4096 })).toThrow('--context-tokens 4096: the model behind local:shipped holds 1024 tokens');
   });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAIAgent, openAIAgentFromSpec, parseOpenAISpec } from '../../src/agent/openai.js';
 import { parseChatArguments } from '../../src/protocol/json-tools.js';
-import { resolveAgent } from '../../src/agent/registry.js';
+import { resolveModelAgent } from '../../src/cli/agents.js';
 import { runEpisode } from '../../src/agent/episode.js';
 import { SearchEnvironment } from '../../src/suites/search/env.js';
 import { ChatServer, completion } from './chat-server.js';
@@ -161,9 +161,9 @@ describe('openai: specs and keys', () => {
     expect(() => openAIAgentFromSpec('m', 'openai:m', { openai: { apiKeyEnv: 'MY_KEY', environment: {} } })).toThrow(/--api-key-env MY_KEY/);
     // a self-hosted server needs no key
     expect(openAIAgentFromSpec(`m@${server.url}`, `openai:m@${server.url}`, { openai: { environment: {} } }).spec).toBe(`openai:m@${server.url}`);
-    // the registry knows openai: once the module is loaded, and the key reaches the server
+    // the model agents' table knows openai:, and the key reaches the server
     server.push(completion([{ name: 'finish', arguments: '{}' }]));
-    const a = await resolveAgent(`openai:m@${server.url}`, { openai: { apiKeyEnv: 'MY_KEY', environment: { MY_KEY: 'k-from-env' } } });
+    const a = await resolveModelAgent(`openai:m@${server.url}`, { openai: { apiKeyEnv: 'MY_KEY', environment: { MY_KEY: 'k-from-env' } } });
     await runEpisode(a, env, task);
     expect(server.requests[0]!.authorization).toBe('Bearer k-from-env');
   });

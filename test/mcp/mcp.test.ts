@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchToolSpecs } from '../../src/suites/search/tools.js';
-import { fBeta } from '../../src/reward/search.js';
+import { fBeta } from '../../src/reward/sets.js';
 
 /**
  * `sleuth mcp` driven by the official MCP SDK's own client, over stdio and over streamable HTTP,

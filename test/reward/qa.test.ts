@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exactMatch, normalizeAnswer, qaParts, tokenF1, tokenFBeta } from '../../src/reward/qa.js';
+import { exactMatch, normalizeAnswer, tokenF1, tokenFBeta } from '../../src/reward/answers.js';
+import { qaParts } from '../../src/suites/qa/reward.js';
 import { scoreRollout, resolveRubric } from '../../src/suites/registry.js';
 import { rollout, task } from './helpers.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fBeta, scoreSet, factRecall, hopParts, searchParts } from '../../src/reward/search.js';
+import { fBeta, scoreSet, factRecall } from '../../src/reward/sets.js';
+import { hopParts, searchParts } from '../../src/suites/search/reward.js';
 import type { Task } from '../../src/tasks/task.js';
 import { defaultRubric, scoreRollout, resolveRubric, parseRubric, RUBRICS } from '../../src/suites/registry.js';
 

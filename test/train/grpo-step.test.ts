@@ -11,7 +11,7 @@ import { openRunDir } from '../../src/runs/store.js';
 import { truncateRunAfter } from '../../src/runs/training.js';
 import type { TrainingSetup } from '../../src/train/backend-factory.js';
 import { parseTrainConfig } from '../../src/train/config.js';
-import { grpoStep, sampleStep, stepDatums, type GrpoRun } from '../../src/train/grpo.js';
+import { learnStep, sampleStep, stepDatums, type GrpoRun } from '../../src/train/grpo.js';
 import { baselineSweepAgent } from '../../src/suites/search/agents.js';
 import type { Task } from '../../src/tasks/task.js';
 import { ensureWasm, tinyBackend, tinyTokenizer } from '../backend/helpers.js';
@@ -71,7 +71,7 @@ describe('a GRPO step in-process', () => {
     const run = grpoRun(dir);
     const before = await run.setup.backend.saveWeightsForSampler('sampler-0');
 
-    // The pieces, as grpoStep runs them: the data order from cursor 0, two queries of four rollouts.
+    // The pieces, as trainGrpo runs them: the data order from cursor 0, two queries of four rollouts.
     const sampled = await sampleStep(run, 1, 0, before);
     expect(sampled.cursor).toBe(2);
     expect(sampled.batch.sampled.map((g) => g.rollouts.length)).toEqual([4, 4]);
@@ -87,7 +87,8 @@ describe('a GRPO step in-process', () => {
     expect(d.trainTokens).toBe(d.datums.reduce((s, x) => s + x.weights.reduce((a, w) => a + w, 0), 0));
 
     // The whole step, from the same state: same rollouts (seeded), trained and written down.
-    const done = await grpoStep(run, 1, 0, before, undefined);
+    const start = performance.now();
+    const done = await learnStep(run, 1, await sampleStep(run, 1, 0, before), start, undefined);
     expect(done.cursor).toBe(2);
     expect(done.metrics['datums']).toBe(d.datums.length);
     expect(done.metrics['trained_tokens']).toBe(d.trainTokens);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord, Rollout } from '../../src/agent/rollout.js';
 import type { Task } from '../../src/tasks/task.js';
-import { checkOpening, judgeAttempt, selectDemonstrations } from '../../src/train/sft.js';
+import { checkOpening } from '../../src/suites/search/opening.js';
+import { judgeAttempt, selectDemonstrations } from '../../src/train/sft.js';
 
 const task: Task = { id: 't', query: 'q', facts: [{ text: 'a', chunkIds: ['A'] }, { text: 'b', chunkIds: ['B', 'B2'] }] };
 

@@ -1,7 +1,8 @@
 import { loadSampler, type LocalSampler } from './index.js';
 import { localRenderer } from '../../protocol/compact/local.js';
-import { openingSearch, TokenAgent } from '../../agent/token-agent.js';
-import { registerAgent } from '../../agent/registry.js';
+import { TokenAgent } from '../../agent/token-agent.js';
+import { openingSearch } from '../../suites/search/opening.js';
+import type { AgentFactory } from '../../agent/registry.js';
 import type { Sampler } from '../types.js';
 import type { BpeTokenizer } from '../../protocol/compact/bpe.js';
 import { InputError } from '../../errors.js';
@@ -27,7 +28,7 @@ function checkpointOf(arg: string, spec: string): string {
  * `local:shipped-long`, sampled at temperature 1 unless the context says otherwise. The agent
  * carries its model's budgets: the checkpoint's context, and a shipped model's training budgets.
  */
-registerAgent('local', (arg, spec, ctx) => {
+export const localAgentFactory: AgentFactory = (arg, spec, ctx) => {
   if (!arg) throw new InputError(`agent '${spec}': local:PATH needs a checkpoint path, or shipped / shipped-long`);
   const sampler: LocalSampler = loadSampler(checkpointOf(arg, spec));
   const temperature = typeof ctx['temperature'] === 'number' ? ctx['temperature'] : 1;
@@ -38,4 +39,4 @@ registerAgent('local', (arg, spec, ctx) => {
   agent.contextLimit = context;
   agent.budgets = { contextTokens: context, ...(isShippedName(arg) ? SHIPPED_BUDGETS[SHIPPED_MODELS[arg]] : {}) };
   return agent;
-});
+};

@@ -1,6 +1,6 @@
 import { embeddedChunks } from '../../corpus/embedded.js';
 import type { Chunk } from '../../corpus/chunk.js';
-import { searchToolSpecs } from '../../suites/search/tools.js';
+import { SEARCH_TOOL, searchToolSpecs } from '../../suites/search/tools.js';
 import { searchSystemPrompt } from '../../suites/search/prompt.js';
 import { trainBpe, type BpeTokenizer } from '../../protocol/compact/bpe.js';
 import { SPECIALS, assistantText, promptText, resultsText } from '../../protocol/compact/renderer.js';
@@ -29,10 +29,10 @@ export function syntheticTranscripts(chunks: Chunk[], count: number, seed = 0): 
     const curate = JSON.stringify({ curated: [target.id], count: 1 });
     out.push(
       promptText({ system, user: `What is known about ${query}?`, tools }) +
-        assistantText('', [{ name: 'bm25_search', arguments: { query } }]) + resultsText([search]) +
-        assistantText('', [{ name: 'read_document', arguments: { id: target.id } }]) + resultsText([read]) +
-        assistantText('', [{ name: 'curate', arguments: { ids: [target.id] } }]) + resultsText([curate]) +
-        assistantText('', [{ name: 'finish', arguments: {} }]),
+        assistantText('', [{ name: SEARCH_TOOL.bm25_search, arguments: { query } }]) + resultsText([search]) +
+        assistantText('', [{ name: SEARCH_TOOL.read_document, arguments: { id: target.id } }]) + resultsText([read]) +
+        assistantText('', [{ name: SEARCH_TOOL.curate, arguments: { ids: [target.id] } }]) + resultsText([curate]) +
+        assistantText('', [{ name: SEARCH_TOOL.finish, arguments: {} }]),
     );
   }
   return out;

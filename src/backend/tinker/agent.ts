@@ -1,4 +1,4 @@
-import { registerAgent } from '../../agent/registry.js';
+import type { AgentFactory } from '../../agent/registry.js';
 import { TokenAgent } from '../../agent/token-agent.js';
 import { InputError } from '../../errors.js';
 import { getRenderer } from '../../protocol/registry.js';
@@ -10,7 +10,6 @@ import { createTinkerSampler } from './backend.js';
  * The renderer is the context's `renderer`, else chosen by the model name: Harmony for gpt-oss,
  * Qwen3 for Qwen3 models. The base URL is the spec's `@URL`, else the context's `baseUrl`, else
  * $TINKER_BASE_URL, else hosted Tinker; the key comes from TINKER_API_KEY (or ctx.apiKeyEnv).
- * Import this module to register the spec.
  */
 export function rendererForModel(model: string): string | undefined {
   if (/gpt-oss/i.test(model)) return 'harmony';
@@ -18,7 +17,8 @@ export function rendererForModel(model: string): string | undefined {
   return undefined;
 }
 
-registerAgent('tinker', async (arg, spec, ctx) => {
+/** The `tinker:` spec's factory: the spec, renderer and base URL as said above. */
+export const tinkerAgentFactory: AgentFactory = async (arg, spec, ctx) => {
   if (!arg) throw new InputError(`agent '${spec}': tinker:MODEL_OR_PATH needs a base model name or a tinker:// sampler path`);
   const at = arg.lastIndexOf('@');
   const target = at < 0 ? arg : arg.slice(0, at);
@@ -34,4 +34,4 @@ registerAgent('tinker', async (arg, spec, ctx) => {
   const temperature = typeof ctx['temperature'] === 'number' ? ctx['temperature'] : 1;
   const seed = typeof ctx['seed'] === 'number' ? ctx['seed'] : undefined;
   return new TokenAgent(spec, renderer, sampler, { temperature, ...(seed !== undefined ? { seed } : {}) });
-});
+};

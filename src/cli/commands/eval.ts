@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
-import { resolveAgent } from '../../agent/registry.js';
-import '../agents.js';
+import { resolveRunAgent } from '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import type { Agent } from '../../agent/types.js';
 import { DEFAULT_BUDGETS, type Budgets } from '../../env/types.js';
 import { InputError } from '../../errors.js';
 import type { Rubric } from '../../reward/rubric.js';
-import { DEFAULT_SUITE, defaultRubric, resolveRubric, RUBRICS, suiteAgent, suiteOf, SUITE_KINDS } from '../../suites/registry.js';
+import { DEFAULT_SUITE, defaultRubric, resolveRubric, RUBRICS, suiteOf, SUITE_KINDS } from '../../suites/registry.js';
 import { loadPrices, priceModelOf, type Price } from '../../eval/cost.js';
 import { formatSummary } from '../../eval/report.js';
 import { runEval, type EvalResult } from '../../eval/runner.js';
@@ -143,7 +142,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   const opened = await suite.open(values.tasks !== undefined ? { tasks: values.tasks } : {});
   const tasksName = opened.tasksName;
   let tasks: Task[] = opened.tasks(split);
-  const agent = suiteAgent(opened, agentSpec) ?? (await resolveAgent(agentSpec, { ...(opened.corpus ? { corpus: opened.corpus } : {}), openai, openingSearch }));
+  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch });
   const indexDir = opened.indexDir;
   // Before the environment starts (search workers keep the process alive): a context the model cannot hold.
   evalBudgets(DEFAULT_BUDGETS, agent, budgetFlags.contextTokens === undefined ? {} : { contextTokens: budgetFlags.contextTokens });

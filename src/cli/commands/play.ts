@@ -15,21 +15,37 @@ import { terminalSafe } from '../safe-text.js';
 const say = (text: string): void => console.log(terminalSafe(text, { multiline: true }));
 import { fit, formatHits, outputWidth, wrap } from '../../text/width.js';
 
-/** The call syntax, shown by `help` at the prompt. */
-const SYNTAX = `  {"name":"bm25_search","arguments":{"query":"Corliss Archer film","k":5}}
-  bm25_search Corliss Archer film      grep_corpus (?i)kiss\\s+and\\s+tell
-  read_document N|ID                   curate N|ID [N|ID...]
-  drop_curated N|ID [N|ID...]          finish
-  (qa env: search QUERY, answer TEXT)   help    quit (= finish)`;
+/**
+ * How each tool can be typed (the short form of parsePlayInput), read from the tools' schemas: the
+ * rest of the line is a list, one string, or nothing; a tool whose arguments have no short form
+ * is typed as JSON.
+ */
+export function callSyntax(tools: readonly ToolSpec[]): string[] {
+  return tools.map((tool) => {
+    const short = toolShorthand(tool);
+    if (short.kind === 'list') return `${tool.name} ${short.key.toUpperCase()}...`;
+    if (short.kind === 'string') return `${tool.name} ${short.key.toUpperCase()}`;
+    const properties = (tool.parameters as { properties?: Record<string, unknown> }).properties ?? {};
+    return Object.keys(properties).length ? `${tool.name} (as JSON)` : tool.name;
+  });
+}
+
+/** The call syntax of an environment's tools, shown by `help` at the prompt. */
+function syntaxHelp(tools: readonly ToolSpec[]): string {
+  const example = tools[0] ? `  {"name":"${tools[0].name}","arguments":{...}}   (any call, as JSON)\n` : '';
+  return `${example}${callSyntax(tools).map((line) => `  ${line}`).join('\n')}\n  help    quit (= finish)`;
+}
 
 const USAGE = `usage: sleuth play [--tasks NAME] [--split S] [--task ID] [--env ${SUITE_KINDS.join('|')}] [-k N]
 
 Play the search environment yourself: pick a task, call tools, build the curated set, finish,
 and see the reward breakdown. Every chunk shown gets a list number for the episode (1, 2, 3, ...,
 as the compact format numbers them for the small model); type the number or the id. Ctrl-C
-abandons the episode without scoring it. Type a tool call as JSON or in short form:
+abandons the episode without scoring it. Type a tool call as JSON ({"name": ..., "arguments": {...}})
+or in short form, the tool's name and then its argument (a chunk's list number stands for its id);
+help at the prompt shows the environment's tools, quit ends (= finish). The short forms:
 
-${SYNTAX}
+${SUITE_KINDS.map((kind) => `  ${kind}: ${callSyntax(suiteOf(kind).tools).join(' · ')}`).join('\n')}
 
 options:
   --tasks NAME   task set (default: default)
@@ -147,7 +163,7 @@ class HumanAgent implements Agent {
           const line = await this.input.next('\ntool> ');
           if (line === undefined || line.trim() === 'quit') return { text: 'quit', calls: [] };
           if (line.trim() === 'help') {
-            say(SYNTAX);
+            say(syntaxHelp(ctx.tools));
             continue;
           }
           try {

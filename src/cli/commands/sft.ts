@@ -1,7 +1,5 @@
 import { join, resolve } from 'node:path';
-import { resolveAgent } from '../../agent/registry.js';
-import '../agents.js';
-import { suiteAgent } from '../../suites/registry.js';
+import { resolveRunAgent } from '../agents.js';
 import { InputError } from '../../errors.js';
 import { createBackend } from '../../train/backend-factory.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../../train/config.js';
@@ -59,7 +57,7 @@ export const command: Command = {
       const setup = await createBackend(config, { checkpointDir: join(dir, 'checkpoints'), log });
       // A suite's own scripted teachers first (the invoice oracle runs the gold route through its tools).
       const opened = inputs.opened;
-      const teacher = suiteAgent(opened, values.teacher) ?? (await resolveAgent(values.teacher, { ...(opened.corpus ? { corpus: opened.corpus } : {}), openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch }));
+      const teacher = await resolveRunAgent(opened, values.teacher, { openai: { maxConcurrent: config.concurrency }, openingSearch: config.openingSearch });
       const rubric = rubricOf(config);
       const price = priceOf(config);
       const maxTokens = setup.backend.contextLimit ?? config.budgets.contextTokens;

@@ -34,6 +34,18 @@ import { Analyzer } from '../../search/analyzer.js';
 
 const ANALYZER = new Analyzer();
 
+/**
+ * The tools whose calls take references: a keyword search (its `query`) and a regex scan (its
+ * `pattern`), named as the search suite's tools.ts declares them. The compact format is below the
+ * suites, so it cannot read their table; test/suites/search-tools.test.ts checks these against it.
+ */
+export const REFERENCE_TOOLS = { search: 'bm25_search', scan: 'grep_corpus' } as const;
+
+/** Whether a tool's calls may carry references (and a prompt with such a tool gets numbered question words). */
+export function takesReferences(name: string): boolean {
+  return name === REFERENCE_TOOLS.search || name === REFERENCE_TOOLS.scan;
+}
+
 /** Most words of the question that get numbers (the rest can still be written out). */
 export const MAX_QUESTION_WORDS = 40;
 
@@ -132,7 +144,7 @@ export class EpisodeReferences {
   /** The call's arguments with every reference replaced by its text, or why a reference is wrong. */
   expand(name: string, args: unknown): Expansion {
     if (!isObject(args) || !('q' in args || 't' in args || 'h' in args)) return { ok: true, arguments: args };
-    if (name !== 'bm25_search' && name !== 'grep_corpus') return { ok: false, error: `${name} takes no q, t or h references (only bm25_search and grep_corpus do)` };
+    if (!takesReferences(name)) return { ok: false, error: `${name} takes no q, t or h references (only ${REFERENCE_TOOLS.search} and ${REFERENCE_TOOLS.scan} do)` };
     const { q, t, h, ...rest } = args;
     const titles = t === undefined ? { ok: true as const, texts: [] } : this.titleTexts(t);
     if (!titles.ok) return titles;
@@ -140,13 +152,13 @@ export class EpisodeReferences {
     if (!spans.ok) return spans;
     const words = q === undefined ? { ok: true as const, texts: [] } : this.wordTexts(q);
     if (!words.ok) return words;
-    if (name === 'bm25_search') {
+    if (name === REFERENCE_TOOLS.search) {
       const query = [typeof rest.query === 'string' ? rest.query : '', ...titles.texts, ...spans.texts, ...words.texts].filter(Boolean).join(' ');
       return { ok: true, arguments: { ...rest, query } };
     }
     // grep: one literal phrase: a title or words of a hit's text (as written), or a span of question words (any case).
     const literal = [...titles.texts, ...spans.texts];
-    if (literal.length + (words.texts.length ? 1 : 0) !== 1) return { ok: false, error: 'grep_corpus takes one reference: t (one hit), h (one hit text) or q (question words)' };
+    if (literal.length + (words.texts.length ? 1 : 0) !== 1) return { ok: false, error: `${REFERENCE_TOOLS.scan} takes one reference: t (one hit), h (one hit text) or q (question words)` };
     const pattern = literal.length ? literalPattern(literal[0]!, 12) : `(?i)${literalPattern(words.texts.join(' '), 12)}`;
     return { ok: true, arguments: { ...rest, pattern } };
   }
@@ -158,11 +170,11 @@ export class EpisodeReferences {
    */
   compress(name: string, args: unknown): unknown {
     if (!isObject(args)) return args;
-    if (name === 'grep_corpus' && typeof args.pattern === 'string') {
+    if (name === REFERENCE_TOOLS.scan && typeof args.pattern === 'string') {
       for (const [alias, title] of this.titles) if (literalPattern(title, 12) === args.pattern) return { ...withoutKey(args, 'pattern'), t: alias };
       return args;
     }
-    if (name !== 'bm25_search' || typeof args.query !== 'string') return args;
+    if (name !== REFERENCE_TOOLS.search || typeof args.query !== 'string') return args;
     let rest = args.query.trim();
     // Words of a shown hit's text the query starts with: all of it (h: N), or the longest run (h: "N:A-B").
     const h = this.textPrefix(rest);

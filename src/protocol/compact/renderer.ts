@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParsedCall, ParsedTurn, Renderer } from '../types.js';
 import { BpeTokenizer } from './bpe.js';
-import { EpisodeReferences, readSpans, spanString } from './references.js';
+import { EpisodeReferences, readSpans, spanString, takesReferences } from './references.js';
 
 /**
  * The compact chat format of sleuth's small local model: few template tokens, JSON tool calls,
@@ -121,8 +121,8 @@ export class CompactRenderer implements Renderer {
 
   prompt(input: { system: string; user: string; tools: ToolSpec[] }): number[] {
     const refs = this.refs;
-    // Only an environment with search tools gets numbered question words (an invoice email does not).
-    if (!refs || !input.tools.some((t) => t.name === 'bm25_search' || t.name === 'grep_corpus')) return this.encode(promptText(input));
+    // Only an environment with tools that take references gets numbered question words (an invoice email does not).
+    if (!refs || !input.tools.some((t) => takesReferences(t.name))) return this.encode(promptText(input));
     refs.setQuestion(input.user);
     const line = refs.wordsLine();
     return this.encode(promptText({ ...input, user: line ? `${input.user}\n${line}` : input.user }));

@@ -1,12 +1,11 @@
 /**
  * The invoice environment for runEpisode: the agent reads a customer email, calls the three
  * SQL tools, and ends the episode by writing its reply (a turn with no tool call). The reply
- * becomes the rollout's answer and is scored by the share of gold values it contains.
+ * becomes the rollout's answer and is scored by the share of gold values it contains (reward.ts).
  */
 import type { Task } from '../../tasks/task.js';
 import { EpisodeBase } from '../../env/episode-base.js';
 import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
-import { scoreReply } from './score.js';
 import type { InvoiceTools } from './tools.js';
 
 export const INVOICE_ENV_NAME = 'invoices';
@@ -67,29 +66,4 @@ export class InvoiceEpisode extends EpisodeBase {
   protected async handle(call: ToolCall): Promise<ToolResult> {
     return this.tools.call(call);
   }
-}
-
-/** The gold values of a task in the shared shape (`answers`, also kept in meta.gold_values). */
-export function goldValuesOf(task: Task): string[] {
-  const fromMeta = task.meta?.['gold_values'];
-  if (Array.isArray(fromMeta) && fromMeta.every((v) => typeof v === 'string')) return fromMeta;
-  return task.answers ?? [];
-}
-
-/**
- * Reward parts for an invoice rollout: `gold_share` (share of gold values in the reply, the
- * reward) and `pass` (1 when all are there). Only a final reply counts: an episode cut off
- * by a budget has no reply and scores 0. Returns the same shape as the rubric's parts.
- */
-export function invoiceParts(task: Task, rollout: { answer?: string }): { gold_share: number; pass: number; answered: number } {
-  const reply = rollout.answer ?? '';
-  const score = scoreReply(reply, goldValuesOf(task));
-  return { gold_share: score.share, pass: score.pass ? 1 : 0, answered: reply === '' ? 0 : 1 };
-}
-
-/** Failure bucket of an invoice rollout: correct (all values), partial, wrong (none), no_answer. */
-export function invoiceBucket(parts: Record<string, number>): 'correct' | 'partial' | 'wrong' | 'no_answer' {
-  if (parts['answered'] !== 1) return 'no_answer';
-  if (parts['pass'] === 1) return 'correct';
-  return (parts['gold_share'] ?? 0) > 0 ? 'partial' : 'wrong';
 }

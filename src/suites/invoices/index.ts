@@ -16,7 +16,8 @@ import { buildInvoiceDb, DEFAULT_SEED, type BuiltDb } from './generate.js';
 import { generateInvoiceTasks, toTask, type InvoiceSplit, type InvoiceTask } from './tasks.js';
 import { InvoiceTools } from './tools.js';
 
-export { InvoiceEnvironment, InvoiceEpisode, INVOICE_BUDGETS, INVOICE_ENV_NAME, invoiceBucket, invoiceParts, goldValuesOf } from './env.js';
+export { InvoiceEnvironment, InvoiceEpisode, INVOICE_BUDGETS, INVOICE_ENV_NAME } from './env.js';
+export { invoiceBucket, invoiceParts, goldValuesOf } from './reward.js';
 export { invoiceBaselineAgent, invoiceBaselinePlan, invoiceOracleAgent, invoiceOraclePlan, type InvoicePlan } from './agents.js';
 export { buildInvoiceDb, contentHash, DEFAULT_SEED, WORLD_COUNTS } from './generate.js';
 export { containsGoldValue, scoreReply, type ReplyScore } from './score.js';

@@ -3,7 +3,8 @@ import { InputError } from '../../errors.js';
 import { F4, type Rubric } from '../../reward/rubric.js';
 import type { Suite, SuiteAgentFactory } from '../types.js';
 import { invoiceBaselineAgent, invoiceOracleAgent } from './agents.js';
-import { InvoiceEnvironment, invoiceBucket, invoiceParts } from './env.js';
+import { InvoiceEnvironment } from './env.js';
+import { invoiceBucket, invoiceParts } from './reward.js';
 import { loadInvoiceSuite } from './index.js';
 import { INVOICE_TOOL_SPECS } from './tools.js';
 
@@ -31,6 +32,7 @@ export const invoiceSuite: Suite = {
   bucket: (parts) => invoiceBucket(parts),
   success: (parts) => parts['pass'] === 1,
   headline: ['reward', 'gold_share', 'pass_rate'],
+  tools: INVOICE_TOOL_SPECS,
   lookupTools: new Set(INVOICE_TOOL_SPECS.map((t) => t.name)),
   taskSets: false,
   agents: new Map([

@@ -42,10 +42,10 @@ export const QA_AGENTS: ReadonlyMap<string, SuiteAgentFactory> = new Map<string,
   ['baseline', (arg, spec) => (noArgument(spec, arg), qaBaselineAgent(spec))],
   [
     'oracle',
-    (arg, spec, opened) => {
+    (arg, spec, context) => {
       noArgument(spec, arg);
-      if (!opened.corpus) throw new InputError(`agent '${spec}': the oracle needs the corpus of the task set`);
-      return qaOracleAgent(opened.corpus, spec);
+      if (!context.corpus) throw new InputError(`agent '${spec}': the oracle needs the corpus of the task set`);
+      return qaOracleAgent(context.corpus, spec);
     },
   ],
 ]);

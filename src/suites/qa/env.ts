@@ -28,7 +28,7 @@ const ARGS = {
   answer: z.object({ answer: z.string().describe('Only the answer.') }),
 };
 
-const TOOLS: ToolSpec[] = [
+export const QA_TOOLS: ToolSpec[] = [
   toolSpec('search', 'Search Wikipedia paragraphs by keywords; returns the top few paragraphs with their titles.', ARGS.search),
   toolSpec('answer', 'Give the final answer (a name, date, number, or yes/no) and end the episode.', ARGS.answer),
 ];
@@ -41,7 +41,7 @@ export function extractAnswer(text: string): string | undefined {
 
 export class QaEnvironment implements Environment {
   readonly name = 'qa';
-  readonly tools = TOOLS;
+  readonly tools = QA_TOOLS;
   readonly defaultBudgets: Budgets;
   readonly options: Required<Omit<QaEnvOptions, 'budgets'>>;
 
@@ -96,7 +96,7 @@ export class QaEpisode extends EpisodeBase {
       this.ended = 'answer';
       return { outcome: 'ok', content: 'Answer recorded.', chunkIds: [] };
     }
-    if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
+    if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${QA_TOOLS.map((t) => t.name).join(', ')}`);
     const args = parseArguments('search', ARGS.search, call.arguments);
     if (!args.ok) return errorResult('bad_arguments', args.error);
     const { maxSearches, topK, textChars } = this.env.options;

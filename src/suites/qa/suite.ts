@@ -1,10 +1,10 @@
 import { InputError } from '../../errors.js';
-import { qaParts } from '../../reward/qa.js';
+import { qaRewardParts } from './reward.js';
 import { F4, type Rubric } from '../../reward/rubric.js';
 import { openTaskSetSuite } from '../search/task-set.js';
 import type { Suite } from '../types.js';
 import { QA_AGENTS } from './agents.js';
-import { QaEnvironment } from './env.js';
+import { QA_TOOLS, QaEnvironment } from './env.js';
 
 /**
  * Named rubrics: exact match (Search-R1), token F1, F1 with the 0.1 format floor (ReSearch), and
@@ -24,10 +24,7 @@ export const qaSuite: Suite = {
   summary: 'the QA variant: top-3 search, 5 searches, then an answer',
   rubrics: RUBRICS,
   defaultRubric: 'qa-f1-format',
-  rewardParts(task, rollout) {
-    if (!task.answers || task.answers.length === 0) throw new InputError(`task '${task.id}' has no answers: a QA rubric cannot score it`);
-    return qaParts(rollout.answer, task.answers);
-  },
+  rewardParts: qaRewardParts,
   usesBeta: false,
   result: 'answer',
   // correct (exact match), near miss (answered, token F1 >= 0.5), wrong (answered), no answer.
@@ -39,6 +36,7 @@ export const qaSuite: Suite = {
   },
   success: (parts) => parts['exact_match'] === 1,
   headline: ['reward', 'exact_match', 'f1'],
+  tools: QA_TOOLS,
   lookupTools: new Set(['search']),
   taskSets: true,
   agents: QA_AGENTS,

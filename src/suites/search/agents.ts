@@ -5,17 +5,18 @@ import { seededKey } from '../../tasks/split.js';
 import { Analyzer } from '../../search/analyzer.js';
 import { literalPattern } from '../../protocol/compact/references.js';
 import { call, idsIn, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
-import { registerAgents } from '../../agent/registry.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
+import type { SuiteAgentFactory } from '../types.js';
 import { bridgeSweepAgent, hopOracleAgent, multiSearchAgent, parseMultiSearch } from './multihop.js';
 import { hitLists, keywordQuery } from './script-results.js';
+import { SEARCH_TOOL } from './tools.js';
 
 export { keywordQuery };
 
 /**
  * The search suite's scripted agents, which bound every metric: `baseline` from below (search the
  * query, curate the top k, finish), `follow` (follow the titles of the first hits), and `oracle`
- * from above (find and curate the gold chunks). They register themselves in the agent registry.
+ * from above (find and curate the gold chunks). SEARCH_AGENTS is the suite's table of them (Suite.agents).
  */
 
 const ANALYZER = new Analyzer();
@@ -29,13 +30,13 @@ const ANALYZER = new Analyzer();
 export function baselineAgent(k = 10, spec = 'baseline', options: { keywords?: boolean; searchK?: number } = {}): Agent {
   return scriptedAgent(spec, function* (ctx): Plan {
     const query = options.keywords ? keywordQuery(ctx.task.query) : ctx.task.query;
-    const results = yield turn('Search the query.', call('bm25_search', { query, k: options.searchK ?? k }));
+    const results = yield turn('Search the query.', call(SEARCH_TOOL.bm25_search, { query, k: options.searchK ?? k }));
     const top = idsIn(results).slice(0, k);
     if (top.length === 0) {
-      yield turn('Nothing found.', call('finish', {}));
+      yield turn('Nothing found.', call(SEARCH_TOOL.finish, {}));
       return;
     }
-    yield turn(`Curate the top ${top.length} hits and finish.`, call('curate', { ids: top }), call('finish', {}));
+    yield turn(`Curate the top ${top.length} hits and finish.`, call(SEARCH_TOOL.curate, { ids: top }), call(SEARCH_TOOL.finish, {}));
   });
 }
 
@@ -72,9 +73,9 @@ export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap
   const searchK = plan.searchK ?? 10;
   return scriptedAgent(spec, function* (ctx): Plan {
     const keywords = keywordQuery(ctx.task.query);
-    const [first = []] = hitLists(yield turn('Search the question.', call('bm25_search', { query: keywords, k: searchK })));
+    const [first = []] = hitLists(yield turn('Search the question.', call(SEARCH_TOOL.bm25_search, { query: keywords, k: searchK })));
     if (first.length === 0) {
-      yield turn('Nothing found.', call('finish', {}));
+      yield turn('Nothing found.', call(SEARCH_TOOL.finish, {}));
       return;
     }
     const asked = new Set(ANALYZER.terms(ctx.task.query));
@@ -86,19 +87,19 @@ export function followAgent(plan: FollowPlan, spec = followSpec(plan), curateCap
     // Follow titles that bring a word the question lacks (a bridge entity), best-ranked first.
     const bridges = first.filter((h) => ANALYZER.terms(h.title).some((t) => !asked.has(t)));
     const titles = [...new Set(bridges.map((h) => h.title))].slice(0, plan.follow);
-    const curate = curated.length ? [call('curate', { ids: curated })] : [];
+    const curate = curated.length ? [call(SEARCH_TOOL.curate, { ids: curated })] : [];
     if (titles.length === 0) {
-      yield turn(`Curate the top ${curated.length} hits and finish.`, ...curate, call('finish', {}));
+      yield turn(`Curate the top ${curated.length} hits and finish.`, ...curate, call(SEARCH_TOOL.finish, {}));
       return;
     }
-    const searches = titles.map((t) => call('bm25_search', { query: plan.withQuestion ? `${t} ${keywords}` : t, k: plan.followK ?? 5 }));
+    const searches = titles.map((t) => call(SEARCH_TOOL.bm25_search, { query: plan.withQuestion ? `${t} ${keywords}` : t, k: plan.followK ?? 5 }));
     const results = yield turn('Curate, and follow the top titles.', ...curate, ...searches);
     const more: string[] = [];
-    for (const r of results.filter((x) => x.call.name === 'bm25_search')) {
+    for (const r of results.filter((x) => x.call.name === SEARCH_TOOL.bm25_search)) {
       more.push(...hitLists([r]).flat().map((h) => h.id).filter((id) => !curated.includes(id) && !more.includes(id)).slice(0, plan.k2));
     }
     const add = more.slice(0, Math.max(0, curateCap - curated.length));
-    yield turn(`Curate ${add.length} more and finish.`, ...(add.length ? [call('curate', { ids: add })] : []), call('finish', {}));
+    yield turn(`Curate ${add.length} more and finish.`, ...(add.length ? [call(SEARCH_TOOL.curate, { ids: add })] : []), call(SEARCH_TOOL.finish, {}));
   });
 }
 
@@ -175,16 +176,17 @@ export function goldSearch(corpus: CorpusReader, task: Task) {
 export function oracleAgent(corpus: CorpusReader, spec = 'oracle', curateCap = 30): Agent {
   return scriptedAgent(spec, function* (ctx): Plan {
     const { seen, gold, unseen, note, probe } = goldSearch(corpus, ctx.task);
-    note(yield turn('Search the query.', call('bm25_search', { query: ctx.task.query })));
-    if (unseen().length) note(yield turn('Search for each gold chunk not found yet.', ...unseen().map((id) => call('bm25_search', { query: probe(id), k: 10 }))));
-    if (unseen().length) note(yield turn('Grep for the rest.', ...unseen().map((id) => call('grep_corpus', { pattern: literalPattern(corpus.read(id)!.text), k: 10 }))));
+    note(yield turn('Search the query.', call(SEARCH_TOOL.bm25_search, { query: ctx.task.query })));
+    if (unseen().length) note(yield turn('Search for each gold chunk not found yet.', ...unseen().map((id) => call(SEARCH_TOOL.bm25_search, { query: probe(id), k: 10 }))));
+    if (unseen().length) note(yield turn('Grep for the rest.', ...unseen().map((id) => call(SEARCH_TOOL.grep_corpus, { pattern: literalPattern(corpus.read(id)!.text), k: 10 }))));
     const found = gold.filter((id) => seen.has(id)).slice(0, curateCap);
-    if (found.length) yield turn(`Curate the ${found.length} gold chunks and finish.`, call('curate', { ids: found }), call('finish', {}));
-    else yield turn('No gold chunk found.', call('finish', {}));
+    if (found.length) yield turn(`Curate the ${found.length} gold chunks and finish.`, call(SEARCH_TOOL.curate, { ids: found }), call(SEARCH_TOOL.finish, {}));
+    else yield turn('No gold chunk found.', call(SEARCH_TOOL.finish, {}));
   });
 }
 
-registerAgents([
+/** The search suite's scripted agents by spec name. */
+export const SEARCH_AGENTS: ReadonlyMap<string, SuiteAgentFactory> = new Map<string, SuiteAgentFactory>([
   [
     'baseline',
     (arg, spec) => {
@@ -215,7 +217,7 @@ registerAgents([
     (arg, spec, ctx) => {
       const ks = (arg ?? '1,2,3,5,8').split(',').map(Number);
       if (!ks.length || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 50)) throw new InputError(`agent '${spec}': baseline-sweep:K1,K2,... needs whole numbers from 1 to 50`);
-      return baselineSweepAgent(ks, spec, typeof ctx['openingSearch'] === 'number' ? ctx['openingSearch'] : 0);
+      return baselineSweepAgent(ks, spec, ctx.openingSearch ?? 0);
     },
   ],
   ['titles', (arg, spec) => multiSearchAgent(parseMultiSearch('titles', arg, spec), spec)],

@@ -36,7 +36,7 @@ export interface SearchEnvOptions {
   budgets?: Budgets;
 }
 
-const DEFAULTS = { defaultK: 10, snippetChars: 240, readChars: 4000, curateCap: 30, grepTimeLimitMs: 1000 };
+export const SEARCH_DEFAULTS = { defaultK: 10, snippetChars: 240, readChars: 4000, curateCap: 30, grepTimeLimitMs: 1000 };
 
 /** The search harness: six tools over one corpus (tools.ts), a curated set, budgets. */
 export class SearchEnvironment implements Environment {
@@ -52,7 +52,7 @@ export class SearchEnvironment implements Environment {
     options: SearchEnvOptions = {},
   ) {
     const { budgets, ...rest } = options;
-    this.options = { ...DEFAULTS, ...rest };
+    this.options = { ...SEARCH_DEFAULTS, ...rest };
     this.defaultBudgets = budgets ?? DEFAULT_BUDGETS;
     this.boundTools = boundTools(this.options);
     this.tools = [...this.boundTools.values()].map((t) => t.spec);

@@ -4,6 +4,7 @@ import type { Task } from '../../tasks/task.js';
 import { call, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
 import { hitLists, keywordQuery, type ShownHit } from './script-results.js';
+import { SEARCH_TOOL } from './tools.js';
 
 export { hitLists, type ShownHit };
 
@@ -101,11 +102,11 @@ export function followQuery(mode: MultiSearchPlan['mode'], hit: ShownHit, keywor
 export function multiSearchAgent(plan: MultiSearchPlan, spec = multiSearchSpec(plan)): Agent {
   return scriptedAgent(spec, function* (ctx): Plan {
     const keywords = keywordQuery(ctx.task.query);
-    const [first = []] = hitLists(yield turn('Search the question.', call('bm25_search', { query: keywords, k: plan.k })));
+    const [first = []] = hitLists(yield turn('Search the question.', call(SEARCH_TOOL.bm25_search, { query: keywords, k: plan.k })));
     const followed = followedRanks(plan).map((r) => first[r - 1]).filter((h): h is ShownHit => h !== undefined);
     const lists: ShownHit[][] = [first];
     if (followed.length) {
-      const searches = followed.map((h) => call('bm25_search', { query: followQuery(plan.mode, h, keywords), k: plan.followK }));
+      const searches = followed.map((h) => call(SEARCH_TOOL.bm25_search, { query: followQuery(plan.mode, h, keywords), k: plan.followK }));
       lists.push(...hitLists(yield turn(`Follow the top ${followed.length} hits.`, ...searches)));
     }
     // Further hops: the best new hit of the latest follow-up (the first follow-up's, at first).
@@ -114,12 +115,12 @@ export function multiSearchAgent(plan: MultiSearchPlan, spec = multiSearchSpec(p
       const earlier = new Set(lists.filter((l) => l !== frontier).flat().map((h) => h.id));
       const next: ShownHit | undefined = frontier.find((h) => !earlier.has(h.id));
       if (!next) break;
-      const [found] = hitLists(yield turn('Follow the next hop.', call('bm25_search', { query: followQuery(plan.mode, next, keywords), k: plan.followK })));
+      const [found] = hitLists(yield turn('Follow the next hop.', call(SEARCH_TOOL.bm25_search, { query: followQuery(plan.mode, next, keywords), k: plan.followK })));
       if (found) lists.push(found);
       frontier = found;
     }
     const ids = inShownOrder(plan.select === 'blocks' ? blocks(lists, plan.curate) : interleave(lists, plan.curate), lists);
-    yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call('curate', { ids })] : []), call('finish', {}));
+    yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call(SEARCH_TOOL.curate, { ids })] : []), call(SEARCH_TOOL.finish, {}));
   });
 }
 
@@ -149,9 +150,9 @@ export function hopQuery(question: string): string {
 export function hopOracleAgent(k = 10, curate = 10, spec = `hop-oracle:${k},${curate}`): Agent {
   return scriptedAgent(spec, function* (ctx): Plan {
     const hops = goldHops(ctx.task);
-    const lists = hitLists(yield turn('Search each gold sub-question.', ...hops.map((h) => call('bm25_search', { query: hopQuery(h.question), k }))));
+    const lists = hitLists(yield turn('Search each gold sub-question.', ...hops.map((h) => call(SEARCH_TOOL.bm25_search, { query: hopQuery(h.question), k }))));
     const ids = interleave(lists, curate);
-    yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call('curate', { ids })] : []), call('finish', {}));
+    yield turn(`Curate ${ids.length} hits and finish.`, ...(ids.length ? [call(SEARCH_TOOL.curate, { ids })] : []), call(SEARCH_TOOL.finish, {}));
   });
 }
 

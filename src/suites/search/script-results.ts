@@ -1,5 +1,6 @@
 import { Analyzer } from '../../search/analyzer.js';
 import type { ToolExchange } from '../../agent/types.js';
+import { SEARCH_TOOL } from './tools.js';
 
 /**
  * What the search suite's scripted agents read and write: the question as BM25 keywords, and the
@@ -36,7 +37,7 @@ export interface ShownHit {
 export function hitLists(results: ToolExchange[]): ShownHit[][] {
   const lists: ShownHit[][] = [];
   for (const r of results) {
-    if (r.result.outcome !== 'ok' || (r.call.name !== 'bm25_search' && r.call.name !== 'grep_corpus')) continue;
+    if (r.result.outcome !== 'ok' || (r.call.name !== SEARCH_TOOL.bm25_search && r.call.name !== SEARCH_TOOL.grep_corpus)) continue;
     const value = JSON.parse(r.result.content) as { hits?: { id: string; title?: string; snippet?: string }[] };
     lists.push((value.hits ?? []).map((h) => ({ id: h.id, title: h.title ?? '', snippet: h.snippet ?? '' })));
   }

@@ -1,9 +1,10 @@
-import { fBeta, searchParts } from '../../reward/search.js';
 import { F4, type Rubric } from '../../reward/rubric.js';
 import type { Suite } from '../types.js';
-import './agents.js';
-import { SearchEnvironment } from './env.js';
+import { SEARCH_AGENTS } from './agents.js';
+import { SEARCH_DEFAULTS, SearchEnvironment } from './env.js';
+import { searchParts, searchPartsAtBeta } from './reward.js';
 import { openTaskSetSuite } from './task-set.js';
+import { SEARCH_LOOKUP_TOOLS, searchToolSpecs } from './tools.js';
 
 /**
  * Named rubrics. The plain reward is F4, with -0.2 flat when nothing was curated (the `empty` part
@@ -26,10 +27,7 @@ export const searchSuite: Suite = {
   defaultRubric: 'f4',
   rewardParts: searchParts,
   usesBeta: true,
-  partsAtBeta(parts, beta) {
-    if (typeof parts['precision'] !== 'number' || typeof parts['recall'] !== 'number') return parts;
-    return { ...parts, fbeta: fBeta(parts['precision'], parts['recall'], beta) };
-  },
+  partsAtBeta: searchPartsAtBeta,
   result: 'curated set',
   // complete (every fact covered), partial, missed (curated but covered nothing), empty (curated nothing).
   buckets: ['complete', 'partial', 'missed', 'empty'],
@@ -40,10 +38,10 @@ export const searchSuite: Suite = {
   },
   success: (parts) => (parts['recall'] ?? 0) >= 1,
   headline: ['reward', 'f1', 'fbeta', 'recall'],
-  lookupTools: new Set(['bm25_search', 'grep_corpus']),
+  tools: searchToolSpecs(SEARCH_DEFAULTS.curateCap, SEARCH_DEFAULTS.defaultK),
+  lookupTools: SEARCH_LOOKUP_TOOLS,
   taskSets: true,
-  // Its scripted agents (baseline, oracle, follow, ...) are in the agent registry (agents.ts).
-  agents: new Map(),
+  agents: SEARCH_AGENTS,
   open: (options = {}) =>
     openTaskSetSuite(searchSuite, options, (backend, o) => new SearchEnvironment(backend, { ...(o.budgets ? { budgets: o.budgets } : {}), ...(o.defaultK !== undefined ? { defaultK: o.defaultK } : {}) })),
 };

@@ -22,6 +22,8 @@ export interface ToolSettings {
 }
 
 interface SearchTool<A> {
+  /** It looks something up in the corpus (Suite.lookupTools: SFT keeps attempts that used one). */
+  lookup?: true;
   args(s: ToolSettings): z.ZodObject & z.ZodType<A>;
   description(s: ToolSettings): string;
   /** Its line in the system prompt's tool list; tools that share a line leave it to the first. */
@@ -33,6 +35,7 @@ const k = (s: ToolSettings) => z.number().int().min(1).max(MAX_K).optional().des
 const ids = z.array(z.string().min(1)).min(1).max(100).describe('Chunk ids.');
 
 const bm25_search: SearchTool<{ query: string; k?: number | undefined }> = {
+  lookup: true,
   args: (s) => z.object({ query: z.string().trim().min(1, 'query must not be empty').describe('Keywords to search for.'), k: k(s) }),
   description: () => 'Keyword (BM25) search over every chunk; returns id, title, score and snippet per hit, plus counts of chunks seen and curated so far.',
   promptLine: () => 'bm25_search: keyword search; grep_corpus: Python regex scan. Both list chunk ids with a title and snippet.',
@@ -52,6 +55,7 @@ const bm25_search: SearchTool<{ query: string; k?: number | undefined }> = {
 };
 
 const grep_corpus: SearchTool<{ pattern: string; k?: number | undefined }> = {
+  lookup: true,
   args: (s) => z.object({ pattern: z.string().min(1, 'pattern must not be empty').describe('Python regex, e.g. (?i)annual\\s+revenue.'), k: k(s) }),
   description: () => 'Scan the corpus with a short Python-syntax regular expression; returns id, title and a snippet around the match per hit.',
   async run(ep, { pattern, k }) {
@@ -153,9 +157,15 @@ export const SEARCH_TOOLS = { bm25_search, grep_corpus, read_document, curate, d
 
 export type SearchToolName = keyof typeof SEARCH_TOOLS;
 
-export function isSearchTool(name: string): name is SearchToolName {
-  return Object.hasOwn(SEARCH_TOOLS, name);
-}
+/**
+ * Each tool's name, by itself: code outside this file that must call a particular tool (a scripted
+ * agent, the opening search, the tokenizer's transcripts) writes SEARCH_TOOL.curate, so a renamed
+ * or removed tool fails the build there instead of sending calls no environment answers.
+ */
+export const SEARCH_TOOL = Object.fromEntries(Object.keys(SEARCH_TOOLS).map((name) => [name, name])) as { readonly [N in SearchToolName]: N };
+
+/** The tools that look something up in the corpus. */
+export const SEARCH_LOOKUP_TOOLS: ReadonlySet<string> = new Set(Object.entries(SEARCH_TOOLS).flatMap(([name, t]) => ((t as SearchTool<unknown>).lookup ? [name] : [])));
 
 /** A tool with the argument schema of these settings: what an environment checks calls with. */
 export interface BoundTool {

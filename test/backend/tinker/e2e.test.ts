@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TinkerServer } from '../../../src/tinker-server/index.js';
 import { TinkerAuthError, TinkerRequestError, createTinkerBackend } from '../../../src/backend/tinker/index.js';
 import { InputError } from '../../../src/errors.js';
-import { resolveAgent } from '../../../src/agent/registry.js';
+import { resolveModelAgent } from '../../../src/cli/agents.js';
 import type { TokenAgent } from '../../../src/agent/token-agent.js';
 import { readCheckpoint } from '../../../src/backend/local/checkpoint.js';
 import { BpeTokenizer } from '../../../src/protocol/compact/bpe.js';
@@ -76,13 +76,13 @@ describe('Tinker client against serve-tinker (hosted dialect)', () => {
     await import('../../../src/backend/tinker/agent.js');
     const tok = new BpeTokenizer(readCheckpoint(checkpoint).header.tokenizer);
     registerRenderer('tinker-test-compact', () => new CompactRenderer(tok));
-    const agent = (await resolveAgent(`tinker:base@${url}`, { renderer: 'tinker-test-compact', temperature: 1, seed: 2 })) as TokenAgent;
+    const agent = (await resolveModelAgent(`tinker:base@${url}`, { renderer: 'tinker-test-compact', temperature: 1, seed: 2 })) as TokenAgent;
     expect(agent.renderer.name).toBe('compact');
     expect(agent.sampler.modelPath).toBe('base');
     const [s] = await agent.sampler.sample([5, 40, 41], { maxTokens: 3, temperature: 1, seed: 2 });
     expect(s!.logprobs).toHaveLength(s!.tokens.length);
-    await expect(resolveAgent(`tinker:mystery-model@${url}`)).rejects.toThrow(/cannot tell the renderer from 'mystery-model'/);
-    const other = (await resolveAgent(`tinker:other-model@${url}`, { renderer: 'tinker-test-compact' })) as TokenAgent;
+    await expect(resolveModelAgent(`tinker:mystery-model@${url}`)).rejects.toThrow(/cannot tell the renderer from 'mystery-model'/);
+    const other = (await resolveModelAgent(`tinker:other-model@${url}`, { renderer: 'tinker-test-compact' })) as TokenAgent;
     await expect(other.sampler.sample([5, 40], { maxTokens: 2, temperature: 1 })).rejects.toThrow(/base_model 'other-model' is not served here/);
   });
 
