@@ -162,7 +162,7 @@ export function embeddedQuestions(): string[] {
   return raw.split('\n').filter((l) => l.trim()).map((l) => (JSON.parse(l) as { query: string }).query);
 }
 
-async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
+export async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
   const tmp = `${path}.tmp`;
   const out = createWriteStream(tmp);
   let batch = '';

@@ -11,7 +11,8 @@
  * 2. fits the four parameters the model cannot copy, one at a time, each by bisection on the
  *    statistic it drives most (stats.ts), for --rounds rounds, generating a corpus of the real one's
  *    size each time: the tail's exponent on the vocabulary, the topic share on burstiness, the
- *    topic's lowest rank on query co-occurrence, the queries' topic share on query-term df;
+ *    share of query terms taken from their passage on query co-occurrence (pair lift), the query
+ *    terms' preference for the passage's rarer terms on query-term df;
  * 3. measures the real corpus, the fitted one and the old synthetic corpora (iid, topical) at the
  *    real size and at an eighth of it, from their text, the same way.
  * Writes the profiles into --params (a profile not fitted in this run stays as it was) and the

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Analyzer } from '../../src/search/index.js';
+import { corpusMissing, corpusQueries, corpusSource, CORPUS_KINDS, writeCorpus } from '../../bench/corpora/kinds.js';
 import { fittedModel, loadFittedParams, pseudoWord, RankSampler } from '../../bench/corpora/fitted.js';
 import { manPageFiles, manPassages, manQueries, PASSAGE_WORDS } from '../../bench/corpora/manpages.js';
 import { StatsAccumulator, textStats } from '../../bench/corpora/stats.js';
@@ -115,5 +118,37 @@ describe('man pages', () => {
 
   it('names a missing man root', () => {
     expect(() => manPageFiles('no-such-man-root')).toThrow(/no-such-man-root is not a directory/);
+  });
+});
+
+describe('corpus kinds', () => {
+  it('streams every kind deterministically, the man pages up to the size they reach', async () => {
+    for (const kind of CORPUS_KINDS) {
+      const a = [...(await corpusSource(kind, 30, 3, MAN_ROOT))];
+      expect(a.length, kind).toBeGreaterThan(0);
+      expect([...(await corpusSource(kind, 30, 3, MAN_ROOT))], kind).toEqual(a);
+      expect((await corpusQueries(kind, 30, 3, MAN_ROOT)).length, kind).toBeGreaterThan(0);
+    }
+    expect([...(await corpusSource('fitted', 30, 3))]).toHaveLength(30);
+    const all = [...manPassages(MAN_ROOT)];
+    expect([...(await corpusSource('manpages', 1_000_000, 1, MAN_ROOT))]).toEqual(all);
+    expect([...(await corpusSource('manpages', 2, 1, MAN_ROOT))]).toEqual(all.slice(0, 2));
+  });
+
+  it('writes a corpus as JSONL and counts what it wrote', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sleuth-corpora-'));
+    try {
+      const path = join(dir, 'fitted.jsonl');
+      expect(await writeCorpus(path, 'fitted', 25, 1)).toBe(25);
+      const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(lines).toEqual([...(await corpusSource('fitted', 25, 1))]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says why the man-page corpus is missing', () => {
+    expect(corpusMissing('manpages', 'no-such-man-root')).toMatch(/no man pages at no-such-man-root/);
+    expect(corpusMissing('fitted', 'no-such-man-root')).toBeUndefined();
   });
 });
