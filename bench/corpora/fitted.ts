@@ -182,6 +182,13 @@ export const QUERY_POOL = 20_000;
 
 /** Terms of a title: the article's first two topic words. */
 const TITLE_TERMS = 2;
+/**
+ * A query term taken from its passage is drawn with weight tf^QUERY_TF_POWER * probability^-selectivity:
+ * a question names what its passage is about, the terms the passage repeats, more than the words
+ * it merely uses. 2 brought the man pages' query-term df (90th percentile 45% -> 19%, real 16.5%)
+ * and pair lift (1.09 -> 1.4, real 1.55) near the real ones; the Wikipedia profile's barely move.
+ */
+const QUERY_TF_POWER = 2;
 
 export class FittedModel {
   /** Every term at its overall frequency (what queries' non-topic terms draw from). */
@@ -290,8 +297,8 @@ export class FittedModel {
    * `count` queries, each written from a passage of the first min(n, QUERY_POOL) at random, as
    * term ranks: its length from the real queries' lengths; each term, with probability
    * queries.fromPassage, one of the passage's terms not taken yet, drawn with weight
-   * probability^-selectivity (a question names what is particular to the passage more than its
-   * common words), otherwise any term at its overall frequency.
+   * tf^QUERY_TF_POWER * probability^-selectivity (a question names what the passage is about and
+   * what is particular to it more than its common words), otherwise any term at its overall frequency.
    */
   rankQueries(n: number, count: number, seed = 1): number[][] {
     const pool = Math.min(n, QUERY_POOL);
@@ -305,8 +312,10 @@ export class FittedModel {
     let i = 0;
     for (const p of this.rankPassages(pool, seed)) {
       for (const q of byPassage.get(i++) ?? []) {
-        const distinct = [...new Set([...p.title, ...p.text])];
-        const weights = distinct.map((rank) => Math.pow(this.probability(rank), -gamma));
+        const tf = new Map<number, number>();
+        for (const rank of [...p.title, ...p.text]) tf.set(rank, (tf.get(rank) ?? 0) + 1);
+        const distinct = [...tf.keys()];
+        const weights = distinct.map((rank) => Math.pow(tf.get(rank)!, QUERY_TF_POWER) * Math.pow(this.probability(rank), -gamma));
         const terms = new Set<number>();
         let left = distinct.length;
         // At most 4x as many draws as terms wanted: a passage may not have enough.
