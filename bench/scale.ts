@@ -24,13 +24,14 @@ import { buildIndex, openSearcher } from '../src/search/index.js';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
 import { dirBytes, GREP_LITERAL, loadNow, machineOf, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
 import { CORPUS_KINDS, corpusMissing, corpusQueries, corpusSource, isCorpusKind, type CorpusKind } from './corpora/kinds.js';
+import { DEFAULT_MAN_ROOT } from './corpora/manpages.js';
 
 /** Chunks handed to the builder at once (it takes batches: one asynchronous step per batch). */
 const BATCH = 512;
 
-async function childBuild(kind: CorpusKind, chunks: number, index: string) {
+async function childBuild(kind: CorpusKind, chunks: number, index: string, manRoot: string) {
   let generating = 0;
-  const source = await corpusSource(kind, chunks, 1);
+  const source = await corpusSource(kind, chunks, 1, manRoot);
   const batches = async function* (): AsyncGenerator<Chunk[]> {
     const it = source[Symbol.iterator]();
     for (;;) {
@@ -63,8 +64,8 @@ async function childBuild(kind: CorpusKind, chunks: number, index: string) {
   return { chunks: stats.docs, build_s, generate_s: generating / 1000, index_s: build_s - generating / 1000, build_peak_rss_mb: peakRssMb(), index_gb: stats.bytes / 1e9, segments: manifest.segments?.length ?? 1, postings: stats.postings, tokens: stats.tokens };
 }
 
-async function childQuery(kind: CorpusKind, chunks: number, index: string) {
-  const queries = await corpusQueries(kind, chunks, 1);
+async function childQuery(kind: CorpusKind, chunks: number, index: string, manRoot: string) {
+  const queries = await corpusQueries(kind, chunks, 1, manRoot);
   const t = now();
   const ix = await openSearcher(index);
   const load_s = (now() - t) / 1000;
@@ -112,12 +113,13 @@ async function main(): Promise<void> {
   const { values } = benchArgs(
     {
       child: { type: 'boolean' }, mode: { type: 'string' }, index: { type: 'string' },
-      chunks: { type: 'string' }, corpus: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean' }, timeout: { type: 'string' },
+      chunks: { type: 'string' }, corpus: { type: 'string' }, 'man-root': { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean' }, timeout: { type: 'string' },
     },
-    `usage: npm run bench:scale -- [--chunks N] [--corpus KIND] [--work DIR] [--out FILE] [--keep] [--timeout S]
+    `usage: npm run bench:scale -- [--chunks N] [--corpus KIND] [--man-root DIR] [--work DIR] [--out FILE] [--keep] [--timeout S]
 
 Generates N chunks (default 2100000, the seeds' corpus size; 21000000 is wiki-18's) of the corpus
---corpus (${CORPUS_KINDS.join(', ')}; default fitted; manpages stops at the size the pages reach)
+--corpus (${CORPUS_KINDS.join(', ')}; default fitted; manpages, the man pages under --man-root
+(default ${DEFAULT_MAN_ROOT}), stops at the size the pages reach)
 in a stream, indexes them in segments with compressed texts into DIR (default .sleuth/bench), loads
 and queries the index, and merges the result for the corpus and N into FILE (default bench/results/scale.json).
 The index is removed afterwards unless --keep. --timeout: seconds each of build and query may take
@@ -125,14 +127,16 @@ The index is removed afterwards unless --keep. --timeout: seconds each of build 
   );
   if (values.child) {
     const kind = values.corpus as CorpusKind;
-    const result = values.mode === 'build' ? await childBuild(kind, Number(values.chunks), values.index!) : await childQuery(kind, Number(values.chunks), values.index!);
+    const manRoot = values['man-root']!;
+    const result = values.mode === 'build' ? await childBuild(kind, Number(values.chunks), values.index!, manRoot) : await childQuery(kind, Number(values.chunks), values.index!, manRoot);
     console.log(JSON.stringify(result));
     return;
   }
   const asked = values.chunks === undefined ? 2_100_000 : wholeFlag(values, 'chunks', 1);
   const kind = values.corpus ?? 'fitted';
   if (!isCorpusKind(kind)) badFlag(`--corpus: unknown corpus '${kind}' (known: ${CORPUS_KINDS.join(', ')})`);
-  const missing = corpusMissing(kind);
+  const manRoot = values['man-root'] ?? DEFAULT_MAN_ROOT;
+  const missing = corpusMissing(kind, manRoot);
   if (missing) badFlag(`--corpus ${kind}: ${missing}`);
   const timeoutS = values.timeout === undefined ? 7200 : wholeFlag(values, 'timeout', 1);
   const work = values.work ?? join('.sleuth', 'bench');
@@ -145,13 +149,13 @@ The index is removed afterwards unless --keep. --timeout: seconds each of build 
   const before = freeGb(work);
   const loadAtStart = loadNow();
   process.stderr.write(`building ${asked.toLocaleString('en-US')} ${kind} chunks into ${index} (${before} GB free)\n`);
-  const built = child(['--mode', 'build', '--corpus', kind, '--chunks', String(asked), '--index', index], timeoutS);
+  const built = child(['--mode', 'build', '--corpus', kind, '--man-root', manRoot, '--chunks', String(asked), '--index', index], timeoutS);
   // The man pages may make fewer chunks than asked: the run is for the chunks built.
   const chunks = built.chunks as number;
   settleDisk();
   const after = freeGb(work);
   process.stderr.write(`built in ${(built.build_s as number).toFixed(1)} s (${(built.generate_s as number).toFixed(1)} s generating), ${(built.index_gb as number).toFixed(2)} GB in ${built.segments} segments; querying\n`);
-  const queried = child(['--mode', 'query', '--corpus', kind, '--chunks', String(chunks), '--index', index], timeoutS);
+  const queried = child(['--mode', 'query', '--corpus', kind, '--man-root', manRoot, '--chunks', String(chunks), '--index', index], timeoutS);
   const run = {
     corpus: kind,
     chunks,

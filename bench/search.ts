@@ -376,7 +376,7 @@ default), unless --fresh.`,
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, 'stopwords.txt'), ENGLISH_STOPWORDS.join('\n') + '\n');
 
-  // Each run is dated; with --merge, what --out holds already stays unless measured again.
+  // Each run is dated; what --out holds already stays unless measured again (or --fresh).
   const existing = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string } & Record<string, unknown>) : undefined;
   const previous = !values.fresh && existing ? existing : { runs: [] };
   const kept: (Run & { date?: string })[] = previous.runs.map((r) => ({ date: previous.date, ...r }));
@@ -423,7 +423,9 @@ default), unless --fresh.`,
     // The fitted corpus's queries are written from its first passages (fitted.ts's QUERY_POOL of
     // them): written once, for the largest size, they are the same at every size from QUERY_POOL up.
     const queries = join(work, `queries-${kind}.jsonl`);
-    const kindSizes = [...new Set(await Promise.all(sizes.map((n) => sizeOn(kind, n))))];
+    const kindSizes: number[] = [];
+    // One at a time: the first reads the man pages, the others reuse what it learned.
+    for (const n of sizes) if (!kindSizes.includes(await sizeOn(kind, n))) kindSizes.push(await sizeOn(kind, n));
     const kindPeersAt = await sizeOn(kind, peersAt);
     const kindLibsAt = await sizeOn(kind, libsAt);
     await writeCorpusQueries(queries, kind, Math.max(...kindSizes, kindPeersAt, kindLibsAt), 1, manRoot);
