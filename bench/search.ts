@@ -377,9 +377,10 @@ default), unless --fresh.`,
   writeFileSync(join(work, 'stopwords.txt'), ENGLISH_STOPWORDS.join('\n') + '\n');
 
   // Each run is dated; what --out holds already stays unless measured again (or --fresh).
-  const existing = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string } & Record<string, unknown>) : undefined;
+  const existing = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string; machine?: unknown } & Record<string, unknown>) : undefined;
   const previous = !values.fresh && existing ? existing : { runs: [] };
-  const kept: (Run & { date?: string })[] = previous.runs.map((r) => ({ date: previous.date, ...r }));
+  // A kept run keeps the machine (and its load average) it was measured with: the file's, when it had none of its own.
+  const kept: (Run & { date?: string; machine?: unknown })[] = previous.runs.map((r) => ({ date: previous.date, machine: 'machine' in previous ? previous.machine : undefined, ...r }));
   // Sections other benchmarks merge into the file (bench/pruning.ts's pruning, notes) stay as they are.
   const { machine: _machine, runs: _runs, skipped: _skipped, date: _date, ...others }: Record<string, unknown> = existing ?? {};
   const started = new Date().toISOString();
@@ -391,7 +392,7 @@ default), unless --fresh.`,
     mkdirSync(dirname(out), { recursive: true });
     const machine = machineOf(loadAtStart);
     const same = (a: Run, b: Run) => a.engine === b.engine && a.corpus === b.corpus && a.chunks === b.chunks;
-    const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started }))];
+    const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started, machine }))];
     writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped, ...others }, null, 2) + '\n');
     renameSync(`${out}.tmp`, out);
   };
