@@ -1,16 +1,19 @@
 /**
- * npm run bench:scale — sleuth at the sizes RL trainers retrieve from: the topical synthetic corpus
- * (bench/synth.ts) generated in a stream (never written out), indexed in segments with compressed
- * texts, then loaded and queried with the corpus's topical queries.
+ * npm run bench:scale — sleuth at the sizes RL trainers retrieve from: a corpus of
+ * bench/corpora/kinds.ts (default the fitted one, text fitted to real text's statistics; topical and
+ * iid are the earlier synthetic ones, manpages real text at the size it reaches) generated in a
+ * stream (never written out), indexed in segments with compressed texts, then loaded and queried
+ * with the corpus's queries.
  *
- *   node dist/bench/scale.js [--chunks 2100000] [--work .sleuth/bench] [--out bench/results/scale.json] [--keep]
+ *   node dist/bench/scale.js [--chunks 2100000] [--corpus fitted] [--work .sleuth/bench] [--out bench/results/scale.json] [--keep]
  *
  * The build and the queries run in child processes of their own, so each peak RSS is its own.
  * build_s is the whole stream: generating the chunks (generate_s of it, timed inside the generator)
  * and indexing them; index_s is build_s less generate_s. Queries: one warm-up pass (at most 30 s), then up to 60 s of top-10 searches
  * one after another on one thread, with ids, titles and snippets; grep: the literal patterns of
  * bench:search, three times each after a warm-up. Disk use and free space are recorded before and
- * after. The index is removed afterwards unless --keep. Results are merged into --out by size.
+ * after. The index is removed afterwards unless --keep. Results are merged into --out by corpus and
+ * size (runs from before the corpus was recorded were on the topical corpus).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
@@ -20,14 +23,15 @@ import type { Chunk } from '../src/corpus/chunk.js';
 import { buildIndex, openSearcher } from '../src/search/index.js';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
 import { dirBytes, GREP_LITERAL, loadNow, machineOf, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
-import { synthQueries, synthSource } from './synth.js';
+import { CORPUS_KINDS, corpusMissing, corpusQueries, corpusSource, isCorpusKind, type CorpusKind } from './corpora/kinds.js';
+import { DEFAULT_MAN_ROOT } from './corpora/manpages.js';
 
 /** Chunks handed to the builder at once (it takes batches: one asynchronous step per batch). */
 const BATCH = 512;
 
-async function childBuild(chunks: number, index: string) {
+async function childBuild(kind: CorpusKind, chunks: number, index: string, manRoot: string) {
   let generating = 0;
-  const source = await synthSource('topical', chunks, 1);
+  const source = await corpusSource(kind, chunks, 1, manRoot);
   const batches = async function* (): AsyncGenerator<Chunk[]> {
     const it = source[Symbol.iterator]();
     for (;;) {
@@ -48,7 +52,7 @@ async function childBuild(chunks: number, index: string) {
   const stats = await buildIndex(batches(), index, {
     compressTexts: true,
     onProgress: (docs) => {
-      if (docs - reported >= 1_000_000 || docs === chunks) {
+      if (docs - reported >= 1_000_000) {
         reported = docs;
         process.stderr.write(`  ${docs.toLocaleString('en-US')} chunks, ${((now() - t) / 1000).toFixed(0)} s\n`);
       }
@@ -57,11 +61,11 @@ async function childBuild(chunks: number, index: string) {
   const manifest = JSON.parse(readFileSync(join(index, 'manifest.json'), 'utf8')) as { segments?: unknown[] };
   const build_s = (now() - t) / 1000;
   // index_s: the build's own time, the generator's (which a user's corpus reader replaces) taken out.
-  return { build_s, generate_s: generating / 1000, index_s: build_s - generating / 1000, build_peak_rss_mb: peakRssMb(), index_gb: stats.bytes / 1e9, segments: manifest.segments?.length ?? 1, postings: stats.postings, tokens: stats.tokens };
+  return { chunks: stats.docs, build_s, generate_s: generating / 1000, index_s: build_s - generating / 1000, build_peak_rss_mb: peakRssMb(), index_gb: stats.bytes / 1e9, segments: manifest.segments?.length ?? 1, postings: stats.postings, tokens: stats.tokens };
 }
 
-async function childQuery(index: string) {
-  const queries = await synthQueries('topical', 1);
+async function childQuery(kind: CorpusKind, chunks: number, index: string, manRoot: string) {
+  const queries = await corpusQueries(kind, chunks, 1, manRoot);
   const t = now();
   const ix = await openSearcher(index);
   const load_s = (now() - t) / 1000;
@@ -76,10 +80,13 @@ async function childQuery(index: string) {
     grepLat.push(now() - s);
     if (rep === 2) grepCalls.push({ pattern: p, hits: r.hits.length, timed_out: r.timedOut, ms: round(now() - s)! });
   }
-  // Reads by id at random, as an agent's `read` tool does.
+  // Reads by id, as an agent's `read` tool does: of chunks its searches found (any corpus's ids),
+  // picked spread over them.
+  const found = [...new Set(queries.flatMap((query) => ix.search(query, 10).map((h) => h.id)))];
+  if (found.length === 0) throw new Error('no query found anything: nothing to read');
   const readLat: number[] = [];
   for (let i = 0; i < 1000; i++) {
-    const id = `top${String(Math.floor(((i * 2654435761) >>> 0) / 2 ** 32 * ix.size)).padStart(8, '0')}`;
+    const id = found[Math.floor((((i * 2654435761) >>> 0) / 2 ** 32) * found.length)]!;
     const s = now();
     if (!ix.read(id)) throw new Error(`read ${id}: missing`);
     readLat.push(now() - s);
@@ -106,39 +113,51 @@ async function main(): Promise<void> {
   const { values } = benchArgs(
     {
       child: { type: 'boolean' }, mode: { type: 'string' }, index: { type: 'string' },
-      chunks: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean' }, timeout: { type: 'string' },
+      chunks: { type: 'string' }, corpus: { type: 'string' }, 'man-root': { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean' }, timeout: { type: 'string' },
     },
-    `usage: npm run bench:scale -- [--chunks N] [--work DIR] [--out FILE] [--keep] [--timeout S]
+    `usage: npm run bench:scale -- [--chunks N] [--corpus KIND] [--man-root DIR] [--work DIR] [--out FILE] [--keep] [--timeout S]
 
-Generates N topical synthetic chunks (default 2100000, the seeds' corpus size; 21000000 is wiki-18's)
+Generates N chunks (default 2100000, the seeds' corpus size; 21000000 is wiki-18's) of the corpus
+--corpus (${CORPUS_KINDS.join(', ')}; default fitted; manpages, the man pages under --man-root
+(default ${DEFAULT_MAN_ROOT}), stops at the size the pages reach)
 in a stream, indexes them in segments with compressed texts into DIR (default .sleuth/bench), loads
-and queries the index, and merges the result for N into FILE (default bench/results/scale.json).
+and queries the index, and merges the result for the corpus and N into FILE (default bench/results/scale.json).
 The index is removed afterwards unless --keep. --timeout: seconds each of build and query may take
 (default 7200).`,
   );
   if (values.child) {
-    const result = values.mode === 'build' ? await childBuild(Number(values.chunks), values.index!) : await childQuery(values.index!);
+    const kind = values.corpus as CorpusKind;
+    const manRoot = values['man-root']!;
+    const result = values.mode === 'build' ? await childBuild(kind, Number(values.chunks), values.index!, manRoot) : await childQuery(kind, Number(values.chunks), values.index!, manRoot);
     console.log(JSON.stringify(result));
     return;
   }
-  const chunks = values.chunks === undefined ? 2_100_000 : wholeFlag(values, 'chunks', 1);
+  const asked = values.chunks === undefined ? 2_100_000 : wholeFlag(values, 'chunks', 1);
+  const kind = values.corpus ?? 'fitted';
+  if (!isCorpusKind(kind)) badFlag(`--corpus: unknown corpus '${kind}' (known: ${CORPUS_KINDS.join(', ')})`);
+  const manRoot = values['man-root'] ?? DEFAULT_MAN_ROOT;
+  const missing = corpusMissing(kind, manRoot);
+  if (missing) badFlag(`--corpus ${kind}: ${missing}`);
   const timeoutS = values.timeout === undefined ? 7200 : wholeFlag(values, 'timeout', 1);
   const work = values.work ?? join('.sleuth', 'bench');
   const out = values.out ?? join('bench', 'results', 'scale.json');
   mkdirSync(work, { recursive: true });
-  const index = join(work, `scale-topical-${chunks}`);
+  const index = join(work, `scale-${kind}-${asked}`);
   if (existsSync(index) && !existsSync(join(index, 'manifest.json'))) badFlag(`${index} exists and is not an index: remove it or pass another --work`);
   rmSync(index, { recursive: true, force: true });
   settleDisk();
   const before = freeGb(work);
   const loadAtStart = loadNow();
-  process.stderr.write(`building ${chunks.toLocaleString('en-US')} topical chunks into ${index} (${before} GB free)\n`);
-  const built = child(['--mode', 'build', '--chunks', String(chunks), '--index', index], timeoutS);
+  process.stderr.write(`building ${asked.toLocaleString('en-US')} ${kind} chunks into ${index} (${before} GB free)\n`);
+  const built = child(['--mode', 'build', '--corpus', kind, '--man-root', manRoot, '--chunks', String(asked), '--index', index], timeoutS);
+  // The man pages may make fewer chunks than asked: the run is for the chunks built.
+  const chunks = built.chunks as number;
   settleDisk();
   const after = freeGb(work);
   process.stderr.write(`built in ${(built.build_s as number).toFixed(1)} s (${(built.generate_s as number).toFixed(1)} s generating), ${(built.index_gb as number).toFixed(2)} GB in ${built.segments} segments; querying\n`);
-  const queried = child(['--mode', 'query', '--index', index], timeoutS);
+  const queried = child(['--mode', 'query', '--corpus', kind, '--man-root', manRoot, '--chunks', String(chunks), '--index', index], timeoutS);
   const run = {
+    corpus: kind,
     chunks,
     date: new Date().toISOString(),
     ...Object.fromEntries(Object.entries({ ...built, ...queried }).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
@@ -149,8 +168,9 @@ The index is removed afterwards unless --keep. --timeout: seconds each of build 
   };
   if (!values.keep) rmSync(index, { recursive: true, force: true });
   // Other sizes' runs, and sections written by hand (earlier_runs, notes), stay as they are.
-  const { runs: previous = [], ...others } = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs?: { chunks: number }[] } & Record<string, unknown>) : {};
-  const runs = [...previous.filter((r) => r.chunks !== chunks), run].sort((a, b) => a.chunks - b.chunks);
+  const { runs: previous = [], ...others } = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs?: { corpus?: string; chunks: number }[] } & Record<string, unknown>) : {};
+  const corpusOf = (r: { corpus?: string }) => r.corpus ?? 'topical';
+  const runs = [...previous.filter((r) => corpusOf(r) !== kind || r.chunks !== chunks), run].sort((a, b) => corpusOf(a).localeCompare(corpusOf(b)) || a.chunks - b.chunks);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(`${out}.tmp`, JSON.stringify({ runs, ...others }, null, 2) + '\n');
   renameSync(`${out}.tmp`, out);

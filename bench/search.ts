@@ -1,14 +1,15 @@
 /**
- * npm run bench:search — speed and memory of sleuth's index against other engines, on deterministic
- * synthetic corpora of two kinds (bench/synth.ts: 'iid' words, and 'topical' chunks about topics,
- * each kind with its queries): JS search libraries and SQLite FTS5 in this process's children, and
+ * npm run bench:search — speed and memory of sleuth's index against other engines, on four corpora
+ * (bench/corpora/kinds.ts): 'fitted' (generated text fitted to real text's statistics), 'manpages'
+ * (real text: the installed man pages, at the size they reach), and the earlier synthetic 'topical'
+ * and 'iid' (bench/synth.ts), each with its queries: JS search libraries and SQLite FTS5 in this process's children, and
  * Lucene (Debian's liblucene8-java, bench/peers/LuceneBench.java), Xapian (python3-xapian) and
  * bm25s (pip) through bench/peers/py_bench.py, on exactly the same JSONL and queries. A peer that is
  * not installed is skipped with a line saying how to install it.
  *
- *   node dist/bench/search.js [--sizes 100000,1000000] [--corpora iid,topical] [--peers lucene,...]
- *                             [--peers-at N] [--libs-at 100000] [--libs minisearch,...]
- *                             [--work .sleuth/bench] [--out bench/results/search.json]
+ *   node dist/bench/search.js [--sizes 100000,1000000] [--corpora fitted,manpages,topical,iid] [--peers lucene,...]
+ *                             [--peers-at N] [--libs-at 100000] [--libs minisearch,...] [--man-root DIR]
+ *                             [--work .sleuth/bench] [--out bench/results/search.json] [--fresh]
  *
  * Every engine builds and queries in its own child process, so peak RSS is that engine's alone.
  * Build time is from the corpus file to a saved index, reading and parsing the JSONL included.
@@ -31,7 +32,8 @@ import type { Chunk } from '../src/corpus/chunk.js';
 import { Analyzer, buildIndex, openIndex } from '../src/search/index.js';
 import { ENGLISH_STOPWORDS } from '../src/search/stopwords.js';
 import { dirBytes, GREP_LITERAL, loadNow, machineOf, mb, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
-import { CORPUS_KINDS, writeQueries, writeSynthCorpus, type CorpusKind } from './synth.js';
+import { CORPUS_KINDS, corpusMissing, isCorpusKind, writeCorpus, writeCorpusQueries, type CorpusKind } from './corpora/kinds.js';
+import { DEFAULT_MAN_ROOT } from './corpora/manpages.js';
 
 export interface Run {
   engine: string;
@@ -322,19 +324,21 @@ async function main(): Promise<void> {
     {
       child: { type: 'boolean' }, mode: { type: 'string' }, engine: { type: 'string' }, corpus: { type: 'string' }, index: { type: 'string' }, queries: { type: 'string' },
       sizes: { type: 'string' }, 'libs-at': { type: 'string' }, libs: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, timeout: { type: 'string' }, 'build-runs': { type: 'string' },
-      corpora: { type: 'string' }, peers: { type: 'string' }, merge: { type: 'boolean' }, 'peers-at': { type: 'string' }, 'peers-on': { type: 'string' }, python: { type: 'string' }, 'top-out': { type: 'string' },
+      corpora: { type: 'string' }, peers: { type: 'string' }, merge: { type: 'boolean' }, fresh: { type: 'boolean' }, 'man-root': { type: 'string' }, 'peers-at': { type: 'string' }, 'peers-on': { type: 'string' }, python: { type: 'string' }, 'top-out': { type: 'string' },
     },
-    `usage: npm run bench:search -- [--sizes N,N] [--corpora iid,topical] [--peers NAME,...] [--peers-at N] [--peers-on CORPORA] [--python PATH] [--merge]
-                                [--libs NAME,...] [--libs-at N] [--build-runs N] [--work DIR] [--out FILE] [--timeout S]
+    `usage: npm run bench:search -- [--sizes N,N] [--corpora fitted,manpages,topical,iid] [--man-root DIR] [--peers NAME,...] [--peers-at N] [--peers-on CORPORA]
+                                [--python PATH] [--fresh] [--libs NAME,...] [--libs-at N] [--build-runs N] [--work DIR] [--out FILE] [--timeout S]
 
-Builds and queries sleuth's index on synthetic corpora (--corpora, default iid,topical) of each size
+Builds and queries sleuth's index on the corpora (--corpora, default all: fitted, manpages (the man
+pages under --man-root, default ${DEFAULT_MAN_ROOT}, at most the size they reach), topical, iid) of each size
 (default 100000,1000000); the peers (lucene, lucene-english, xapian, bm25s; --peers '' for none) at
 --peers-at chunks (default the largest size) on the --peers-on corpora (default all), each skipped with how to install it when missing
 (Xapian and bm25s run in --python, default /usr/bin/python3); and the libraries (minisearch,
 wink-bm25-text-search, @orama/orama, sqlite-fts5; --libs '' for none) at --libs-at chunks (default
 100000). sleuth's build runs --build-runs times (default 3) and the median is reported; writes
-bench/results/search.json and prints a table. --merge keeps the runs already in --out that this run
-does not measure again (same engine, corpus and size), each with the date it was measured.`,
+bench/results/search.json and prints a table. The runs already in --out that this run does not
+measure again (same engine, corpus and size) stay, each with the date it was measured (--merge, the
+default), unless --fresh.`,
   );
   if (values.child) {
     const queries = values.queries ? readQueries(values.queries) : [];
@@ -347,8 +351,16 @@ does not measure again (same engine, corpus and size), each with the date it was
   }
 
   const sizes = (values.sizes ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
-  const corpora = (values.corpora ?? CORPUS_KINDS.join(',')).split(',').filter(Boolean) as CorpusKind[];
-  for (const c of corpora) if (!CORPUS_KINDS.includes(c)) badFlag(`--corpora: unknown corpus '${c}' (known: ${CORPUS_KINDS.join(', ')})`);
+  const corpusNames = (values.corpora ?? CORPUS_KINDS.join(',')).split(',').filter(Boolean);
+  for (const c of corpusNames) if (!isCorpusKind(c)) badFlag(`--corpora: unknown corpus '${c}' (known: ${CORPUS_KINDS.join(', ')})`);
+  if (values.merge && values.fresh) badFlag('--merge and --fresh: give one (--merge is the default)');
+  const manRoot = values['man-root'] ?? DEFAULT_MAN_ROOT;
+  if (values['man-root'] !== undefined && !existsSync(manRoot)) badFlag(`--man-root: ${manRoot} does not exist`);
+  const corpora = (corpusNames as CorpusKind[]).filter((kind) => {
+    const missing = corpusMissing(kind, manRoot);
+    if (missing) process.stderr.write(`${kind}: skipped, ${missing}\n`);
+    return !missing;
+  });
   const libsAt = Number(values['libs-at'] ?? 100000);
   const libs = values.libs !== undefined ? values.libs.split(',').filter(Boolean) : [...LIBRARIES];
   const peers = (values.peers !== undefined ? values.peers.split(',').filter(Boolean) : [...PEERS]) as Peer[];
@@ -364,10 +376,11 @@ does not measure again (same engine, corpus and size), each with the date it was
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, 'stopwords.txt'), ENGLISH_STOPWORDS.join('\n') + '\n');
 
-  // Each run is dated; with --merge, what --out holds already stays unless measured again.
-  const existing = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string } & Record<string, unknown>) : undefined;
-  const previous = values.merge && existing ? existing : { runs: [] };
-  const kept: (Run & { date?: string })[] = previous.runs.map((r) => ({ date: previous.date, ...r }));
+  // Each run is dated; what --out holds already stays unless measured again (or --fresh).
+  const existing = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { runs: Run[]; date?: string; machine?: unknown } & Record<string, unknown>) : undefined;
+  const previous = !values.fresh && existing ? existing : { runs: [] };
+  // A kept run keeps the machine (and its load average) it was measured with: the file's, when it had none of its own.
+  const kept: (Run & { date?: string; machine?: unknown })[] = previous.runs.map((r) => ({ date: previous.date, machine: 'machine' in previous ? previous.machine : undefined, ...r }));
   // Sections other benchmarks merge into the file (bench/pruning.ts's pruning, notes) stay as they are.
   const { machine: _machine, runs: _runs, skipped: _skipped, date: _date, ...others }: Record<string, unknown> = existing ?? {};
   const started = new Date().toISOString();
@@ -379,24 +392,46 @@ does not measure again (same engine, corpus and size), each with the date it was
     mkdirSync(dirname(out), { recursive: true });
     const machine = machineOf(loadAtStart);
     const same = (a: Run, b: Run) => a.engine === b.engine && a.corpus === b.corpus && a.chunks === b.chunks;
-    const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started }))];
+    const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started, machine }))];
     writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped, ...others }, null, 2) + '\n');
     renameSync(`${out}.tmp`, out);
   };
+  // A corpus file is written once and reused; the man pages' is written whole first, to learn the
+  // size they reach (a larger size asked for is that size).
+  const corpusFile = (kind: CorpusKind, n: number) => join(work, kind === 'iid' ? `synth-${n}.jsonl` : kind === 'manpages' ? `manpages-${n}.jsonl` : `synth-${kind}-${n}.jsonl`);
   const corpusOf = async (kind: CorpusKind, n: number) => {
-    const corpus = join(work, kind === 'iid' ? `synth-${n}.jsonl` : `synth-${kind}-${n}.jsonl`);
+    const corpus = corpusFile(kind, n);
     if (!existsSync(corpus)) {
-      process.stderr.write(`generating ${n.toLocaleString('en-US')} ${kind} synthetic chunks -> ${corpus}\n`);
-      await writeSynthCorpus(corpus, n, 1, kind);
+      process.stderr.write(`generating ${n.toLocaleString('en-US')} ${kind} chunks -> ${corpus}\n`);
+      await writeCorpus(corpus, kind, n, 1, manRoot);
     }
     return corpus;
   };
+  let manChunks: number | undefined;
+  const sizeOn = async (kind: CorpusKind, n: number) => {
+    if (kind !== 'manpages') return n;
+    if (manChunks === undefined) {
+      const all = join(work, 'manpages-all.jsonl');
+      process.stderr.write(`reading the man pages under ${manRoot} -> ${all}\n`);
+      manChunks = await writeCorpus(all, 'manpages', Number.MAX_SAFE_INTEGER, 1, manRoot);
+      renameSync(all, corpusFile('manpages', manChunks));
+      process.stderr.write(`  ${manChunks.toLocaleString('en-US')} chunks\n`);
+    }
+    return Math.min(n, manChunks);
+  };
   const sleuthTops = (kind: CorpusKind, n: number) => join(work, `top-sleuth-${kind}-${n}.jsonl`);
   for (const kind of corpora) {
+    // The fitted corpus's queries are written from its first passages (fitted.ts's QUERY_POOL of
+    // them): written once, for the largest size, they are the same at every size from QUERY_POOL up.
     const queries = join(work, `queries-${kind}.jsonl`);
-    await writeQueries(queries, kind);
+    const kindSizes: number[] = [];
+    // One at a time: the first reads the man pages, the others reuse what it learned.
+    for (const n of sizes) if (!kindSizes.includes(await sizeOn(kind, n))) kindSizes.push(await sizeOn(kind, n));
+    const kindPeersAt = await sizeOn(kind, peersAt);
+    const kindLibsAt = await sizeOn(kind, libsAt);
+    await writeCorpusQueries(queries, kind, Math.max(...kindSizes, kindPeersAt, kindLibsAt), 1, manRoot);
     // sleuth at every size first, then the peers and the libraries at one size each.
-    for (const n of sizes) {
+    for (const n of kindSizes) {
       const corpus = await corpusOf(kind, n);
       const index = join(work, `sleuth-${kind}-${n}`);
       process.stderr.write(`sleuth: building ${n.toLocaleString('en-US')} ${kind} chunks\n`);
@@ -437,11 +472,11 @@ does not measure again (same engine, corpus and size), each with the date it was
         if (!skipped.some((s) => s.engine === peer)) skipped.push({ engine: peer, install: spec.install });
         continue;
       }
-      const corpus = await corpusOf(kind, peersAt);
-      const index = join(work, `${peer}-${kind}-${peersAt}`);
-      const tops = join(work, `top-${peer}-${kind}-${peersAt}.jsonl`);
-      const run: Run = { ...emptyRun(peer, kind, peersAt), analysis: spec.analysis };
-      process.stderr.write(`${peer}: building ${peersAt.toLocaleString('en-US')} ${kind} chunks\n`);
+      const corpus = await corpusOf(kind, kindPeersAt);
+      const index = join(work, `${peer}-${kind}-${kindPeersAt}`);
+      const tops = join(work, `top-${peer}-${kind}-${kindPeersAt}.jsonl`);
+      const run: Run = { ...emptyRun(peer, kind, kindPeersAt), analysis: spec.analysis };
+      process.stderr.write(`${peer}: building ${kindPeersAt.toLocaleString('en-US')} ${kind} chunks\n`);
       rmSync(index, { recursive: true, force: true });
       settleDisk();
       const built = runProgram(command('build', corpus, index, tops), timeoutS);
@@ -455,7 +490,7 @@ does not measure again (same engine, corpus and size), each with the date it was
           const { peak_rss_mb: _queryRss, ...rest } = queried;
           fill(run, rest as Record<string, number>);
           run.version = String(queried.version);
-          if (existsSync(sleuthTops(kind, peersAt))) run.overlap_top10 = round(overlap(readTops(sleuthTops(kind, peersAt)), readTops(tops)));
+          if (existsSync(sleuthTops(kind, kindPeersAt))) run.overlap_top10 = round(overlap(readTops(sleuthTops(kind, kindPeersAt)), readTops(tops)));
         }
       }
       // A peer's index is large and read by nothing else: removed once measured.
@@ -464,10 +499,10 @@ does not measure again (same engine, corpus and size), each with the date it was
       save();
     }
     if (libs.length > 0) {
-      const corpus = await corpusOf(kind, libsAt);
+      const corpus = await corpusOf(kind, kindLibsAt);
       for (const engine of libs) {
-        process.stderr.write(`${engine}: building and querying ${libsAt.toLocaleString('en-US')} ${kind} chunks\n`);
-        const lib = emptyRun(engine, kind, libsAt);
+        process.stderr.write(`${engine}: building and querying ${kindLibsAt.toLocaleString('en-US')} ${kind} chunks\n`);
+        const lib = emptyRun(engine, kind, kindLibsAt);
         settleDisk();
         const r = child(['--mode', 'library', '--engine', engine, '--corpus', corpus, '--work', work, '--queries', queries], timeoutS);
         if ('error' in r) process.stderr.write(`  failed: ${r.error}\n`);
@@ -479,7 +514,7 @@ does not measure again (same engine, corpus and size), each with the date it was
   }
 
   console.log(table(runs));
-  for (const kind of corpora) for (const at of [...new Set([libsAt, peersAt])]) {
+  for (const kind of corpora) for (const at of new Set([await sizeOn(kind, libsAt), await sizeOn(kind, peersAt)])) {
     const base = runs.find((r) => r.engine === 'sleuth' && r.corpus === kind && r.chunks === at);
     const others = runs.filter((x) => x.engine !== 'sleuth' && x.corpus === kind && x.chunks === at);
     if (!base || others.length === 0) continue;

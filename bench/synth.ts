@@ -162,7 +162,7 @@ export function embeddedQuestions(): string[] {
   return raw.split('\n').filter((l) => l.trim()).map((l) => (JSON.parse(l) as { query: string }).query);
 }
 
-async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
+export async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
   const tmp = `${path}.tmp`;
   const out = createWriteStream(tmp);
   let batch = '';
@@ -178,26 +178,26 @@ async function writeLines(path: string, lines: Iterable<string>): Promise<void> 
   renameSync(tmp, path);
 }
 
-export type CorpusKind = 'iid' | 'topical';
-export const CORPUS_KINDS: readonly CorpusKind[] = ['iid', 'topical'];
+export type SynthKind = 'iid' | 'topical';
+export const SYNTH_KINDS: readonly SynthKind[] = ['iid', 'topical'];
 /** Queries of the topical corpus (the i.i.d. one uses the embedded questions). */
 export const TOPICAL_QUERIES = 1000;
 
 /** n synthetic chunks of a kind, streamed; the same kind, n and seed give the same chunks. */
-export async function synthSource(kind: CorpusKind, n: number, seed = 1): Promise<Iterable<Chunk>> {
+export async function synthSource(kind: SynthKind, n: number, seed = 1): Promise<Iterable<Chunk>> {
   const background = await embeddedWordDistribution();
   return kind === 'iid' ? synthChunks(n, background, seed) : topicalChunks(n, await embeddedTopics(), background, seed);
 }
 
 /** The queries of a corpus kind: the embedded questions, or TOPICAL_QUERIES drawn from the topics. */
-export async function synthQueries(kind: CorpusKind, seed = 1): Promise<string[]> {
+export async function synthQueries(kind: SynthKind, seed = 1): Promise<string[]> {
   if (kind === 'iid') return embeddedQuestions();
   const analyzer = new Analyzer();
   return topicalQueries(await embeddedTopics(), TOPICAL_QUERIES, (w) => analyzer.terms(w).length > 0, seed);
 }
 
 /** Write n synthetic chunks of a kind as JSONL ({id, title, text} per line). */
-export async function writeSynthCorpus(path: string, n: number, seed = 1, kind: CorpusKind = 'iid'): Promise<void> {
+export async function writeSynthCorpus(path: string, n: number, seed = 1, kind: SynthKind = 'iid'): Promise<void> {
   const chunks = await synthSource(kind, n, seed);
   await writeLines(path, (function* () {
     for (const c of chunks) yield JSON.stringify(c);
@@ -205,7 +205,7 @@ export async function writeSynthCorpus(path: string, n: number, seed = 1, kind: 
 }
 
 /** Write the benchmark queries of a corpus kind as JSONL ({query} per line). */
-export async function writeQueries(path: string, kind: CorpusKind = 'iid', seed = 1): Promise<void> {
+export async function writeQueries(path: string, kind: SynthKind = 'iid', seed = 1): Promise<void> {
   await writeLines(path, (await synthQueries(kind, seed)).map((query) => JSON.stringify({ query })));
 }
 
@@ -238,8 +238,8 @@ export async function synthIndex(chunks: number): Promise<string> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { chunks: { type: 'string' }, out: { type: 'string' }, queries: { type: 'string' }, seed: { type: 'string' }, kind: { type: 'string' } } });
-  const kind = (values.kind ?? 'iid') as CorpusKind;
-  if (!values.out || !values.chunks || !CORPUS_KINDS.includes(kind)) {
+  const kind = (values.kind ?? 'iid') as SynthKind;
+  if (!values.out || !values.chunks || !SYNTH_KINDS.includes(kind)) {
     console.error('usage: node dist/bench/synth.js --chunks N --out corpus.jsonl [--kind iid|topical] [--queries queries.jsonl] [--seed S]');
     process.exit(2);
   }
