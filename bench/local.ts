@@ -31,7 +31,7 @@ import type { Sampler } from '../src/backend/types.js';
 import { createBackend } from '../src/train/backend-factory.js';
 import { parseTrainConfig, readConfigFile, rubricOf } from '../src/train/config.js';
 import { trainGrpo } from '../src/train/grpo.js';
-import { loadTrainInputs } from '../src/train/run.js';
+import { loadTrainInputs } from '../src/train/start.js';
 import { createKernels, type Kernels } from '../src/backend/local/tensor-math.js';
 import { paramCount, type ModelConfig } from '../src/backend/local/model.js';
 import { seededRandom } from '../src/random.js';

@@ -1,4 +1,4 @@
-import type { Sampler } from '../backend/types.js';
+import type { Sampler } from '../protocol/sampler.js';
 import type { Budgets } from '../env/types.js';
 import type { ParsedCall, Renderer } from '../protocol/types.js';
 import { canWriteTurns, writeTurnTokens } from '../protocol/write-turn.js';

@@ -1,6 +1,7 @@
 /**
- * The loss table: every loss a TrainingBackend takes, by the name Tinker gives it (docs/tinker.md),
- * with its default clip thresholds, its per-token loss and the metrics it reports. The config
+ * The loss table: every loss a TrainingBackend takes, by the name Tinker gives it
+ * (docs/reference/TINKER_API.md), with its default clip thresholds, its per-token loss and the
+ * metrics it reports. The config
  * schema, the usage text, both backends and the Tinker-API server read their losses from here, so
  * a new loss is one entry in LOSSES (plus a server that accepts its name, for a remote backend).
  *

@@ -1,9 +1,14 @@
 import type { LossConfig, LossFn } from './losses.js';
+import type { Sampler } from '../protocol/sampler.js';
+
+// The sampler contract sits above the backends, with the token protocol the agent drives it through;
+// it is re-exported here because every backend returns one.
+export type { SampledSequence, Sampler, SamplingParams } from '../protocol/sampler.js';
 
 export type { LossConfig, LossFn };
 
 /**
- * The training backend has Tinker's shape (docs/tinker.md), so the trainer
+ * The training backend has Tinker's shape (docs/reference/TINKER_API.md), so the trainer
  * drives the local CPU model and a remote Tinker (or SkyRL) server through one interface.
  * The backend knows nothing about rewards; the trainer knows nothing about the backend.
  */
@@ -41,36 +46,6 @@ export interface AdamParams {
   weightDecay: number;
   /** 0 = off. */
   gradClipNorm: number;
-}
-
-export interface SamplingParams {
-  maxTokens: number;
-  temperature: number;
-  topP?: number;
-  topK?: number;
-  /** Stop on any of these token ids (the stop token is included in the output). */
-  stop?: number[];
-  /** Stop once the written text contains any of these strings (the completing token is included). */
-  stopStrings?: string[];
-  seed?: number;
-  /** Also return this many most likely tokens (0-20) and their logprobs at each position. */
-  topLogprobs?: number;
-}
-
-export interface SampledSequence {
-  tokens: number[];
-  logprobs: number[];
-  stopReason: 'stop' | 'length';
-  /** With SamplingParams.topLogprobs: per position, the most likely tokens, most likely first. */
-  topLogprobs?: { token: number; logprob: number }[][];
-}
-
-export interface Sampler {
-  /** Model name or path the weights came from, for the rollout record. */
-  readonly modelPath: string;
-  sample(prompt: number[], params: SamplingParams, numSamples?: number): Promise<SampledSequence[]>;
-  /** Logprob of each token given its prefix (first entry null), for checking train/infer parity. */
-  computeLogprobs(tokens: number[]): Promise<(number | null)[]>;
 }
 
 export interface TrainingBackend {

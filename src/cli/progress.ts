@@ -1,5 +1,5 @@
 import { clock } from '../train/progress.js';
-import { fit, outputWidth } from './width.js';
+import { fit, outputWidth } from '../text/width.js';
 
 /**
  * The one progress line of a long step (`index`, `eval`, `headroom`), on stderr so that stdout

@@ -26,15 +26,15 @@ export interface Utf8Chunk {
 /** What a corpus reader gives the index builder: chunks with their text as a string or as UTF-8. */
 export type SourceChunk = Chunk | Utf8Chunk;
 
-export function isUtf8Chunk(c: SourceChunk): c is Utf8Chunk {
-  return (c as Utf8Chunk).utf8 !== undefined;
+export function isUtf8Chunk(chunk: SourceChunk): chunk is Utf8Chunk {
+  return (chunk as Utf8Chunk).utf8 !== undefined;
 }
 
 const utf8Decoder = new TextDecoder();
 
 /** A chunk's text as a string (decoded from UTF-8 if need be). */
-export function chunkText(c: SourceChunk): string {
-  return isUtf8Chunk(c) ? utf8Decoder.decode(c.utf8) : c.text;
+export function chunkText(chunk: SourceChunk): string {
+  return isUtf8Chunk(chunk) ? utf8Decoder.decode(chunk.utf8) : chunk.text;
 }
 
 /** Collapse runs of white space and trim, so that one paragraph from two sources compares equal. */

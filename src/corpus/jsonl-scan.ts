@@ -13,10 +13,9 @@ interface JsonlExports {
   scanLines(len: number): number;
 }
 
-/** Line statuses (as the module numbers them). */
+/** Line statuses (as the module numbers them); any other status (2) is a line the scanner leaves to JSON.parse. */
 export const LINE_OK = 0;
 export const LINE_BLANK = 1;
-export const LINE_FALLBACK = 2;
 /** u32s per line record: status, id offset and length, title offset and length, text offset and length, text UTF-16 length, line start and end, fingerprint. */
 const RECORD = 11;
 /** A title length meaning: the record has no title. */
@@ -32,14 +31,14 @@ export interface ScannedBatch {
 
 /** Accessors of one line's record in ScannedBatch.records. */
 export const line = {
-  status: (r: Uint32Array, i: number) => r[i * RECORD]!,
-  id: (r: Uint32Array, i: number): [number, number] => [r[i * RECORD + 1]!, r[i * RECORD + 2]!],
-  title: (r: Uint32Array, i: number): [number, number] => [r[i * RECORD + 3]!, r[i * RECORD + 4]!],
-  text: (r: Uint32Array, i: number): [number, number] => [r[i * RECORD + 5]!, r[i * RECORD + 6]!],
-  units: (r: Uint32Array, i: number) => r[i * RECORD + 7]!,
-  span: (r: Uint32Array, i: number): [number, number] => [r[i * RECORD + 8]!, r[i * RECORD + 9]!],
+  status: (records: Uint32Array, at: number) => records[at * RECORD]!,
+  id: (records: Uint32Array, at: number): [number, number] => [records[at * RECORD + 1]!, records[at * RECORD + 2]!],
+  title: (records: Uint32Array, at: number): [number, number] => [records[at * RECORD + 3]!, records[at * RECORD + 4]!],
+  text: (records: Uint32Array, at: number): [number, number] => [records[at * RECORD + 5]!, records[at * RECORD + 6]!],
+  units: (records: Uint32Array, at: number) => records[at * RECORD + 7]!,
+  span: (records: Uint32Array, at: number): [number, number] => [records[at * RECORD + 8]!, records[at * RECORD + 9]!],
   /** ../read.ts's fingerprint of the chunk (a line with a title). */
-  fingerprint: (r: Uint32Array, i: number) => r[i * RECORD + 10]!,
+  fingerprint: (records: Uint32Array, at: number) => records[at * RECORD + 10]!,
 };
 
 export class JsonlScanner {

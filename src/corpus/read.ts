@@ -288,20 +288,20 @@ const fingerprintBytes = new Uint8Array(3 * (FINGERPRINT_ENDS + 1));
  * 3 s per million chunks (measured) for a check that almost never fires; two different chunks
  * under one id with the same title, length and ends pass as one.
  */
-function fingerprint(c: SourceChunk): number {
-  const title = c.title;
+function fingerprint(chunk: SourceChunk): number {
+  const title = chunk.title;
   let h = 0x811c9dc5;
   for (let i = 0; i < title.length; i++) h = Math.imul(h ^ title.charCodeAt(i), 0x01000193);
   const hash = (bytes: Uint8Array) => {
     for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
   };
-  if (isUtf8Chunk(c)) {
-    const n = c.utf8.length;
-    h = Math.imul(h ^ c.units, 0x01000193);
-    hash(c.utf8.subarray(0, Math.min(n, FINGERPRINT_ENDS)));
-    hash(c.utf8.subarray(Math.max(FINGERPRINT_ENDS, n - FINGERPRINT_ENDS)));
+  if (isUtf8Chunk(chunk)) {
+    const n = chunk.utf8.length;
+    h = Math.imul(h ^ chunk.units, 0x01000193);
+    hash(chunk.utf8.subarray(0, Math.min(n, FINGERPRINT_ENDS)));
+    hash(chunk.utf8.subarray(Math.max(FINGERPRINT_ENDS, n - FINGERPRINT_ENDS)));
   } else {
-    const text = c.text;
+    const text = chunk.text;
     const n = Buffer.byteLength(text, 'utf8');
     h = Math.imul(h ^ text.length, 0x01000193);
     // 65 code units hold the first (last) 64 bytes, and a surrogate pair cut at the slice's far

@@ -22,7 +22,7 @@ import { createBackend } from '../train/backend-factory.js';
 import { baseSpecOf, ensureBaseModel, shippedBasePath } from '../backend/local/base-model.js';
 import { mergeConfig, modelSize, parseTrainConfig, readConfigFile, rubricOf, type TrainConfig } from '../train/config.js';
 import { localAgent } from '../backend/local/agent.js';
-import { loadTrainInputs, priceOf, startTraining } from '../train/run.js';
+import { loadTrainInputs, priceOf, startTraining } from '../train/start.js';
 import { runSft, type SftKeep, type SftResult } from '../train/sft.js';
 
 /**
@@ -40,10 +40,6 @@ export function presetPath(name: string): string {
     if (existsSync(p)) return p;
   }
   throw new Error(`configs/${name}.json is missing from the sleuth package`);
-}
-
-export function demoConfigPath(): string {
-  return presetPath('local-demo');
 }
 
 export interface SftPlan {

@@ -23,29 +23,29 @@ export interface RolloutRow {
 
 /** A rollout must have been scored (rollout.reward) before it becomes a row. */
 /** The suite of `kind` decides the row's failure bucket and success, and whether it has a curated set. */
-export function rolloutRow(r: Rollout, kind: string, price: Price | undefined): RolloutRow {
+export function rolloutRow(rollout: Rollout, kind: string, price: Price | undefined): RolloutRow {
   const suite = suiteOf(kind);
-  if (!r.reward) throw new Error(`rollout ${r.id} (task ${r.taskId}) has not been scored`);
-  const parts = r.reward.parts;
-  const calls = allCalls(r);
+  if (!rollout.reward) throw new Error(`rollout ${rollout.id} (task ${rollout.taskId}) has not been scored`);
+  const parts = rollout.reward.parts;
+  const calls = allCalls(rollout);
   const offformCalls = calls.filter((c) => c.status === 'off_form').length;
-  const curatedSize = new Set(r.curated).size;
-  const costUsdValue = costUsd({ promptTokens: r.promptTokens, completionTokens: r.completionTokens }, price);
+  const curatedSize = new Set(rollout.curated).size;
+  const costUsdValue = costUsd({ promptTokens: rollout.promptTokens, completionTokens: rollout.completionTokens }, price);
   const values: Record<string, number> = {
-    reward: r.reward.total,
+    reward: rollout.reward.total,
     ...parts,
     // Only an episode that returns a curated set has one to measure.
     ...(suite.result === 'curated set' ? { valid: curatedSize > 0 ? 1 : 0, curated_size: curatedSize } : {}),
-    turns: r.turns.length,
-    tokens: r.promptTokens + r.completionTokens,
-    prompt_tokens: r.promptTokens,
-    completion_tokens: r.completionTokens,
+    turns: rollout.turns.length,
+    tokens: rollout.promptTokens + rollout.completionTokens,
+    prompt_tokens: rollout.promptTokens,
+    completion_tokens: rollout.completionTokens,
     calls: calls.length,
     offform_episode: offformCalls > 0 ? 1 : 0,
-    wall_s: r.wallMs / 1000,
+    wall_s: rollout.wallMs / 1000,
   };
   if (costUsdValue !== null) values['cost_usd'] = costUsdValue;
-  return { taskId: r.taskId, sample: r.sample, endReason: r.endReason, bucket: suite.bucket(parts, curatedSize), success: suite.success(parts), values, costUsd: costUsdValue, calls: calls.length, offformCalls };
+  return { taskId: rollout.taskId, sample: rollout.sample, endReason: rollout.endReason, bucket: suite.bucket(parts, curatedSize), success: suite.success(parts), values, costUsd: costUsdValue, calls: calls.length, offformCalls };
 }
 
 /** Per task, the mean of a metric over its samples (tasks are the unit a bootstrap resamples). */

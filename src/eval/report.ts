@@ -2,7 +2,7 @@ import { suiteOf } from '../suites/registry.js';
 import type { Comparison } from './compare.js';
 import type { Headroom, Summary } from './metrics.js';
 import type { Interval } from './stats.js';
-import { alignRows, groupedTable, UNLIMITED, wrap } from '../cli/width.js';
+import { alignRows, groupedTable, UNLIMITED, wrap } from '../text/width.js';
 
 /** Plain-text tables for the terminal (the CLI prints them; --json prints the objects instead). */
 
@@ -45,21 +45,21 @@ const signed = (x: number) => `${x >= 0 ? '+' : ''}${fmt(x)}`;
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export function formatSummary(s: Summary, title: string): string {
+export function formatSummary(summary: Summary, title: string): string {
   const rows: string[][] = [['metric', 'mean', '95% interval']];
-  for (const [key, ci] of Object.entries(s.intervals)) rows.push([LABELS[key] ?? key, fmt(s[key] as number), interval(ci)]);
-  rows.push(['off-form calls (share)', fmt(s['offform_call_share'] as number), '']);
-  if (s['pass_at_1'] !== undefined) {
-    rows.push(['pass@1', fmt(s['pass_at_1'] as number), '']);
+  for (const [key, ci] of Object.entries(summary.intervals)) rows.push([LABELS[key] ?? key, fmt(summary[key] as number), interval(ci)]);
+  rows.push(['off-form calls (share)', fmt(summary['offform_call_share'] as number), '']);
+  if (summary['pass_at_1'] !== undefined) {
+    rows.push(['pass@1', fmt(summary['pass_at_1'] as number), '']);
     // With one sample per task, pass@k and best-of-N are pass@1 and best-of-1: shown once.
-    if ((s['pass_k'] as number) > 1) rows.push([`pass@${s['pass_k']}`, fmt(s['pass_at_k'] as number), '']);
-    if (s.samples > 1) rows.push([`best-of-${s.samples} reward`, fmt(s['best_of_n'] as number), '']);
-    rows.push(['best-of-1 reward', fmt(s['best_of_1'] as number), '']);
+    if ((summary['pass_k'] as number) > 1) rows.push([`pass@${summary['pass_k']}`, fmt(summary['pass_at_k'] as number), '']);
+    if (summary.samples > 1) rows.push([`best-of-${summary.samples} reward`, fmt(summary['best_of_n'] as number), '']);
+    rows.push(['best-of-1 reward', fmt(summary['best_of_1'] as number), '']);
   }
-  if (s['total_cost_usd'] === null) rows.push(['cost', 'unknown', '(no price for this model)']);
-  const lines = [title, `${s.tasks} tasks x up to ${s.samples} samples = ${s.rollouts} rollouts${s.errors ? `, ${s.errors} ended in error` : ''}`, '', alignRows(rows).join('\n'), ''];
-  lines.push('end reasons: ' + Object.entries(s.end_reasons).map(([k, v]) => `${k} ${v}`).join(', '));
-  lines.push(`${suiteOf(s.scoring).result === 'curated set' ? 'curated sets' : 'answers'}: ` + Object.entries(s.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
+  if (summary['total_cost_usd'] === null) rows.push(['cost', 'unknown', '(no price for this model)']);
+  const lines = [title, `${summary.tasks} tasks x up to ${summary.samples} samples = ${summary.rollouts} rollouts${summary.errors ? `, ${summary.errors} ended in error` : ''}`, '', alignRows(rows).join('\n'), ''];
+  lines.push('end reasons: ' + Object.entries(summary.end_reasons).map(([k, v]) => `${k} ${v}`).join(', '));
+  lines.push(`${suiteOf(summary.scoring).result === 'curated set' ? 'curated sets' : 'answers'}: ` + Object.entries(summary.buckets).map(([k, v]) => `${k.replace('_', ' ')} ${pct(v)}`).join(', '));
   return lines.join('\n');
 }
 
@@ -81,11 +81,11 @@ export function runNames(dirs: readonly string[]): string[] {
  * The paired comparison: per metric, each run's mean and interval and, for every later run, its
  * difference from the first. Side by side when `width` allows, stacked per metric otherwise.
  */
-export function formatComparison(c: Comparison, width = UNLIMITED): string {
-  const names = runNames(c.runs.map((r) => r.dir));
-  const rows = c.metrics.map((m) => ({
+export function formatComparison(comparison: Comparison, width = UNLIMITED): string {
+  const names = runNames(comparison.runs.map((r) => r.dir));
+  const rows = comparison.metrics.map((m) => ({
     label: LABELS[m] ?? m,
-    cells: c.runs.map((r, i) => {
+    cells: comparison.runs.map((r, i) => {
       const v = r.values[m]!;
       if (i === 0) return [fmt(v.mean), interval(v)];
       const d = r.diffs[m]!;
@@ -93,8 +93,8 @@ export function formatComparison(c: Comparison, width = UNLIMITED): string {
     }),
   }));
   return [
-    `${c.sharedTasks.length} shared tasks; runs:`,
-    ...c.runs.map((r, i) => `  ${names[i]}${names[i] === r.dir ? '' : ` = ${r.dir}`}  (agent ${r.agent})`),
+    `${comparison.sharedTasks.length} shared tasks; runs:`,
+    ...comparison.runs.map((r, i) => `  ${names[i]}${names[i] === r.dir ? '' : ` = ${r.dir}`}  (agent ${r.agent})`),
     '',
     groupedTable({ label: 'metric', groups: names.map((name, i) => ({ name, head: i === 0 ? name : `${name}  (vs first, 95%)` })), rows }, width),
     '',

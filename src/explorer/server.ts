@@ -2,7 +2,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InputError, isInputError } from '../errors.js';
+import { InputError } from '../errors.js';
+import { asHttpError, HttpError } from '../http/request.js';
+import { closeServer, listen } from '../http/lifecycle.js';
+import { send as sendBody, sendJson } from '../http/response.js';
 import { compareRuns, loadRunRows } from '../eval/compare.js';
 import { betaAt, BetaScheduleSchema } from '../reward/schedule.js';
 import { suiteOfRun } from '../suites/registry.js';
@@ -36,8 +39,6 @@ export interface Explorer {
   server: Server;
   close(): Promise<void>;
 }
-
-class BadRequest extends Error {}
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -82,8 +83,8 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
     const timer = setTimeout(() => send(res, 503, { error: `the request took longer than ${REQUEST_TIMEOUT_MS} ms` }), REQUEST_TIMEOUT_MS);
     handle(req, res)
       .catch((err: unknown) => {
-        const status = err instanceof PathRefused ? 404 : err instanceof BadRequest || isInputError(err) ? 400 : 500;
-        send(res, status, { error: (err as Error).message });
+        const e = err instanceof PathRefused ? new HttpError(404, err.message) : asHttpError(err);
+        send(res, e.status, { error: e.message }, e.headers);
       })
       .finally(() => clearTimeout(timer));
   });
@@ -92,53 +93,43 @@ export async function startExplorer(o: ExplorerOptions): Promise<Explorer> {
   server.headersTimeout = REQUEST_TIMEOUT_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'the explorer is read-only: GET only' });
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'the explorer is read-only: GET only', { allow: 'GET, HEAD' });
     const url = new URL(req.url ?? '/', 'http://explorer.invalid');
     if (url.pathname.startsWith('/api/')) return send(res, 200, await api.route(url.pathname.slice(5), url.searchParams));
     const file = files.get(url.pathname === '/' ? '/index.html' : url.pathname);
     if (!file) return send(res, 404, { error: `no such page: ${url.pathname}` });
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache' });
-    res.end(readFileSync(file));
+    sendBody(res, 200, readFileSync(file), { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache' });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());
-  });
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : o.port;
   const host = o.host ?? '127.0.0.1';
+  const port = await listen(server, o.port ?? 0, host);
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
     server,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () => closeServer(server, { cut: true }),
   };
 }
 
 /** Longest the explorer works on one request (file reads are bounded by the guarded reader). */
 const REQUEST_TIMEOUT_MS = 10_000;
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   // The time limit may have answered already.
   if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
+  sendJson(res, status, body, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...headers });
 }
 
 function num(p: URLSearchParams, name: string): number | undefined {
   const v = p.get(name);
   if (v === null || v === '') return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n)) throw new BadRequest(`${name} must be a number, got '${v}'`);
+  if (!Number.isFinite(n)) throw new HttpError(400, `${name} must be a number, got '${v}'`);
   return n;
 }
 
 function required(p: URLSearchParams, name: string): string {
   const v = p.get(name);
-  if (v === null || v === '') throw new BadRequest(`missing parameter '${name}'`);
+  if (v === null || v === '') throw new HttpError(400, `missing parameter '${name}'`);
   return v;
 }
 
@@ -181,7 +172,7 @@ class Api {
   }
 
   private compare(ids: string[]) {
-    if (ids.length < 2) throw new BadRequest('compare needs at least two runs');
+    if (ids.length < 2) throw new HttpError(400, 'compare needs at least two runs');
     const runs = ids.map((id) => {
       const dir = this.store.get(id).dir;
       // loadRunRows reads these two files whole: through the guard first (regular, inside, not too big).
@@ -198,7 +189,7 @@ class Api {
   private rollouts(v: RunView, p: URLSearchParams) {
     v.index.refresh(API_BUDGET_MS);
     const sort = p.get('sort') ?? undefined;
-    if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort)) throw new BadRequest(`sort must be one of ${SORT_KEYS.join(', ')}, got '${sort}'`);
+    if (sort !== undefined && !(SORT_KEYS as readonly string[]).includes(sort)) throw new HttpError(400, `sort must be one of ${SORT_KEYS.join(', ')}, got '${sort}'`);
     const off = p.get('offform');
     const q: RolloutQuery = {
       ...(p.get('task') ? { task: p.get('task')! } : {}),
@@ -354,14 +345,14 @@ function labSettings(p: URLSearchParams, defaults: LabSettings, parts: string[])
   for (const [key, value] of p) {
     if (!key.startsWith('w.')) continue;
     const part = key.slice(2);
-    if (!parts.includes(part)) throw new BadRequest(`${key}: '${part}' is not a reward part of these rollouts (${parts.join(', ')})`);
+    if (!parts.includes(part)) throw new HttpError(400, `${key}: '${part}' is not a reward part of these rollouts (${parts.join(', ')})`);
     const w = Number(value);
-    if (value === '' || !Number.isFinite(w)) throw new BadRequest(`${key} must be a number, got '${value}'`);
+    if (value === '' || !Number.isFinite(w)) throw new HttpError(400, `${key} must be a number, got '${value}'`);
     weights[part] = w;
   }
   const beta = num(p, 'beta') ?? defaults.beta;
-  if (!(beta > 0)) throw new BadRequest(`beta must be positive, got ${beta}`);
+  if (!(beta > 0)) throw new HttpError(400, `beta must be positive, got ${beta}`);
   const adv = p.get('advantage') ?? defaults.advantage;
-  if (adv !== 'dr-grpo' && adv !== 'grpo') throw new BadRequest(`advantage must be dr-grpo or grpo, got '${adv}'`);
+  if (adv !== 'dr-grpo' && adv !== 'grpo') throw new HttpError(400, `advantage must be dr-grpo or grpo, got '${adv}'`);
   return { weights, beta, advantage: adv as AdvantageKind };
 }

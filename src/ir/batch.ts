@@ -2,7 +2,7 @@ import { isInputError } from '../errors.js';
 import type { SearchIndex } from '../search/open.js';
 import type { SegmentedIndex } from '../search/segments.js';
 import type { Query } from './queries.js';
-import type { RankedHits } from './run.js';
+import type { RankedHits } from './trec-run.js';
 
 export interface BatchResult {
   ranked: RankedHits[];

@@ -14,7 +14,7 @@
  */
 import { InputError } from '../errors.js';
 import type { Qrels } from './qrels.js';
-import type { Run } from './run.js';
+import type { Run } from './trec-run.js';
 
 export type MeasureKind = 'ndcg' | 'recall' | 'map' | 'P' | 'mrr';
 
@@ -102,14 +102,14 @@ export function queryValues(ranked: string[], judged: Map<string, number>, measu
   return values;
 }
 
-function measureValue(m: Measure, grades: number[], numRel: number, idealGains: number[]): number {
-  const k = Math.min(m.k ?? grades.length, grades.length);
-  switch (m.kind) {
+function measureValue(measure: Measure, grades: number[], numRel: number, idealGains: number[]): number {
+  const k = Math.min(measure.k ?? grades.length, grades.length);
+  switch (measure.kind) {
     case 'ndcg': {
       let dcg = 0;
       for (let i = 0; i < k; i++) if (grades[i]! > 0) dcg += grades[i]! / Math.log2(i + 2);
       let ideal = 0;
-      for (let i = 0; i < Math.min(m.k!, idealGains.length); i++) ideal += idealGains[i]! / Math.log2(i + 2);
+      for (let i = 0; i < Math.min(measure.k!, idealGains.length); i++) ideal += idealGains[i]! / Math.log2(i + 2);
       return ideal > 0 ? dcg / ideal : dcg;
     }
     case 'recall': {
@@ -128,7 +128,7 @@ function measureValue(m: Measure, grades: number[], numRel: number, idealGains: 
     case 'P': {
       let found = 0;
       for (let i = 0; i < k; i++) if (grades[i]! >= 1) found++;
-      return found / m.k!;
+      return found / measure.k!;
     }
     case 'mrr': {
       for (let i = 0; i < k; i++) if (grades[i]! >= 1) return 1 / (i + 1);

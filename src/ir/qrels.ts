@@ -1,5 +1,4 @@
-import { readTextFile } from '../tasks/records.js';
-import type { Task } from '../tasks/task.js';
+import { readTextFile } from '../corpus/text-file.js';
 import { InputError } from '../errors.js';
 
 /** Relevance judgements: query id -> document id -> grade (0 judged not relevant; negative: in the pool, unjudged). */
@@ -38,30 +37,4 @@ function addJudgement(qrels: Qrels, qid: string, doc: string, rel: number, where
   if (!judged) qrels.set(qid, (judged = new Map()));
   if (judged.has(doc)) throw new InputError(`${where}: document '${doc}' is judged twice for query '${qid}'`);
   judged.set(doc, rel);
-}
-
-/**
- * Qrels of a task set's tasks: the graded judgements a BEIR import keeps in `meta.qrels`, or else
- * every chunk id of every fact at grade 1 (any of a fact's chunks supports it).
- */
-export function qrelsOfTasks(tasks: Task[]): Qrels {
-  const qrels: Qrels = new Map();
-  for (const task of tasks) {
-    const graded = gradedJudgements(task);
-    const judged = new Map<string, number>(graded ?? task.facts.flatMap((f) => f.chunkIds.map((id) => [id, 1] as const)));
-    qrels.set(task.id, judged);
-  }
-  return qrels;
-}
-
-/** The `meta.qrels` of a task imported from BEIR ({doc id: grade}), if it has them. */
-export function gradedJudgements(task: Task): [string, number][] | undefined {
-  const raw = task.meta?.['qrels'];
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
-  const out: [string, number][] = [];
-  for (const [doc, grade] of Object.entries(raw)) {
-    if (typeof grade !== 'number' || !Number.isInteger(grade)) throw new InputError(`task '${task.id}': meta.qrels['${doc}'] must be a whole number, got ${JSON.stringify(grade)}`);
-    out.push([doc, grade]);
-  }
-  return out;
 }

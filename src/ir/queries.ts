@@ -1,5 +1,5 @@
 import { InputError } from '../errors.js';
-import { readTextFile } from '../tasks/records.js';
+import { readTextFile } from '../corpus/text-file.js';
 
 /** One query of a batch search, as read from a queries file. */
 export interface Query {

@@ -22,7 +22,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { SearchEnvironment } from '../suites/search/env.js';
 import type { Budgets, ToolResult } from '../env/types.js';
-import { readJsonBody, RequestError, sendJson } from '../http/json.js';
+import { asHttpError, HttpError, readJson } from '../http/request.js';
+import { sendJson } from '../http/response.js';
 import type { Rubric } from '../reward/rubric.js';
 import type { Task } from '../tasks/task.js';
 import { ExternalEpisode, type EpisodeOutcome } from './episode-session.js';
@@ -102,9 +103,9 @@ export class SearchMcp {
     const sessions = new Map<string, StreamableHTTPServerTransport>();
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
       const url = (req.url ?? '/').split('?')[0]!;
-      if (url !== path) throw new RequestError(404, `no route ${url} (the MCP endpoint is ${path})`);
+      if (url !== path) throw new HttpError(404, `no route ${url} (the MCP endpoint is ${path})`);
       const host = (req.headers.host ?? '').replace(/:\d+$/u, '');
-      if (!['127.0.0.1', 'localhost', '[::1]'].includes(host)) throw new RequestError(403, `Host '${req.headers.host ?? ''}' is not this machine`);
+      if (!['127.0.0.1', 'localhost', '[::1]'].includes(host)) throw new HttpError(403, `Host '${req.headers.host ?? ''}' is not this machine`);
       const sid = req.headers['mcp-session-id'];
       if (typeof sid === 'string') {
         const transport = sessions.get(sid);
@@ -112,7 +113,7 @@ export class SearchMcp {
         return transport.handleRequest(req, res);
       }
       if (req.method !== 'POST') return rpcError(res, 400, 'no Mcp-Session-Id header: POST an initialize request to open a session');
-      const body = await readJsonBody(req);
+      const body = await readJson(req);
       if (!isInitializeRequest(body)) return rpcError(res, 400, 'no Mcp-Session-Id header: the first request of a session is initialize');
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -127,8 +128,9 @@ export class SearchMcp {
     return createServer((req, res) => {
       handle(req, res).catch((err: unknown) => {
         if (res.headersSent) return res.end();
-        if (err instanceof RequestError) return sendJson(res, err.status, { error: err.message });
-        rpcError(res, 500, (err as Error).message);
+        const e = asHttpError(err);
+        if (e.status >= 500) return rpcError(res, e.status, e.message);
+        sendJson(res, e.status, { error: e.message }, e.headers);
       });
     });
   }

@@ -91,6 +91,3 @@ export const TAGS_INSTRUCTIONS = [
   'To search, put a short query between <search> and </search>, then stop; the results come back between <information> and </information>.',
   'When you know the answer, put only the answer (a name, date, number, or yes/no) between <answer> and </answer>.',
 ].join('\n');
-
-/** The observation for a reply with no action (Search-R1 answers invalid actions the same way). */
-export const NO_ACTION_MESSAGE = 'No action found. Search with <search>query</search> or answer with <answer>answer</answer>.';

@@ -26,7 +26,8 @@ import { z } from 'zod';
 import type { Chunk } from '../corpus/chunk.js';
 import type { SearchBackend } from '../suites/search/env.js';
 import { isInputError } from '../errors.js';
-import { readJsonBody, RequestError, sendJson } from '../http/json.js';
+import { asHttpError, checkBody, HttpError, readJson } from '../http/request.js';
+import { sendJson } from '../http/response.js';
 import type { SearchHit } from '../search/types.js';
 
 export interface RetrievalServerOptions {
@@ -69,7 +70,7 @@ export function createRetrievalServer(options: RetrievalServerOptions): Server {
   const maxK = options.maxK ?? 1000;
 
   const checkK = (value: number | undefined, field: string) => {
-    if (value !== undefined && value > maxK) throw new RequestError(422, `${field} ${value} is over this server's limit of ${maxK} (--max-k)`);
+    if (value !== undefined && value > maxK) throw new HttpError(422, `${field} ${value} is over this server's limit of ${maxK} (--max-k)`);
   };
 
   /** BM25 hits of one query; a query without searchable words has none (Search-R1's BM25 answers [] then). */
@@ -89,7 +90,7 @@ export function createRetrievalServer(options: RetrievalServerOptions): Server {
   };
 
   async function retrieve(body: unknown) {
-    const req = parseBody(RetrieveRequest, body);
+    const req = checkBody(RetrieveRequest, body);
     const topk = req.topk ? req.topk : defaultTopk;
     checkK(topk, 'topk');
     // SkyRL's server answers its one query as a list of one list, as Search-R1's answers a batch of one.
@@ -101,14 +102,14 @@ export function createRetrievalServer(options: RetrievalServerOptions): Server {
   }
 
   async function search(body: unknown) {
-    const req = parseBody(SearchRequest, body);
+    const req = checkBody(SearchRequest, body);
     const hitsK = req.k ?? 10;
     checkK(hitsK, 'k');
     const one = async (query: string, at: string) => {
       try {
         return { query, k: hitsK, hits: await backend.search(query, hitsK) };
       } catch (err) {
-        if (isInputError(err)) throw new RequestError(400, `${at}: ${err.message}`);
+        if (isInputError(err)) throw new HttpError(400, `${at}: ${err.message}`);
         throw err;
       }
     };
@@ -117,14 +118,14 @@ export function createRetrievalServer(options: RetrievalServerOptions): Server {
   }
 
   async function grep(body: unknown) {
-    const req = parseBody(GrepRequest, body);
+    const req = checkBody(GrepRequest, body);
     const hitsK = req.k ?? 10;
     checkK(hitsK, 'k');
     try {
       const found = await backend.grep(req.pattern, { k: hitsK, timeLimitMs: req.time_limit_ms ?? 1000 });
       return { pattern: req.pattern, k: hitsK, ...found };
     } catch (err) {
-      if (isInputError(err)) throw new RequestError(400, `pattern: ${err.message}`);
+      if (isInputError(err)) throw new HttpError(400, `pattern: ${err.message}`);
       throw err;
     }
   }
@@ -136,26 +137,15 @@ export function createRetrievalServer(options: RetrievalServerOptions): Server {
     try {
       if (req.method === 'GET' && path === '/health') return sendJson(res, 200, { ok: true, chunks: options.chunks });
       const route = routes[path];
-      if (!route) throw new RequestError(404, `no route ${req.method} ${path} (POST /retrieve, /search, /grep; GET /health)`);
-      if (req.method !== 'POST') throw new RequestError(405, `${path} takes POST`);
-      sendJson(res, 200, await route(await readJsonBody(req)));
+      if (!route) throw new HttpError(404, `no route ${req.method} ${path} (POST /retrieve, /search, /grep; GET /health)`);
+      if (req.method !== 'POST') throw new HttpError(405, `${path} takes POST`, { allow: 'POST' });
+      sendJson(res, 200, await route(await readJson(req)));
     } catch (err) {
-      if (!(err instanceof RequestError)) throw err;
+      const e = asHttpError(err);
       // FastAPI's shape for a request it cannot take ({"detail": ...}), which Search-R1's clients log.
-      sendJson(res, err.status, path === '/retrieve' ? { detail: err.message } : { error: err.message });
+      sendJson(res, e.status, path === '/retrieve' && e.status < 500 ? { detail: e.message } : { error: e.message }, e.headers);
     }
   }
 
-  return createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => sendJson(res, 500, { error: (err as Error).message }));
-  });
-}
-
-function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const r = schema.safeParse(body);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new RequestError(422, `request body: ${issue.path.join('.') || 'body'}: ${issue.message}`);
-  }
-  return r.data;
+  return createServer((req, res) => void handle(req, res));
 }

@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 
 /**
- * A run directory is plain files, appended and never rewritten (but summary.json, rewritten
- * whole at the end through a temporary file and a rename). The explorer only reads them.
+ * A run directory is plain files, appended to. Three writes replace a file whole, through a
+ * temporary file and a rename: summary.json when a run ends; metrics.jsonl and rollouts.jsonl when a
+ * training run resumes with records of steps after its last checkpoint (truncateRunAfter in
+ * training.ts drops them, as the resumed run does those steps again); and a new checkpoint removes
+ * the previous one's optimiser state. The explorer only reads them. (docs/ARCHITECTURE.md, Data flow.)
  */
 export const RUN_FILES = {
   /** The resolved configuration (flags and file merged), with `kind`: eval | sft | train. */

@@ -139,8 +139,8 @@ export function readRollouts(dir: string): RolloutsRead {
 }
 
 /** The key that identifies one rollout of an eval: task and sample index. */
-export function rolloutKey(r: Pick<Rollout, 'taskId' | 'sample'>): string {
-  return `${r.taskId}\u0000${r.sample}`;
+export function rolloutKey(rollout: Pick<Rollout, 'taskId' | 'sample'>): string {
+  return `${rollout.taskId}\u0000${rollout.sample}`;
 }
 
 /**

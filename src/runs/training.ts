@@ -1,6 +1,5 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import type { Rollout } from '../agent/rollout.js';
-import type { Summary } from '../eval/metrics.js';
 import { appendCheckpoints, readCheckpoints } from './checkpoints.js';
 import { readJsonl } from './jsonl.js';
 import { runPath } from './layout.js';
@@ -75,14 +74,24 @@ export function evaluatedSteps(dir: string): Set<number> {
   return new Set(records.filter((r) => r.kind === 'eval' && typeof r.step === 'number').map((r) => r.step!));
 }
 
+/**
+ * What a step's eval record is taken from: an eval summary (`Summary` of eval/metrics.ts, which sits
+ * below runs/ and is not named here) by its plain means, the reward's interval and the end reasons.
+ */
+export interface EvalNumbers {
+  readonly [metric: string]: unknown;
+  readonly intervals: Readonly<Record<string, { lo: number; hi: number }>>;
+  readonly end_reasons: Readonly<Record<string, number>>;
+}
+
 /** The eval numbers that go into metrics.jsonl (plain means; the full summary stays in evals/step-N/). */
-export function evalRecord(step: number, s: Summary): Record<string, unknown> {
+export function evalRecord(step: number, summary: EvalNumbers): Record<string, unknown> {
   const keep = ['reward', 'recall', 'precision', 'f1', 'fbeta', 'trajectory_recall', 'exact_match', 'f1_format', 'valid', 'curated_size', 'turns', 'tokens', 'offform_episode_share', 'offform_call_share', 'pass_at_1', 'pass_at_k', 'best_of_n', 'best_of_1', 'tasks', 'rollouts', 'samples'];
   const out: Record<string, unknown> = { step, kind: 'eval' };
-  for (const k of keep) if (s[k] !== undefined) out[k] = s[k];
-  const ci = s.intervals['reward'];
+  for (const k of keep) if (summary[k] !== undefined) out[k] = summary[k];
+  const ci = summary.intervals['reward'];
   if (ci) out['reward_ci'] = [ci.lo, ci.hi];
-  out['end_reasons'] = s.end_reasons;
+  out['end_reasons'] = summary.end_reasons;
   return out;
 }
 

@@ -75,7 +75,7 @@ export class Bm25Scorer {
   /** Per document, k1 * (1 - b + b * dl / avgdl), computed once at load. */
   private readonly norm: Float64Array;
   /** The WebAssembly loops, when the postings live in their memory (else the TypeScript ones run). */
-  private readonly kernel: ScoringMemory | undefined;
+  private readonly scoring: ScoringMemory | undefined;
 
   /**
    * segmentDocs: documents per scoring segment of the exhaustive loop (a power of two; small only
@@ -85,15 +85,15 @@ export class Bm25Scorer {
    */
   constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true, readonly strategy: Strategy = 'auto') {
     const m = p.memory;
-    this.kernel = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.words === p.words && m.blockAt === p.blockAt ? m : undefined;
-    this.acc = this.kernel ? this.kernel.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
-    this.norm = this.kernel ? this.kernel.norm : new Float64Array(p.docs);
+    this.scoring = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.words === p.words && m.blockAt === p.blockAt ? m : undefined;
+    this.acc = this.scoring ? this.scoring.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
+    this.norm = this.scoring ? this.scoring.norm : new Float64Array(p.docs);
     for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
   }
 
   /** Whether top-k runs the WebAssembly loops. */
   get usesKernel(): boolean {
-    return this.kernel !== undefined;
+    return this.scoring !== undefined;
   }
 
   get termCount(): number {
@@ -199,21 +199,21 @@ export class Bm25Scorer {
     const idfs = context.idfs ? Float64Array.from(context.idfs) : Float64Array.from(distinct, (t) => this.idf(t));
     const scale = this.p.boundScale ?? 1;
     const floor = context.floor ?? 0;
-    const kernel = this.kernel;
-    if (!kernel || q > MAX_QUERY_TERMS) return this.exhaustiveTs(distinct, idfs, k, floor);
+    const scoring = this.scoring;
+    if (!scoring || q > MAX_QUERY_TERMS) return this.exhaustiveTs(distinct, idfs, k, floor);
     const terms: KernelTerm[] = distinct.map((t, i) => {
       const df = postOff[t + 1]! - postOff[t]!;
       return { start: blockOff[t]!, end: blockOff[t + 1]!, lastN: df - BLOCK * (blockOff[t + 1]! - blockOff[t]! - 1), order: i, idf: idfs[i]!, ub: idfs[i]! * this.p.maxTf[t]! * scale };
     });
     if (k <= MAX_PRUNED_K && (this.strategy === 'pruned' || (this.strategy === 'auto' && choosePruned(terms, k, this.p.docs)))) {
       // Ascending bounds: the non-essential terms are a prefix.
-      kernel.setQuery([...terms].sort((x, y) => x.ub - y.ub || x.order - y.order));
-      const n = kernel.pruned(q, k, floor, scale);
+      scoring.setQuery([...terms].sort((x, y) => x.ub - y.ub || x.order - y.order));
+      const n = scoring.pruned(q, k, floor, scale);
       const hits: ScoredDoc[] = [];
-      for (let j = 0; j < n; j++) hits.push({ doc: kernel.outDocs[j]!, score: kernel.outScores[j]! });
+      for (let j = 0; j < n; j++) hits.push({ doc: scoring.outDocs[j]!, score: scoring.outScores[j]! });
       return hits.sort(byRank);
     }
-    kernel.setQuery(terms);
+    scoring.setQuery(terms);
     const heap = new TopK(k);
     const N = this.p.docs;
     // The k-th best score so far (the floor until there are k). Scanning a segment in order, a
@@ -221,9 +221,9 @@ export class Bm25Scorer {
     let min = floor;
     for (let base = 0; base < N; base += this.segmentDocs) {
       const limit = Math.min(N, base + this.segmentDocs);
-      for (let i = 0; i < q; i++) kernel.accumulate(i, base, limit);
-      const n = kernel.collect(limit - base, min);
-      const { outDocs, outScores } = kernel;
+      for (let i = 0; i < q; i++) scoring.accumulate(i, base, limit);
+      const n = scoring.collect(limit - base, min);
+      const { outDocs, outScores } = scoring;
       for (let j = 0; j < n; j++) heap.offer(base + outDocs[j]!, outScores[j]!);
       if (heap.full) min = Math.max(heap.minScore, floor);
     }

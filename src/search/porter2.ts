@@ -8,12 +8,16 @@ const VOWELS = new Set(['a', 'e', 'i', 'o', 'u', 'y']);
 const DOUBLES = ['bb', 'dd', 'ff', 'gg', 'mm', 'nn', 'pp', 'rr', 'tt'];
 const LI_ENDINGS = new Set(['c', 'd', 'e', 'g', 'h', 'k', 'm', 'n', 'r', 't']);
 
-/** Words whose stem is fixed by the algorithm rather than derived. */
-const EXCEPTIONS1: Record<string, string> = {
+/**
+ * Words whose stem is fixed by the algorithm rather than derived. A Map, not an object literal: an
+ * object's lookup also finds Object.prototype's members, so 'constructor' or 'tostring' would
+ * "stem" to a function.
+ */
+const EXCEPTIONS1 = new Map<string, string>(Object.entries({
   skis: 'ski', skies: 'sky', dying: 'die', lying: 'lie', tying: 'tie',
   idly: 'idl', gently: 'gentl', ugly: 'ugli', early: 'earli', only: 'onli', singly: 'singl',
   sky: 'sky', news: 'news', howe: 'howe', atlas: 'atlas', cosmos: 'cosmos', bias: 'bias', andes: 'andes',
-};
+}));
 /** Words left alone once step 1a has run. */
 const EXCEPTIONS2 = new Set(['inning', 'outing', 'canning', 'herring', 'earring', 'proceed', 'exceed', 'succeed']);
 
@@ -68,7 +72,7 @@ const STEP4 = ['ement', 'ance', 'ence', 'able', 'ible', 'ment', 'ant', 'ent', 'i
 
 export function porter2(word: string): string {
   if (word.length <= 2) return word;
-  const fixed = EXCEPTIONS1[word];
+  const fixed = EXCEPTIONS1.get(word);
   if (fixed !== undefined) return fixed;
 
   let w = word.startsWith("'") ? word.slice(1) : word;

@@ -185,19 +185,19 @@ export class SegmentedIndex implements Searcher {
   }
 
   /** One segment's term ids for the query and their idfs (the terms it holds, in query order). */
-  private termsOf(q: SegmentedQuery, k: number): { ids: number[]; idfs: number[] } {
+  private termsOf(query: SegmentedQuery, segment: number): { ids: number[]; idfs: number[] } {
     const ids: number[] = [];
     const idfs: number[] = [];
-    q.local[k]!.forEach((id, j) => {
-      if (id >= 0) ids.push(id), idfs.push(q.idfs[j]!);
+    query.local[segment]!.forEach((id, j) => {
+      if (id >= 0) ids.push(id), idfs.push(query.idfs[j]!);
     });
     return { ids, idfs };
   }
 
-  private topK(q: SegmentedQuery, k: number): ScoredDoc[] {
+  private topK(query: SegmentedQuery, k: number): ScoredDoc[] {
     let top: ScoredDoc[] = [];
     this.segments.forEach((segment, s) => {
-      const { ids, idfs } = this.termsOf(q, s);
+      const { ids, idfs } = this.termsOf(query, s);
       if (ids.length === 0) return;
       const floor = top.length >= k ? top[k - 1]!.score : 0;
       const first = this.manifest.segments[s]!.firstDoc;

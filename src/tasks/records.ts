@@ -1,10 +1,9 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { existsSync, statSync } from 'node:fs';
 import type { z } from 'zod';
 import { jsonDepth, MAX_JSON_DEPTH } from '../corpus/json-depth.js';
 import { readLines } from '../corpus/lines.js';
 import { regularFile } from '../corpus/regular-file.js';
-import { decodeWhole } from '../corpus/utf8.js';
+import { readTextFile } from '../corpus/text-file.js';
 import { InputError } from '../errors.js';
 
 /** One raw record of a dataset file, with where it came from so that errors can name it. */
@@ -12,14 +11,6 @@ export interface SourceRecord {
   value: unknown;
   /** "train.jsonl line 7" or "train.json record 7": what an error message calls this record. */
   where: string;
-}
-
-/** Read a file as text; `.gz` files are decompressed. A missing file or a directory is an input error naming it. */
-export function readTextFile(path: string): string {
-  if (!existsSync(path)) throw new InputError(`${path}: no such file`);
-  regularFile(path, statSync(path));
-  const bytes = readFileSync(path);
-  return decodeWhole(path, path.endsWith('.gz') ? gunzipSync(bytes) : bytes);
 }
 
 /**

@@ -1,1 +1,3 @@
-export { TinkerServer, parseFaults, parsePath, type FaultRule, type FaultKind, type TinkerServerOptions } from './server.js';
+export { TinkerServer, type TinkerServerOptions } from './server.js';
+export { parseFaults, type FaultRule, type FaultKind } from './faults.js';
+export { parsePath } from './registry.js';

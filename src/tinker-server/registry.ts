@@ -1,4 +1,6 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../errors.js';
 
 /**
  * The training runs and checkpoints `sleuth serve-tinker` has made, in the shapes of the Tinker
@@ -130,4 +132,25 @@ export function runJson(r: RunEntry): Record<string, unknown> {
     last_sampler_checkpoint: latest('sampler'),
     user_metadata: r.userMetadata ?? null,
   };
+}
+
+/** `tinker://MODEL/weights/NAME`, `tinker://MODEL/sampler_weights/NAME` or SkyRL's `tinker://MODEL/NAME`. */
+export function parsePath(path: string): { modelId: string; kind: 'weights' | 'sampler_weights' | 'plain'; name: string } | undefined {
+  const m = /^tinker:\/\/([^/]+)\/(?:(weights|sampler_weights)\/)?([A-Za-z0-9_-]+)$/.exec(path);
+  if (!m) return undefined;
+  return { modelId: m[1]!, kind: (m[2] as 'weights' | 'sampler_weights' | undefined) ?? 'plain', name: m[3]! };
+}
+
+/** A model's folder under the server's directory: its id with anything but [A-Za-z0-9_-] replaced. */
+export function modelDir(dir: string, modelId: string): string {
+  return join(dir, modelId.replace(/[^A-Za-z0-9_-]/g, '_'));
+}
+
+/** The file a checkpoint path names under `dir`: a training state, or sampler weights (either path form). */
+export function checkpointFile(dir: string, path: string, kind: 'state' | 'sampler'): string {
+  const p = parsePath(path);
+  if (!p || (kind === 'state' && p.kind !== 'weights') || (kind === 'sampler' && p.kind === 'weights')) throw new InputError(`'${path}' is not a ${kind === 'state' ? 'tinker://MODEL/weights/NAME' : 'tinker://MODEL/sampler_weights/NAME'} path`);
+  const file = join(modelDir(dir, p.modelId), `${p.name}.${kind}.ckpt`);
+  if (!existsSync(file)) throw new InputError(`'${path}': no such checkpoint on this server`);
+  return file;
 }

@@ -146,7 +146,8 @@ export const TrainConfigSchema = z
     /** With refill: at most this many extra rounds of groups per step. */
     refillRounds: z.number().int().min(1).max(1000).default(4),
     /**
-     * Maximum off-policy staleness in steps (0 = fully synchronous, the seeds' setting): with k > 0
+     * Maximum off-policy staleness in steps (0 = fully synchronous, as in the blog post "Training
+     * Search Agents with GRPO"): with k > 0
      * the next k steps' rollouts are sampled while this step trains, with weights up to k steps old
      * (the importance ratio against the sampler's logprobs corrects for it). prime-rl's `max_async_level`.
      */

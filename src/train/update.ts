@@ -4,7 +4,8 @@ import { NumericalError } from '../errors.js';
 /**
  * The learner's side of a GRPO step: the batch's datums split into minibatches of whole groups,
  * each taking a forwardBackward and an optimiser step, `ppoEpochs` times over (verl's `ppo_epochs`
- * and mini-batches; 1 x 1 is one update per batch, the seeds' setting). The sampler's logprobs stay
+ * and mini-batches; 1 x 1 is one update per batch, the setting of the blog post
+ * "Training Search Agents with GRPO"). The sampler's logprobs stay
  * those the rollouts were sampled with, so from the second update on the importance ratio moves
  * away from 1 and ppo / cispo clip.
  */

@@ -71,7 +71,7 @@ describe('SearchWorkers', () => {
 
 describe('a run\'s environment over search workers (searchWorkers)', () => {
   it('searches through the pool when the config asks for workers, and stops them on close', async () => {
-    const { loadTrainInputs } = await dist('src/train/run.js');
+    const { loadTrainInputs } = await dist('src/train/start.js');
     const { parseTrainConfig } = await dist('src/train/config.js');
     const { SearchWorkers } = await dist('src/suites/search/search-workers.js');
     const inThread = await loadTrainInputs(parseTrainConfig({ tasks: 'default', trainLimit: 2, evalLimit: 2, steps: 1 }, 'test'));

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { evaluateRun, parseMeasures, rankDocuments } from '../../src/ir/measures.js';
 import { readQrels } from '../../src/ir/qrels.js';
-import { readRun } from '../../src/ir/run.js';
+import { readRun } from '../../src/ir/trec-run.js';
 
 const BIN = resolve('bin/sleuth.js');
 const BEIR = resolve('test/fixtures/beir-mini');

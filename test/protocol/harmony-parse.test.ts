@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolSpec } from '../../src/env/types.js';
 import { parseHarmonyTurn, splitMessages } from '../../src/protocol/harmony/parse.js';
-import { renderConversation } from '../../src/protocol/harmony/render.js';
+import { renderConversation } from '../../src/protocol/harmony/format.js';
 import { createHarmonyRenderer } from '../../src/protocol/harmony/renderer.js';
 import { decodeTokens, encodeWithSpecials } from '../../src/protocol/harmony/tokens.js';
 import type { StopReason } from '../../src/protocol/types.js';

@@ -1,7 +1,7 @@
 import { Template } from '@huggingface/jinja';
 import { describe, expect, it } from 'vitest';
 import type { ToolSpec } from '../../src/env/types.js';
-import { pyJson, toolDeclaration } from '../../src/protocol/qwen3/render.js';
+import { pyJson, toolDeclaration } from '../../src/protocol/qwen3/format.js';
 import { createQwen3Renderer } from '../../src/protocol/qwen3/renderer.js';
 import { QWEN3, qwenChatTemplate, qwenDecode, qwenEncode } from '../../src/protocol/qwen3/tokenizer.js';
 import type { StopReason } from '../../src/protocol/types.js';

@@ -23,7 +23,7 @@ beforeAll(async () => {
   const { buildIndex, openIndex } = await dist('src/search/index.js');
   const { SearchWorkers } = await dist('src/suites/search/search-workers.js');
   const { createRetrievalServer } = await dist('src/retrieval/server.js');
-  const http = await dist('src/http/json.js');
+  const http = await dist('src/http/lifecycle.js');
   closeServer = http.closeServer;
   const { chunks } = hotpotData(1);
   const unique = [...new Map(chunks.slice(0, 1200).map((c) => [c.id, c])).values()];
@@ -31,7 +31,7 @@ beforeAll(async () => {
   index = await openIndex(join(dir, 'index'));
   pool = await SearchWorkers.open(join(dir, 'index'), index, { workers: 2, recordServiceTimes: true });
   server = createRetrievalServer({ backend: pool, chunks: index.size });
-  base = `http://127.0.0.1:${await http.listenOn(server, 0)}`;
+  base = `http://127.0.0.1:${await http.listen(server, 0)}`;
 }, 120_000);
 
 afterAll(async () => {

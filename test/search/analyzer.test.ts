@@ -43,6 +43,13 @@ describe('porter2', () => {
     expect(porter2('is')).toBe('is');
     expect(porter2('a')).toBe('a');
   });
+  it("stems the names of Object.prototype's members as words, not as the members", () => {
+    // The exceptions table once was an object literal: 'constructor' returned Object itself.
+    expect(porter2('constructor')).toBe('constructor');
+    expect(porter2('constructors')).toBe('constructor');
+    expect(porter2('tostring')).toBe('tostr');
+    for (const name of Object.getOwnPropertyNames(Object.prototype)) expect(typeof porter2(name.toLowerCase())).toBe('string');
+  });
 });
 
 describe('Analyzer', () => {

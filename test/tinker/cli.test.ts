@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ADAM, connect, directBackend, listeningUrl, rlDatums, tempDir, tinyCheckpoint } from './helpers.js';
+import { ADAM, connect, directBackend, listeningUrl, rlDatums, tempDir, tinyCheckpoint } from '../backend/tinker/helpers.js';
 
 const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/sleuth.js', ...args], { encoding: 'utf8', env: { ...process.env, SLEUTH_TINKER_FAULTS: '' } });
 

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadSampler } from '../../src/backend/local/backend.js';
 import type { Datum } from '../../src/backend/types.js';
-import { pythonSdk, runPythonJson, type PythonSdks } from '../clients/python-sdks.js';
-import { directBackend, listeningUrl, tempDir, tinyCheckpoint } from './helpers.js';
+import { pythonSdk, runPythonJson, type PythonSdks } from '../fixtures/python-sdks.js';
+import { directBackend, listeningUrl, tempDir, tinyCheckpoint } from '../backend/tinker/helpers.js';
 
 /**
  * The official Tinker Python SDK (0.25.0: its source from $SLEUTH_CLIENTS_DIR or ../shared/clients,

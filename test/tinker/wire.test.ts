@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeSampleResponse, PROTO_CONTENT_TYPE } from '../../src/tinker-server/proto.js';
 import { TinkerServer } from '../../src/tinker-server/index.js';
-import { directBackend, rlDatums, startServer, tempDir, tinyCheckpoint } from './helpers.js';
+import { directBackend, rlDatums, startServer, tempDir, tinyCheckpoint } from '../backend/tinker/helpers.js';
 
 /** serve-tinker at the HTTP level: what the official SDK relies on beyond its happy path (sdk.test.ts). */
 

@@ -24,7 +24,7 @@ function finite(r: ForwardBackwardResult): ForwardBackwardResult {
 }
 
 /**
- * The local training backend: Tinker's interface (docs/tinker.md) over the small CPU model.
+ * The local training backend: Tinker's interface (docs/reference/TINKER_API.md) over the small CPU model.
  *  - forwardBackward sums per-token losses over tokens and datums (no averaging) and adds the
  *    gradient to the accumulated one; gradients accumulate across calls until optimStep.
  *  - optimStep: Adam with bias correction, decoupled weight decay (AdamW) on weight matrices

@@ -4,4 +4,3 @@ export { Model, ModelConfigSchema, paramCount, type ModelConfig } from './model.
 export { readCheckpoint, CHECKPOINT_VERSION } from './checkpoint.js';
 export { pretrain, PRETRAIN_ADAM, type PretrainOptions } from './pretrain.js';
 export { DEFAULT_VOCAB, embeddedTokenizerTexts, syntheticTranscripts, tokenizerTexts, trainLocalTokenizer } from './tokenizer.js';
-export { createOpenAIServer, listen } from './openai-server.js';

@@ -2,7 +2,7 @@ import { InputError } from '../../errors.js';
 import { compareRuns, loadRunRows, refuseTrainingRun } from '../../eval/compare.js';
 import { formatComparison } from '../../eval/report.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
-import { outputWidth } from '../width.js';
+import { outputWidth } from '../../text/width.js';
 
 export const command: Command = {
   usage: `usage: sleuth compare RUN_DIR RUN_DIR... [--resamples N] [--seed N] [--json]

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
-import { outputWidth } from '../width.js';
+import { outputWidth } from '../../text/width.js';
 import { BUILDS, buildBaseModel } from '../../demo/base-build.js';
 import { FULL_PLAN, hopRecall, MUSIQUE_DEMO_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
 import { clock } from '../../train/progress.js';

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { InputError } from '../../errors.js';
 import { defaultWebDir, startExplorer } from '../../explorer/server.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
-import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';
+import { pidFileFlag, serveUntilStopped } from '../../http/lifecycle.js';
 
 const USAGE = `usage: sleuth explore [RUNS_DIR] [--port N] [--host H] [--pid-file PATH]
 
@@ -30,15 +30,7 @@ export const command: Command = {
     const pidFile = pidFileFlag(values['pid-file']);
     const webDir = defaultWebDir();
     if (!existsSync(webDir)) throw new InputError(`the explorer's front end is not built (${webDir} is missing): run npm run build`);
-    let explorer;
-    try {
-      explorer = await startExplorer({ runsDir, port, host, webDir });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new InputError(`--port ${port}: already in use on ${host}`);
-      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new InputError(`--host ${host}: not an address of this machine`);
-      throw err;
-    }
+    const explorer = await startExplorer({ runsDir, port, host, webDir });
     console.log(`sleuth explore: ${runsDir}\nlistening on ${explorer.url} (read-only; Ctrl-C to stop)`);
     if (!['127.0.0.1', 'localhost', '::1'].includes(host)) console.error(`sleuth explore: --host ${host} makes every run in ${runsDir} readable by anyone who can reach this address (there is no login)`);
     await serveUntilStopped('sleuth explore', () => explorer.close(), pidFile);

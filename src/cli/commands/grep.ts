@@ -2,7 +2,7 @@ import { InputError } from '../../errors.js';
 import { defaultIndexDir, openSearcher } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
-import { formatHits, outputWidth } from '../width.js';
+import { formatHits, outputWidth } from '../../text/width.js';
 
 const usage = `usage: sleuth grep [--index DIR] [-k N] [--snippet N] [--time-limit MS] [--json] PATTERN
 

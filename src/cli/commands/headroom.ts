@@ -4,7 +4,7 @@ import { InputError } from '../../errors.js';
 import { headroom, type Headroom } from '../../eval/metrics.js';
 import { loadRunRows } from '../../eval/compare.js';
 import { formatHeadroom } from '../../eval/report.js';
-import { outputWidth } from '../width.js';
+import { outputWidth } from '../../text/width.js';
 import { parseFlags, printJson, intFlag, type Command } from '../command.js';
 import { EVAL_FLAGS, evalFlagsUsage, prepareEval } from './eval.js';
 

@@ -1,7 +1,8 @@
 import { InputError } from '../../errors.js';
 import { DEFAULT_MEASURES, evaluateRun, parseMeasures } from '../../ir/measures.js';
-import { qrelsOfTasks, readQrels } from '../../ir/qrels.js';
-import { readRun } from '../../ir/run.js';
+import { readQrels } from '../../ir/qrels.js';
+import { qrelsOfTasks } from '../../tasks/qrels.js';
+import { readRun } from '../../ir/trec-run.js';
 import { loadTaskSet } from '../../tasks/registry.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 

@@ -4,7 +4,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { SearchEnvironment } from '../../suites/search/env.js';
 import { searchBackend } from '../../suites/search/search-workers.js';
 import { InputError } from '../../errors.js';
-import { closeServer, listenOn } from '../../http/json.js';
+import { closeServer, listen, serveUntilStopped } from '../../http/lifecycle.js';
 import { SearchMcp } from '../../mcp/server.js';
 import { defaultRubric, resolveRubric } from '../../suites/registry.js';
 import { searchSuite } from '../../suites/search/suite.js';
@@ -82,17 +82,14 @@ export const command: Command = {
       const server = mcp.httpServer();
       let bound: number;
       try {
-        bound = await listenOn(server, port, '127.0.0.1');
+        bound = await listen(server, port, '127.0.0.1');
       } catch (err) {
         await close();
-        throw new InputError(`--port ${port}: cannot listen on 127.0.0.1 (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+        throw err;
       }
       console.log(`MCP (streamable HTTP) on http://127.0.0.1:${bound}/mcp over ${what}`);
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-      await closeServer(server);
+      // A session's stream (GET /mcp) stays open as long as its client: cut it rather than wait.
+      await serveUntilStopped('sleuth mcp', () => closeServer(server, { cut: true }));
     } else {
       const { server } = mcp.session();
       const transport = new StdioServerTransport();

@@ -13,7 +13,7 @@ import { terminalSafe } from '../safe-text.js';
 
 /** Everything play prints holds corpus, task or typed text: shown with its control characters visible. */
 const say = (text: string): void => console.log(terminalSafe(text, { multiline: true }));
-import { fit, formatHits, outputWidth, wrap } from '../width.js';
+import { fit, formatHits, outputWidth, wrap } from '../../text/width.js';
 
 /** The call syntax, shown by `help` at the prompt. */
 const SYNTAX = `  {"name":"bm25_search","arguments":{"query":"Corliss Archer film","k":5}}

@@ -3,11 +3,11 @@ import { writeFileAtomic } from '../../files/atomic.js';
 import { InputError } from '../../errors.js';
 import { searchBatch } from '../../ir/batch.js';
 import { readQueries } from '../../ir/queries.js';
-import { jsonlRunLine, trecRunLines } from '../../ir/run.js';
+import { jsonlRunLine, trecRunLines } from '../../ir/trec-run.js';
 import { defaultIndexDir, openSearcher } from '../../search/index.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
-import { formatHits, outputWidth } from '../width.js';
+import { formatHits, outputWidth } from '../../text/width.js';
 
 const usage = `usage: sleuth search [--index DIR] [-k N] [--snippet N] [--json] QUERY
        sleuth search [--index DIR] --queries FILE [-k N] [--format trec|jsonl] [--run-id NAME]

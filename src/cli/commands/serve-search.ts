@@ -1,12 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { SearchWorkers } from '../../suites/search/search-workers.js';
 import { InputError } from '../../errors.js';
-import { closeServer, listenOn } from '../../http/json.js';
 import { createRetrievalServer } from '../../retrieval/server.js';
 import { defaultIndexDir, openIndex } from '../../search/index.js';
 import { readSharedBytes } from '../../search/open.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
-import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';
+import { closeServer, listen, pidFileFlag, serveUntilStopped } from '../../http/lifecycle.js';
 
 const usage = `usage: sleuth serve-search [--index DIR] [--port N] [--host ADDR] [--workers N] [--topk N] [--max-k N] [--pid-file PATH]
 
@@ -58,18 +57,17 @@ export const command: Command = {
     const pool = await SearchWorkers.open(indexDir, index, { workers, shared });
     index.store.loadAll();
     const server = createRetrievalServer({ backend: pool, chunks: index.size, defaultTopk, maxK });
-    const close = () => pool.close();
     let bound: number;
     try {
-      bound = await listenOn(server, port, host);
+      bound = await listen(server, port, host);
     } catch (err) {
-      await close();
-      throw new InputError(`--port ${port}: cannot listen on ${host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      await pool.close();
+      throw err;
     }
     console.log(`listening on http://${host}:${bound}`);
     await serveUntilStopped('sleuth serve-search', async () => {
       await closeServer(server);
-      await close();
+      await pool.close();
     }, pidFile);
     return 0;
   },

@@ -3,7 +3,7 @@ import type { Flavor } from '../../backend/tinker/index.js';
 import { parseFaults, TinkerServer } from '../../tinker-server/index.js';
 import { InputError } from '../../errors.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
-import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';
+import { pidFileFlag, serveUntilStopped } from '../../http/lifecycle.js';
 
 const usage = `usage: sleuth serve-tinker [--port N] [--checkpoint PATH] [--model NAME] [--flavor tinker|skyrl]
                           [--dir DIR] [--faults SCRIPT] [--poll-timeout-ms N] [--host ADDR] [--pid-file PATH]
@@ -91,12 +91,7 @@ export const command: Command = {
       log,
       ...(modelName ? { modelName } : {}),
     });
-    let bound: number;
-    try {
-      bound = await server.listen(port, host);
-    } catch (err) {
-      throw new InputError(`--port ${port}: cannot listen on ${host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
+    const bound = await server.listen(port, host);
     if (faults.length) log(`injecting ${faults.length} fault(s): ${script}`);
     console.log(`listening on http://${host}:${bound} (Tinker API, ${flavor} dialect, model '${server.modelName}' from ${checkpoint})`);
     await serveUntilStopped('sleuth serve-tinker', () => server.close(), pidFile);

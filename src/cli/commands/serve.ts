@@ -1,8 +1,8 @@
 import { loadSampler } from '../../backend/local/backend.js';
-import { createOpenAIServer, listen } from '../../backend/local/openai-server.js';
+import { createOpenAIServer } from '../../openai-server/server.js';
 import { InputError } from '../../errors.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
-import { pidFileFlag, serveUntilStopped } from '../lifecycle.js';
+import { closeServer, listen, pidFileFlag, serveUntilStopped } from '../../http/lifecycle.js';
 
 const usage = `usage: sleuth serve --checkpoint PATH [--port N] [--host ADDR] [--pid-file PATH]
 
@@ -33,14 +33,9 @@ export const command: Command = {
     const pidFile = pidFileFlag(values['pid-file']);
     const sampler = loadSampler(values.checkpoint);
     const server = createOpenAIServer({ sampler });
-    let bound: number;
-    try {
-      bound = await listen(server, port, host);
-    } catch (err) {
-      throw new InputError(`--port ${port}: cannot listen on ${host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
+    const bound = await listen(server, port, host);
     console.log(`listening on http://${host}:${bound}/v1`);
-    await serveUntilStopped('sleuth serve', () => new Promise<void>((resolve) => server.close(() => resolve())), pidFile);
+    await serveUntilStopped('sleuth serve', () => closeServer(server), pidFile);
     return 0;
   },
 };

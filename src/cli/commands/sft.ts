@@ -6,7 +6,7 @@ import { InputError } from '../../errors.js';
 import { createBackend } from '../../train/backend-factory.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../../train/config.js';
 import '../../backend/local/agent.js';
-import { loadTrainInputs, priceOf } from '../../train/run.js';
+import { loadTrainInputs, priceOf } from '../../train/start.js';
 import { runSft } from '../../train/sft.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
 import { isRunDir } from '../../runs/store.js';

@@ -2,7 +2,7 @@ import { DEFAULT_SUITE } from '../../suites/registry.js';
 import { resolve, join } from 'node:path';
 import { InputError } from '../../errors.js';
 import { configFlagOptions, configFlagsUsage, configFromFlags, mergeConfig, parseTrainConfig, readConfigFile } from '../../train/config.js';
-import { startTraining, storedConfig } from '../../train/run.js';
+import { startTraining, storedConfig } from '../../train/start.js';
 import { progressLine } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 import { estimateRunCost, formatCostEstimate } from '../../backend/tinker/cost.js';

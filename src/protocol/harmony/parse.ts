@@ -1,5 +1,5 @@
 import type { ParsedCall, ParsedTurn, StopReason } from '../types.js';
-import { CHANNELS, type Terminator } from './render.js';
+import { CHANNELS, type Terminator } from './format.js';
 import { SPECIAL, TERMINATORS, decodeTokens } from './tokens.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParseOptions, ParsedCall, ParsedTurn, Renderer, WrittenTurn } from '../types.js';
 import { isCallMessage, parseHarmonyTurn, splitMessages } from './parse.js';
-import { conversationPieces, messagePieces, type HarmonyMessage, type HarmonySystemOptions } from './render.js';
+import { conversationPieces, messagePieces, type HarmonyMessage, type HarmonySystemOptions } from './format.js';
 import { SPECIAL, TERMINATORS, decodeTokens, encodePieces, encodeText, sp, type Piece } from './tokens.js';
 
 /**

@@ -55,10 +55,6 @@ export function encodePieces(pieces: readonly Piece[]): number[] {
   return out;
 }
 
-const BY_SPELLING = new Map<string, number>(
-  (Object.keys(SPECIAL) as SpecialName[]).map((name) => [`<|${name}|>`, SPECIAL[name]]),
-);
-
 /**
  * Encodes text in which the seven Harmony special tokens are written out (as in the shared test
  * vectors) to ids. For tests and fixtures; model input is built from pieces.
@@ -74,7 +70,3 @@ export function encodeWithSpecials(text: string): number[] {
   return encodePieces(pieces);
 }
 
-export function specialSpelling(id: number): string | undefined {
-  for (const [spelling, tokenId] of BY_SPELLING) if (tokenId === id) return spelling;
-  return undefined;
-}

@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParseOptions, ParsedCall, ParsedTurn, Renderer, WrittenTurn } from '../types.js';
 import { parseQwen3Turn } from './parse.js';
-import { assistantOpen, systemTurn, toolCallText, toolResponsesParts, userTurnParts } from './render.js';
+import { assistantOpen, systemTurn, toolCallText, toolResponsesParts, userTurnParts } from './format.js';
 import { QWEN3, qwenDecode, qwenEncode, qwenEncodeFramed } from './tokenizer.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import { TAGS_INSTRUCTIONS, parseTagAction, tagActionToCall } from '../tags.js';
 import type { ParseOptions, ParsedCall, ParsedTurn, WrittenTurn } from '../types.js';
-import { assistantOpen, userTurnParts } from './render.js';
+import { assistantOpen, userTurnParts } from './format.js';
 import { Qwen3Renderer } from './renderer.js';
 import { QWEN3, qwenDecode, qwenEncode, qwenEncodeFramed } from './tokenizer.js';
 
