@@ -1,7 +1,7 @@
 /**
- * MaxScore pruning against exhaustive scoring, side by side on one loaded index: the same postings,
- * two scorers, the queries run in alternating rounds (exhaustive, MaxScore, exhaustive, ...) so
- * that load from other processes hits both alike, and every query's top k compared to the bit.
+ * Block-max MaxScore pruning against exhaustive scoring, side by side on one loaded index: the same
+ * postings, two scorers, the queries run in alternating rounds (exhaustive, pruned, exhaustive, ...)
+ * so that load from other processes hits both alike, and every query's top k compared to the bit.
  *
  *   node dist/bench/pruning.js --index DIR --queries FILE --corpus NAME [--rounds 3] [--k 10] [--out bench/results/search.json]
  *
@@ -29,8 +29,8 @@ const out = values.out ?? 'bench/results/search.json';
 const index = await openIndex(values.index);
 const queries = readFileSync(values.queries, 'utf8').split('\n').filter((l) => l.trim()).map((l) => (JSON.parse(l) as { query: string }).query);
 const terms = queries.map((q) => index.analyze(q).termIds);
-const exhaustive = new Bm25Scorer(index.scorer.p, MAX_SEGMENT_DOCS, true, false);
-const maxScore = new Bm25Scorer(index.scorer.p, MAX_SEGMENT_DOCS, true, true);
+const exhaustive = new Bm25Scorer(index.scorer.p, MAX_SEGMENT_DOCS, true, 'exhaustive');
+const maxScore = new Bm25Scorer(index.scorer.p, MAX_SEGMENT_DOCS, true, 'pruned');
 
 // Warm-up: every term's postings read, both code paths compiled; and the exactness check.
 let identical = true;
@@ -55,7 +55,7 @@ for (let r = 0; r < rounds; r++) {
     wall[name].push(w);
     cpu[name].push(c);
   }
-  process.stderr.write(`round ${r + 1}: exhaustive ${wall.exhaustive[r]} queries/s (${cpu.exhaustive[r]} per CPU second), MaxScore ${wall.maxScore[r]} (${cpu.maxScore[r]})\n`);
+  process.stderr.write(`round ${r + 1}: exhaustive ${wall.exhaustive[r]} queries/s (${cpu.exhaustive[r]} per CPU second), block-max MaxScore ${wall.maxScore[r]} (${cpu.maxScore[r]})\n`);
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
 const entry = {

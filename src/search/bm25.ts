@@ -1,6 +1,7 @@
-import { MAX_SEGMENT_DOCS, type ScoringMemory } from './scoring-memory.js';
+import { BLOCK, decodeBlock } from './block-postings.js';
+import { MAX_PRUNED_K, MAX_QUERY_TERMS, MAX_SEGMENT_DOCS, type KernelTerm, type ScoringMemory } from './scoring-memory.js';
 
-/** BM25 postings as loaded from an index, and Lucene-variant scoring over them. */
+/** BM25 postings as loaded from an index (block-compressed, ./block-postings.ts), and Lucene-variant scoring over them. */
 export interface Postings {
   docs: number;
   avgdl: number;
@@ -9,23 +10,32 @@ export interface Postings {
   doclen: Uint32Array;
   termBytes: Uint8Array;
   termOff: Uint32Array;
+  /** Per term, its first posting (T + 1 entries): its document frequency is the difference. */
   postOff: Uint32Array;
-  postDocs: Uint32Array;
-  postTfs: Uint16Array;
-  /** Per term, max over its postings of tf / (tf + norm(doc)): score bounds for pruning (topK needs none). */
+  /** Per term, its first block (T + 1 entries; blockOffsets of postOff). */
+  blockOff: Uint32Array;
+  /** Per block, its first word in `words` (B + 1 entries). */
+  blockAt: Uint32Array;
+  /** Per block, its last document. */
+  blockLast: Uint32Array;
+  /** Per block, a bound on tf / (tf + norm(doc)) over its postings. */
+  blockMax: Float32Array;
+  /** post.data: the blocks. */
+  words: Uint32Array;
+  /** Per term, max over its postings of tf / (tf + norm(doc)): score bounds for pruning. */
   maxTf: Float64Array;
   /**
-   * Factor on the maxTf bounds (default 1): a segment scored with the collection's avgdl A
-   * instead of its own A_s, with which maxTf was computed, has norms at least min(1, A_s/A) times
-   * its own, so its weights are at most max(1, A/A_s) times the bounds.
+   * Factor on the maxTf and blockMax bounds (default 1): a segment scored with the collection's
+   * avgdl A instead of its own A_s, with which the bounds were computed, has norms at least
+   * min(1, A_s/A) times its own, so its weights are at most max(1, A/A_s) times the bounds.
    */
   boundScale?: number;
   /**
-   * When postDocs/postTfs are filled on demand (a loaded index reads a term's postings from disk
-   * the first time a query needs them): make these terms' ranges valid before they are read.
+   * When the postings are filled on demand (a loaded index reads a term's postings from disk
+   * the first time a query needs them): make these terms' blocks valid before they are read.
    */
   load?: (termIds: readonly number[]) => void;
-  /** When postDocs and postTfs live in a ScoringMemory: scoring runs its WebAssembly loops. */
+  /** When the postings live in a ScoringMemory: scoring runs its WebAssembly loops. */
   memory?: ScoringMemory;
 }
 
@@ -50,9 +60,17 @@ export function bm25Idf(docs: number, df: number): number {
   return Math.log(1 + (docs - df + 0.5) / (df + 0.5));
 }
 
+/**
+ * How topK finds the top k: 'exhaustive' adds up every posting of every query term (term at a time
+ * in segments of documents); 'pruned' runs block-max MaxScore in WebAssembly (assembly/bm25.ts),
+ * document at a time, skipping what cannot enter; 'auto' chooses per query (see choosePruned).
+ * Both give the same hits and scores, to the bit.
+ */
+export type Strategy = 'auto' | 'exhaustive' | 'pruned';
+
 const encoder = new TextEncoder();
 
-/** Top-k BM25 (Lucene's variant), exhaustive and exact; see topK. */
+/** Top-k BM25 (Lucene's variant), exact; see topK. */
 export class Bm25Scorer {
   /** Per document, k1 * (1 - b + b * dl / avgdl), computed once at load. */
   private readonly norm: Float64Array;
@@ -60,13 +78,14 @@ export class Bm25Scorer {
   private readonly scoring: ScoringMemory | undefined;
 
   /**
-   * segmentDocs: documents per scoring segment (a power of two; small only in tests, to cross many).
-   * useKernel false: the TypeScript loops even where the WebAssembly ones could run (the tests
-   * compare the two).
+   * segmentDocs: documents per scoring segment of the exhaustive loop (a power of two; small only
+   * in tests, to cross many). useKernel false: the TypeScript loop even where the WebAssembly ones
+   * could run (the tests compare the two). strategy: see Strategy (the TypeScript loop is
+   * exhaustive whatever it says).
    */
-  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true, private readonly maxScore = MAX_SCORE) {
+  constructor(readonly p: Postings, private readonly segmentDocs = SEGMENT_DOCS, useKernel = true, readonly strategy: Strategy = 'auto') {
     const m = p.memory;
-    this.scoring = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.postDocs === p.postDocs && m.postTfs === p.postTfs ? m : undefined;
+    this.scoring = useKernel && m && segmentDocs <= MAX_SEGMENT_DOCS && m.words === p.words && m.blockAt === p.blockAt ? m : undefined;
     this.acc = this.scoring ? this.scoring.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
     this.norm = this.scoring ? this.scoring.norm : new Float64Array(p.docs);
     for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
@@ -110,250 +129,177 @@ export class Bm25Scorer {
     return bm25Idf(this.p.docs, this.df(termId));
   }
 
+  /** Postings in block b of term t (every block but a term's last holds BLOCK). */
+  private blockSize(t: number, b: number): number {
+    return b + 1 === this.p.blockOff[t + 1]! ? this.df(t) - BLOCK * (b - this.p.blockOff[t]!) : BLOCK;
+  }
+
+  /** Decode block b of term t into docs and tfs (BLOCK long each); returns its size. */
+  private decode(t: number, b: number, docs: Uint32Array, tfs: Uint32Array): number {
+    const n = this.blockSize(t, b);
+    decodeBlock(this.p.words, this.p.blockAt[b]!, n, b === this.p.blockOff[t]! ? -1 : this.p.blockLast[b - 1]!, docs, tfs);
+    return n;
+  }
+
+  /** The postings of term t, decoded (for tests and tools; queries decode a block at a time). */
+  postings(t: number): { docs: Uint32Array; tfs: Uint32Array } {
+    this.p.load?.([t]);
+    const n = this.df(t);
+    const docs = new Uint32Array(n + BLOCK);
+    const tfs = new Uint32Array(n + BLOCK);
+    for (let b = this.p.blockOff[t]!, at = 0; b < this.p.blockOff[t + 1]!; b++) at += this.decode(t, b, docs.subarray(at), tfs.subarray(at));
+    return { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) };
+  }
+
   /** The score of one document for the given term ids (0 if it matches none); for explanations. */
   scoreDoc(termIds: number[], doc: number): number {
     this.p.load?.(termIds);
+    const docs = new Uint32Array(BLOCK);
+    const tfs = new Uint32Array(BLOCK);
     let s = 0;
     for (const t of termIds) {
-      const start = this.p.postOff[t]!;
-      const end = this.p.postOff[t + 1]!;
-      const at = seek(this.p.postDocs, start, end, doc);
-      if (at < end && this.p.postDocs[at] === doc) {
-        const tf = this.p.postTfs[at]!;
+      // The first block whose last document is at least doc.
+      let lo = this.p.blockOff[t]!;
+      let hi = this.p.blockOff[t + 1]!;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.p.blockLast[mid]! < doc) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo === this.p.blockOff[t + 1]!) continue;
+      const n = this.decode(t, lo, docs, tfs);
+      for (let i = 0; i < n; i++) {
+        if (docs[i] !== doc) continue;
+        const tf = tfs[i]!;
         s += this.idf(t) * (tf / (tf + this.norm[doc]!));
       }
     }
     return s;
   }
 
-  /** The TypeScript accumulate loop (assembly/bm25.ts's accumulate): one term's postings of a segment. */
-  private add(at: number, end: number, base: number, limit: number, idf: number): number {
-    const { postDocs, postTfs } = this.p;
-    const acc = this.acc;
-    const norm = this.norm;
-    for (; at < end; at++) {
-      const d = postDocs[at]!;
-      if (d >= limit) break;
-      const tf = postTfs[at]!;
-      acc[d - base] += idf * (tf / (tf + norm[d]!));
-    }
-    return at;
-  }
-
   /** Score accumulators for one segment of documents, all zero between segments. */
   private readonly acc: Float64Array;
 
   /**
-   * Top k documents for a set of distinct term ids, scored exhaustively: every posting of every
-   * query term is added into an accumulator, so the result is exact by construction.
+   * Top k documents for a set of distinct term ids, exact: the same hits and scores as adding up
+   * every posting of every query term. Ties rank the lower document number first.
    *
-   * Term at a time within segments of SEGMENT_DOCS documents: each segment's accumulators and
-   * length norms stay in the CPU cache while the query's postings for that segment stream
-   * through, and the inner loop has no branch but its end test. (Measured on 1M synthetic chunks
-   * and the embedded questions, this beat MaxScore-style pruning, whose per-posting tests cost
-   * more than the additions they saved when the queries mix rare and very common terms.)
-   * Picking a segment's best documents uses the terms' score bounds (term.maxtf): once the k-th
-   * best score so far exceeds the summed bounds of the common terms, only documents of the other
-   * terms can enter, and only those are looked at. Ties rank the lower document number first.
+   * Two loops, chosen per query (strategy): block-max MaxScore in WebAssembly (assembly/bm25.ts's
+   * pruned), or the exhaustive loop, term at a time within segments of SEGMENT_DOCS documents:
+   * each segment's accumulators and length norms stay in the CPU cache while the query's
+   * postings for that segment stream through, decoded a block at a time.
    */
   topK(termIds: readonly number[], k: number, context: TopKContext = {}): ScoredDoc[] {
-    const { postOff, postDocs, postTfs } = this.p;
-    const norm = this.norm;
-    const scoring = this.scoring;
+    const { postOff, blockOff } = this.p;
     const distinct = [...new Set(termIds)];
     const q = distinct.length;
     if (q === 0 || k <= 0) return [];
     if (context.idfs && (context.idfs.length !== termIds.length || q !== termIds.length)) throw new Error(`topK: ${context.idfs.length} idfs for ${termIds.length} term ids (${q} distinct)`);
     this.p.load?.(distinct);
     const idfs = context.idfs ? Float64Array.from(context.idfs) : Float64Array.from(distinct, (t) => this.idf(t));
-    const pos = Uint32Array.from(distinct, (t) => postOff[t]!);
-    const ends = Uint32Array.from(distinct, (t) => postOff[t + 1]!);
     const scale = this.p.boundScale ?? 1;
-    const ubOf = (i: number) => idfs[i]! * this.p.maxTf[distinct[i]!]! * scale;
     const floor = context.floor ?? 0;
-
-    const segStart = new Uint32Array(q);
-    // Terms by upper bound (idf · largest tf weight), ascending, and the running sums of bounds.
-    const byBound = Uint32Array.from(distinct.keys()).sort((x, y) => ubOf(x) - ubOf(y));
-    const cum = new Float64Array(q);
-    for (let j = 0, sum = 0; j < q; j++) cum[j] = sum += ubOf(byBound[j]!);
-
+    const scoring = this.scoring;
+    if (!scoring || q > MAX_QUERY_TERMS) return this.exhaustiveTs(distinct, idfs, k, floor);
+    const terms: KernelTerm[] = distinct.map((t, i) => {
+      const df = postOff[t + 1]! - postOff[t]!;
+      return { start: blockOff[t]!, end: blockOff[t + 1]!, lastN: df - BLOCK * (blockOff[t + 1]! - blockOff[t]! - 1), order: i, idf: idfs[i]!, ub: idfs[i]! * this.p.maxTf[t]! * scale };
+    });
+    if (k <= MAX_PRUNED_K && (this.strategy === 'pruned' || (this.strategy === 'auto' && choosePruned(terms, k, this.p.docs)))) {
+      // Ascending bounds: the non-essential terms are a prefix.
+      scoring.setQuery([...terms].sort((x, y) => x.ub - y.ub || x.order - y.order));
+      const n = scoring.pruned(q, k, floor, scale);
+      const hits: ScoredDoc[] = [];
+      for (let j = 0; j < n; j++) hits.push({ doc: scoring.outDocs[j]!, score: scoring.outScores[j]! });
+      return hits.sort(byRank);
+    }
+    scoring.setQuery(terms);
     const heap = new TopK(k);
-    const acc = this.acc;
     const N = this.p.docs;
-    const SEGMENT_DOCS = this.segmentDocs;
     // The k-th best score so far (the floor until there are k). Scanning a segment in order, a
     // document tying it never displaces it (a lower document number holds the place).
     let min = floor;
-    const bufDocs = new Uint32Array(BUFFER);
-    const bufScores = new Float64Array(BUFFER);
-    let nBuf = 0;
-    const drain = (): number => {
-      for (let j = 0; j < nBuf; j++) {
-        const score = bufScores[j]!;
-        const doc = bufDocs[j]!;
-        heap.offer(doc, score);
-      }
-      nBuf = 0;
-      return heap.full ? Math.max(heap.minScore, floor) : floor;
-    };
-    for (let base = 0; base < N; base += SEGMENT_DOCS) {
-      const limit = Math.min(N, base + SEGMENT_DOCS);
-      if (this.maxScore) {
-        // MaxScore over this segment: the terms whose bounds sum below the k-th score so far (the
-        // non-essential ones) are not added up; only the other terms' documents can enter, and
-        // those whose partial score plus that sum can beat the k-th are scored exactly.
-        let essential = 0;
-        while (essential < q && cum[essential]! < min * SLACK) essential++;
-        if (essential > 0) {
-          const rest = cum[essential - 1]!;
-          for (let j = 0; j < q; j++) {
-            const i = byBound[j]!;
-            const from = pos[i]!;
-            segStart[i] = from;
-            if (j < essential) pos[i] = seek(postDocs, from, ends[i]!, limit);
-            else pos[i] = scoring ? scoring.accumulate(from, ends[i]!, base, limit, idfs[i]!) : this.add(from, ends[i]!, base, limit, idfs[i]!);
-          }
-          for (let j = essential; j < q; j++) {
-            const i = byBound[j]!;
-            for (let at = segStart[i]!, end = pos[i]!; at < end; at++) {
-              const doc = postDocs[at]!;
-              const partial = acc[doc - base]!;
-              // Zeroed once seen (every weight is above zero), so a document is looked at once.
-              if (partial === 0) continue;
-              acc[doc - base] = 0;
-              if (partial + rest < min * SLACK) continue;
-              // Scored afresh in query term order, the additions the exhaustive loop makes, so the
-              // score is the same to the bit.
-              let score = 0;
-              for (let t = 0; t < q; t++) {
-                const e = pos[t]!;
-                const hit = seek(postDocs, segStart[t]!, e, doc);
-                if (hit < e && postDocs[hit] === doc) {
-                  const tf = postTfs[hit]!;
-                  score += idfs[t]! * (tf / (tf + norm[doc]!));
-                }
-              }
-              if (score >= min && score > 0) {
-                bufDocs[nBuf] = doc;
-                bufScores[nBuf++] = score;
-                if (nBuf === BUFFER) min = drain();
-              }
-            }
-          }
-          min = drain();
-          continue;
-        }
-      }
-      let any = false;
+    for (let base = 0; base < N; base += this.segmentDocs) {
+      const limit = Math.min(N, base + this.segmentDocs);
+      for (let i = 0; i < q; i++) scoring.accumulate(i, base, limit);
+      const n = scoring.collect(limit - base, min);
+      const { outDocs, outScores } = scoring;
+      for (let j = 0; j < n; j++) heap.offer(base + outDocs[j]!, outScores[j]!);
+      if (heap.full) min = Math.max(heap.minScore, floor);
+    }
+    return heap.sorted();
+  }
+
+  /** The exhaustive loop in TypeScript (assembly/bm25.ts's accumulate and collect), a block decoded at a time. */
+  private exhaustiveTs(distinct: readonly number[], idfs: Float64Array, k: number, floor: number): ScoredDoc[] {
+    const { blockOff, blockLast } = this.p;
+    const q = distinct.length;
+    const acc = this.acc;
+    const norm = this.norm;
+    const heap = new TopK(k);
+    const N = this.p.docs;
+    // Per term: its current block, how many postings of it are taken, and the block decoded.
+    const block = Uint32Array.from(distinct, (t) => blockOff[t]!);
+    const pos = new Uint32Array(q);
+    const size = new Uint32Array(q);
+    const docs = distinct.map(() => new Uint32Array(BLOCK));
+    const tfs = distinct.map(() => new Uint32Array(BLOCK));
+    const decoded = new Float64Array(q).fill(-1);
+    let min = floor;
+    for (let base = 0; base < N; base += this.segmentDocs) {
+      const limit = Math.min(N, base + this.segmentDocs);
       for (let i = 0; i < q; i++) {
+        const t = distinct[i]!;
         const idf = idfs[i]!;
-        const end = ends[i]!;
-        let at = pos[i]!;
-        segStart[i] = at;
-        if (scoring) at = scoring.accumulate(at, end, base, limit, idf);
-        else {
-          for (; at < end; at++) {
-            const d = postDocs[at]!;
-            if (d >= limit) break;
-            const tf = postTfs[at]!;
-            acc[d - base] += idf * (tf / (tf + norm[d]!));
+        for (let b = block[i]!; b < blockOff[t + 1]!; b++) {
+          if (b !== blockOff[t]! && blockLast[b - 1]! >= limit - 1) break;
+          if (decoded[i] !== b) {
+            size[i] = this.decode(t, b, docs[i]!, tfs[i]!);
+            decoded[i] = b;
+            pos[i] = 0;
           }
-        }
-        if (at !== pos[i]) any = true;
-        pos[i] = at;
-      }
-      if (!any) continue;
-      // Scores above the running k-th go to a small buffer (a tight loop without calls), merged
-      // into the heap when it fills and after the segment.
-      const len = limit - base;
-      // A document matching only terms whose bounds sum below the k-th score so far cannot
-      // enter: when the other terms' postings here are few, look only at their documents.
-      let firstEssential = 0;
-      while (firstEssential < q && cum[firstEssential]! < min * SLACK) firstEssential++;
-      let sparse = 0;
-      for (let j = firstEssential; j < q; j++) sparse += pos[byBound[j]!]! - segStart[byBound[j]!]!;
-      if (firstEssential > 0 && sparse * SPARSE_RATIO < len) {
-        for (let j = firstEssential; j < q; j++) {
-          const i = byBound[j]!;
-          for (let at = segStart[i]!, end = pos[i]!; at < end; at++) {
-            const o = postDocs[at]! - base;
-            const score = acc[o]!;
-            // Zeroed once seen, so a document in several of these lists is taken once. Documents
-            // come out of order here, so one tying the k-th score may still displace it.
-            acc[o] = 0;
-            if (score >= min && score > 0) {
-              bufDocs[nBuf] = base + o;
-              bufScores[nBuf++] = score;
-              if (nBuf === BUFFER) min = drain();
-            }
+          const d = docs[i]!;
+          const f = tfs[i]!;
+          let at = pos[i]!;
+          for (const n = size[i]!; at < n; at++) {
+            const doc = d[at]!;
+            if (doc >= limit) break;
+            const tf = f[at]!;
+            acc[doc - base] += idf * (tf / (tf + norm[doc]!));
           }
-        }
-      } else if (scoring) {
-        // The same scan in WebAssembly, which also zeroes the accumulators.
-        const n = scoring.collect(len, min);
-        const { outDocs, outScores } = scoring;
-        for (let j = 0; j < n; j++) {
-          const score = outScores[j]!;
-          const doc = base + outDocs[j]!;
-          heap.offer(doc, score);
-        }
-        min = drain();
-        continue;
-      } else {
-        for (let o = 0; o < len; o++) {
-          const score = acc[o]!;
-          if (score > min) {
-            bufDocs[nBuf] = base + o;
-            bufScores[nBuf++] = score;
-            if (nBuf === BUFFER) min = drain();
-          }
+          pos[i] = at;
+          if (at < size[i]!) break;
+          block[i] = b + 1;
         }
       }
-      min = drain();
-      acc.fill(0, 0, len);
+      for (let o = 0; o < limit - base; o++) {
+        const score = acc[o]!;
+        if (score > min) {
+          heap.offer(base + o, score);
+          if (heap.full) min = Math.max(heap.minScore, floor);
+        }
+      }
+      acc.fill(0, 0, limit - base);
     }
     return heap.sorted();
   }
 }
 
-/**
- * Whether topK prunes with MaxScore over its segments by default. Measured side by side
- * (bench/pruning.ts; bench/results/search.json, "pruning") on 1M chunks of both synthetic corpora
- * with their queries, top 10: MaxScore costs about twice the CPU time per query of the exhaustive
- * loop (its per-candidate lookups cost more than the additions it skips), so it is off.
- */
-export const MAX_SCORE = false;
+/** Ranking order: score descending, then document number ascending. */
+function byRank(a: ScoredDoc, b: ScoredDoc): number {
+  return b.score - a.score || a.doc - b.doc;
+}
 
-/** Relative slack on bound tests, so float rounding can only make them look at more documents. */
-const SLACK = 1 - 1e-9;
-/** Look only at the essential terms' documents when they are under 1/SPARSE_RATIO of a segment. */
-const SPARSE_RATIO = 4;
-/** Candidate scores buffered before they are merged into the top-k heap. */
-const BUFFER = 256;
+/**
+ * Whether topK runs the pruned loop for a query (strategy 'auto'): always, where it can (k at most
+ * MAX_PRUNED_K, at most MAX_QUERY_TERMS terms; topK checks both).
+ */
+export function choosePruned(_terms: readonly KernelTerm[], _k: number, _docs: number): boolean {
+  return true;
+}
+
 /** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2 (the kernel's buffers are this long). */
 const SEGMENT_DOCS = MAX_SEGMENT_DOCS;
-
-/** First index in [from, end) whose doc is >= target (galloping, then binary search). */
-function seek(docs: Uint32Array, from: number, end: number, target: number): number {
-  if (from >= end || docs[from]! >= target) return from;
-  let step = 1;
-  let lo = from;
-  let hi = from + 1;
-  while (hi < end && docs[hi]! < target) {
-    lo = hi;
-    step *= 2;
-    hi = Math.min(end, hi + step);
-  }
-  if (hi > end) hi = end;
-  // docs[lo] < target; answer in (lo, hi]
-  while (lo + 1 < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (docs[mid]! < target) lo = mid;
-    else hi = mid;
-  }
-  return hi;
-}
 
 /**
  * A bounded min-heap of (score, doc) whose root is the worst kept hit: the lowest score, and of
@@ -418,6 +364,6 @@ class TopK {
     }
   }
   sorted(): ScoredDoc[] {
-    return this.docs.map((doc, i) => ({ doc, score: this.scores[i]! })).sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return this.docs.map((doc, i) => ({ doc, score: this.scores[i]! })).sort(byRank);
   }
 }

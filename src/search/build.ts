@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { WordTable } from './tokenize.js';
 import { WordKernel } from './word-loops.js';
 import { COMPRESSED_INDEX_VERSION, INDEX_FORMAT, INDEX_VERSION, SEGMENTS_FORMAT, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import { TEXT_CODEC } from './compressed-texts.js';
+import { BlockPostingsWriter, MAX_POSTING_TF } from './block-postings.js';
 import { checkDistinctIds, segmentName, writeSegmentsManifest } from './segments.js';
 import type { FromTextWorker, TextWorkerData, ToTextWorker } from './grep-worker.js';
 import { TextSide, type ShardInfo } from './text-side.js';
@@ -74,7 +75,7 @@ export interface IndexStats {
   bytes: number;
 }
 
-const MAX_TF = 0xffff;
+const MAX_TF = MAX_POSTING_TF;
 
 /** Where the texts are stored and the grep prefilter built (TextSide): in this thread, or in a worker. */
 interface TextSink {
@@ -272,23 +273,31 @@ class ChunkCursor {
   }
 }
 
-/** Write post.docs and post.tfs from the pairs (term ids already in terms.bin order), and fill maxTf. */
+/**
+ * Write the postings from the pairs (term ids already in terms.bin order) block-compressed into
+ * post.data, and their block metadata (block.at, block.last, block.max); fill maxTf.
+ */
 function writePostings(dir: string, pairs: PostingPairs, postOff: Uint32Array, norms: Float64Array, maxTf: Float64Array): void {
-  const files = [openSync(join(dir, 'post.docs'), 'w'), openSync(join(dir, 'post.tfs'), 'w')];
+  const writer = new BlockPostingsWriter(join(dir, 'post.data'), norms);
+  let blocks;
   try {
+    // The layout hands over its passes in term order, each a run of whole terms' postings.
+    let term = 0;
     pairs.layout(postOff, norms, maxTf, (docs, tfs) => {
-      writeAll(files[0]!, docs);
-      writeAll(files[1]!, tfs);
+      for (let at = 0; at < docs.length; term++) {
+        const n = postOff[term + 1]! - postOff[term]!;
+        writer.addTerm(docs.subarray(at, at + n), tfs.subarray(at, at + n));
+        at += n;
+      }
     });
-  } finally {
-    for (const fd of files) closeSync(fd);
+    blocks = writer.finish();
+  } catch (err) {
+    writer.abort();
+    throw err;
   }
-}
-
-function writeAll(fd: number, data: ArrayBufferView): void {
-  const view = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  let at = 0;
-  while (at < view.length) at += writeSync(fd, view, at, Math.min(view.length - at, 1 << 30));
+  writeWhole(join(dir, 'block.at'), blocks.blockAt);
+  writeWhole(join(dir, 'block.last'), blocks.blockLast);
+  writeWhole(join(dir, 'block.max'), blocks.blockMax);
 }
 
 /** Byte-wise comparison of UTF-8 strings, the order of terms.bin (what the binary search uses). */

@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import { AnalyzerConfig } from './analyzer.js';
 
 /**
- * The index directory, version 1. Every array is a flat little-endian typed array in its own file,
+ * The index directory, version 3. Every array is a flat little-endian typed array in its own file,
  * so loading is a typed-array view over the file's bytes (no parsing): small arrays are read
  * whole at open, large ones (texts, postings, ids, titles) page by page on first use (lazy.ts):
  *
@@ -16,16 +16,22 @@ import { AnalyzerConfig } from './analyzer.js';
  *   meta.bin / meta.off (u32, N+1)        each chunk's meta as JSON ('' when none), parsed on read
  *   doclen (u32, N)                       exact document lengths in terms (title + text)
  *   terms.bin / terms.off (u32, T+1)      the vocabulary, sorted by UTF-8 bytes
- *   post.off (u32, T+1)                   postings range of each term
- *   post.docs (u32, P) / post.tfs (u16, P) doc numbers (ascending within a term) and term frequencies
+ *   post.off (u32, T+1)                   each term's first posting (its document frequency is the difference)
+ *   post.data (u32 words)                 the postings, each term's in blocks of 128 (block-postings.ts):
+ *                                         bit-packed document gaps and term frequencies
+ *   block.at (u32, B+1)                   each block's first word in post.data; a term's blocks follow
+ *                                         one another, ceil(df/128) of them (block-postings.ts's blockOffsets)
+ *   block.last (u32, B)                   each block's last document number
+ *   block.max (f32, B)                    per block, at least its largest tf/(tf + k1(1-b+b·dl/avgdl))
  *   term.maxtf (f64, T)                   per term, the largest tf/(tf + k1(1-b+b·dl/avgdl)): MaxScore bounds
  *
  * manifest.json records the format version, analyzer, BM25 parameters, counts and every file's
  * size, so an index from another version, or one truncated on disk, is refused with a clear error.
  *
- * Version 2 is version 1 with the texts compressed (textCodec 'lz4', compressed-texts.ts): each
- * text.<k>.bin is text.<k>.lz4 and text.<k>.blocks. An index with plain texts is still written as
- * version 1, byte for byte as before; this sleuth reads both.
+ * Version 4 is version 3 with the texts compressed (textCodec 'lz4', compressed-texts.ts): each
+ * text.<k>.bin is text.<k>.lz4 and text.<k>.blocks. Versions 1 and 2 were 3 and 4 with raw
+ * postings (post.docs u32 and post.tfs u16 per posting, no blocks); this sleuth refuses them with
+ * an error that says to rebuild.
  *
  * A corpus too large for one index's memory is built as several (segments), each a directory
  * seg-<k> holding an index as above; the directory's own manifest.json (SegmentsManifest, format
@@ -33,8 +39,10 @@ import { AnalyzerConfig } from './analyzer.js';
  * (segments.ts).
  */
 export const INDEX_FORMAT = 'sleuth-index';
-export const INDEX_VERSION = 1;
-export const COMPRESSED_INDEX_VERSION = 2;
+export const INDEX_VERSION = 3;
+export const COMPRESSED_INDEX_VERSION = 4;
+/** The versions before block-compressed postings (plain and compressed texts). */
+const RAW_POSTINGS_VERSIONS = [1, 2];
 export const SEGMENTS_FORMAT = 'sleuth-segmented-index';
 export const SEGMENTS_VERSION = 1;
 /** Texts are split into files of at most this many bytes (Node reads at most 2 GiB at once). */
@@ -116,6 +124,9 @@ export function readManifest(dir: string): Manifest {
   const head = json as { format?: unknown; version?: unknown; segments?: unknown[] };
   if (head?.format === SEGMENTS_FORMAT) throw new InputError(`${dir} is an index of ${head.segments?.length ?? 'several'} segments, which this use of it does not read (it reads an index of one segment)`);
   if (head?.format !== INDEX_FORMAT) throw new InputError(`${dir} is not a sleuth index (format ${JSON.stringify(head?.format)}); rebuild with \`sleuth index\``);
+  if (RAW_POSTINGS_VERSIONS.includes(head.version as number)) {
+    throw new InputError(`${dir} is a sleuth index of format version ${String(head.version)}, with raw postings, which this sleuth no longer reads: it reads version ${INDEX_VERSION} (and ${COMPRESSED_INDEX_VERSION}, with compressed texts), whose postings are block-compressed; rebuild with \`sleuth index\``);
+  }
   if (head.version !== INDEX_VERSION && head.version !== COMPRESSED_INDEX_VERSION) throw new InputError(`${dir} is a sleuth index of format version ${String(head.version)}, this sleuth reads version ${INDEX_VERSION} (and ${COMPRESSED_INDEX_VERSION}, with compressed texts); rebuild with \`sleuth index\``);
   const parsed = Manifest.safeParse(json);
   if (!parsed.success) throw new InputError(`${path}: invalid manifest (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); rebuild with \`sleuth index\``);

@@ -14,6 +14,7 @@ import { IndexChunkStore, type ByteSource } from './store.js';
 import { PagedFile } from './lazy.js';
 import { blocksFileOf, Lz4TextShard } from './compressed-texts.js';
 import { ScoringMemory } from './scoring-memory.js';
+import { blockOffsets } from './block-postings.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from './types.js';
 
 export interface OpenOptions {
@@ -267,14 +268,23 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   const termBytes = load('terms.bin');
   const termOff = u32('terms.off', T + 1);
   const postOff = u32('post.off', T + 1);
-  if (sizeOf('post.docs') !== P * 4) throw wrongSize('post.docs', sizeOf('post.docs') / 4, P);
-  if (sizeOf('post.tfs') !== P * 2) throw wrongSize('post.tfs', sizeOf('post.tfs') / 2, P);
+  if (postOff[T] !== P) throw new InputError(`index ${dir}: post.off ends at ${postOff[T]} postings, the manifest says ${P}; rebuild with \`sleuth index\``);
+  const blockOff = blockOffsets(postOff);
+  const B = blockOff[T]!;
+  if (sizeOf('block.at') !== (B + 1) * 4) throw wrongSize('block.at', sizeOf('block.at') / 4, B + 1);
+  if (sizeOf('block.last') !== B * 4) throw wrongSize('block.last', sizeOf('block.last') / 4, B);
+  if (sizeOf('block.max') !== B * 4) throw wrongSize('block.max', sizeOf('block.max') / 4, B);
+  if (sizeOf('post.data') % 4 !== 0) throw new InputError(`index ${dir}: post.data is ${sizeOf('post.data')} bytes, not whole 4-byte words; rebuild with \`sleuth index\``);
+  const W = sizeOf('post.data') / 4;
 
   // Postings are read a term (a long run) at a time; ids, titles and texts one chunk at a time.
   // They are read into the memory of the WebAssembly scoring loops where those are built.
-  const memory = options.scoringKernel === false ? undefined : ScoringMemory.create(N, P);
-  const docsFile = paged('post.docs', 1 << 16, memory?.docsBytes);
-  const tfsFile = paged('post.tfs', 1 << 16, memory?.tfsBytes);
+  const memory = options.scoringKernel === false ? undefined : ScoringMemory.create(N, W, B);
+  const dataFile = paged('post.data', 1 << 16, memory && ScoringMemory.bytesOf(memory.words));
+  const atFile = paged('block.at', 1 << 12, memory && ScoringMemory.bytesOf(memory.blockAt));
+  const lastFile = paged('block.last', 1 << 12, memory && ScoringMemory.bytesOf(memory.blockLast));
+  const maxFile = paged('block.max', 1 << 12, memory && ScoringMemory.bytesOf(memory.blockMax));
+  const blockAt = memory?.blockAt ?? new Uint32Array(atFile.bytes.buffer, atFile.bytes.byteOffset, B + 1);
   const store = new IndexChunkStore(
     paged('ids.bin', 1 << 12), idOff, idOrder,
     paged('titles.bin', 1 << 12), titleOff,
@@ -282,13 +292,20 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     new Float64Array(texts.buffer, texts.byteOffset, N + 1),
     paged('meta.bin', 1 << 12), metaOff,
   );
-  // A term's postings are read from disk the first time a query needs them.
+  // A term's blocks are read from disk the first time a query needs them.
   const termLoaded = new Uint8Array(T);
   const loadTerms = (termIds: readonly number[]) => {
     for (const t of termIds) {
       if (termLoaded[t] === 1) continue;
-      docsFile.ensure(postOff[t]! * 4, postOff[t + 1]! * 4);
-      tfsFile.ensure(postOff[t]! * 2, postOff[t + 1]! * 2);
+      const first = blockOff[t]!;
+      const end = blockOff[t + 1]!;
+      atFile.ensure(first * 4, (end + 1) * 4);
+      lastFile.ensure(first * 4, end * 4);
+      maxFile.ensure(first * 4, end * 4);
+      const from = blockAt[first]!;
+      const to = blockAt[end]!;
+      if (!(from <= to && to <= W)) throw new InputError(`index ${dir}: block.at puts term ${t}'s blocks at words ${from}..${to} of post.data's ${W}; rebuild with \`sleuth index\``);
+      dataFile.ensure(from * 4, to * 4);
       termLoaded[t] = 1;
     }
   };
@@ -296,9 +313,10 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   const scorer = new Bm25Scorer({
     docs: N, avgdl, k1: m.bm25.k1, b: m.bm25.b,
     ...(avgdl !== m.avgdl ? { boundScale: Math.max(1, avgdl / m.avgdl) } : {}),
-    doclen, termBytes, termOff, postOff,
-    postDocs: memory?.postDocs ?? new Uint32Array(docsFile.bytes.buffer, docsFile.bytes.byteOffset, P),
-    postTfs: memory?.postTfs ?? new Uint16Array(tfsFile.bytes.buffer, tfsFile.bytes.byteOffset, P),
+    doclen, termBytes, termOff, postOff, blockOff, blockAt,
+    blockLast: memory?.blockLast ?? new Uint32Array(lastFile.bytes.buffer, lastFile.bytes.byteOffset, B),
+    blockMax: memory?.blockMax ?? new Float32Array(maxFile.bytes.buffer, maxFile.bytes.byteOffset, B),
+    words: memory?.words ?? new Uint32Array(dataFile.bytes.buffer, dataFile.bytes.byteOffset, W),
     maxTf: new Float64Array(maxTfBytes.buffer, maxTfBytes.byteOffset, T),
     load: loadTerms,
     ...(memory ? { memory } : {}),

@@ -40,7 +40,7 @@ describe('ensureDefaultIndex', () => {
     expect(readFileSync(grepPath).equals(grepBytes)).toBe(true);
 
     // A damaged file: rebuilt.
-    truncateSync(join(dir, 'post.docs'), 4);
+    truncateSync(join(dir, 'post.data'), 4);
     await ensureDefaultIndex(dir);
     expect((await openIndex(dir)).size).toBe(index.size);
   });

@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Chunk } from '../../src/corpus/chunk.js';
 import { InputError } from '../../src/errors.js';
@@ -152,14 +153,25 @@ describe('index directory', () => {
   it('refuses a truncated index, another version and a missing index, naming the problem', async () => {
     const d = freshDir();
     await buildIndex(iterate(chunks), d);
-    truncateSync(join(d, 'post.docs'), 8);
-    await expect(openIndex(d)).rejects.toThrow(/post\.docs is 8 bytes, the manifest says \d+: the index is truncated/);
+    truncateSync(join(d, 'post.data'), 8);
+    await expect(openIndex(d)).rejects.toThrow(/post\.data is 8 bytes, the manifest says \d+: the index is truncated/);
     const v = freshDir();
     await buildIndex(iterate(chunks), v);
     const m = JSON.parse(readFileSync(join(v, 'manifest.json'), 'utf8'));
     writeFileSync(join(v, 'manifest.json'), JSON.stringify({ ...m, version: 99 }));
-    await expect(openIndex(v)).rejects.toThrow(/format version 99, this sleuth reads version 1/);
+    await expect(openIndex(v)).rejects.toThrow(/format version 99, this sleuth reads version 3 \(and 4, with compressed texts\); rebuild with `sleuth index`/);
     await expect(openIndex(join(root, 'never-built'))).rejects.toThrow(/no search index .* run `sleuth index`/);
+  });
+
+  it('refuses indexes of versions 1 and 2 (raw postings), as the sleuth before wrote them, saying to rebuild', async () => {
+    // Built by the sleuth of index format versions 1 and 2 (plain and compressed texts), kept as it wrote them.
+    for (const version of [1, 2]) {
+      const dir = fileURLToPath(new URL(`./fixtures/index-v${version}`, import.meta.url));
+      expect(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).files).toHaveProperty('post.docs');
+      const opened = openIndex(dir);
+      await expect(opened).rejects.toThrow(InputError);
+      await expect(opened).rejects.toThrow(new RegExp(`index-v${version} is a sleuth index of format version ${version}, with raw postings, which this sleuth no longer reads: it reads version 3 \\(and 4, with compressed texts\\), whose postings are block-compressed; rebuild with \`sleuth index\``));
+    }
   });
 
   it('leaves the previous index intact and no temporary files when a build fails', async () => {

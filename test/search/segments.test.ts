@@ -191,7 +191,7 @@ describe('compressed texts', () => {
     await buildIndex(iterate(chunks), packed, { compressTexts: true, textShardBytes: 100_000 });
     await buildIndex(iterate(chunks), packedSegments, { compressTexts: true, segmentPostings: 6_000 });
     const m = JSON.parse(readFileSync(join(packed, 'manifest.json'), 'utf8'));
-    expect(m.version).toBe(2);
+    expect(m.version).toBe(4);
     expect(m.textCodec).toBe('lz4');
     expect(m.textShards.length).toBeGreaterThan(1);
     const onDisk = (dir: string, ext: string) => readdirSync(dir).filter((n) => n.endsWith(ext)).reduce((s, n) => s + readFileSync(join(dir, n)).length, 0);
@@ -239,15 +239,15 @@ describe('compressed texts', () => {
   });
 });
 
-describe('MaxScore pruning', () => {
-  it('gives the exhaustive top k to the bit, in WebAssembly and TypeScript, over small and default segments', async () => {
+describe('block-max MaxScore pruning', () => {
+  it('gives the exhaustive top k to the bit, beside the exhaustive loop in WebAssembly and TypeScript over small and default segments', async () => {
     const chunks = randomChunks(4000, 21);
     const dir = freshDir();
     await buildIndex(iterate(chunks), dir);
     const index = await openIndex(dir);
     const p = index.scorer.p;
-    const exhaustive = new Bm25Scorer(p, MAX_SEGMENT_DOCS, true, false);
-    const variants = [new Bm25Scorer(p, MAX_SEGMENT_DOCS, true, true), new Bm25Scorer(p, 64, true, true), new Bm25Scorer(p, 64, false, true), new Bm25Scorer(p, 256, false, false)];
+    const exhaustive = new Bm25Scorer(p, MAX_SEGMENT_DOCS, true, 'exhaustive');
+    const variants = [new Bm25Scorer(p, MAX_SEGMENT_DOCS, true, 'pruned'), new Bm25Scorer(p, 64, true, 'exhaustive'), new Bm25Scorer(p, 64, false, 'pruned'), new Bm25Scorer(p, 256, false, 'auto'), index.scorer];
     expect(variants[0]!.usesKernel).toBe(index.scorer.usesKernel);
     const r = rng(77);
     let compared = 0;

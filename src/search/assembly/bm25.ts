@@ -1,40 +1,435 @@
-// BM25's two hot loops, in AssemblyScript compiled to WebAssembly (scripts/build-wasm.mjs). Every
-// pointer is a byte offset into the one imported memory, laid out by ../scoring-memory.ts; src/search/bm25.ts
-// holds the same loops in plain TypeScript, and the tests check that both give the same bits.
+// BM25 scoring over block-compressed postings (../block-postings.ts), in AssemblyScript compiled to
+// WebAssembly (scripts/build-wasm.mjs). Every pointer is a byte offset into the one imported memory,
+// laid out by ../scoring-memory.ts, which hands them over once (init). src/search/bm25.ts holds the
+// exhaustive loop in plain TypeScript as well, and the tests check that all give the same bits.
 //
-// The arithmetic is the TypeScript loop's, operation for operation (f64 throughout, the same order),
-// so a document's score does not depend on which loop summed it.
+// A term's weight in a document is idf * (tf / (tf + norm[doc])) in f64, and a document's score is
+// the sum of its terms' weights in query order, starting from 0: the same operations whichever loop
+// runs, so a document's score does not depend on which loop found it, and ties break alike.
+
+const BLOCK: u32 = 128;
+/** Query terms at most (the cursor arrays' length); scoring-memory.ts's MAX_QUERY_TERMS. */
+const MAX_TERMS: u32 = 1024;
+/** No document (past every real one: documents are numbered below 2^32 - 1). */
+const END: u32 = 0xffffffff;
+/** Relative slack on bound tests, so float rounding can only make them look at more documents. */
+const SLACK: f64 = 1 - 1e-9;
+
+// The index's arrays.
+let data: usize = 0; // post.data: the blocks, 4-byte words
+let blockAt: usize = 0; // u32 per block: its first word in data
+let blockLast: usize = 0; // u32 per block: its last document
+let blockMax: usize = 0; // f32 per block: a bound on tf / (tf + norm) over its postings
+let norm: usize = 0; // f64 per document: k1 * (1 - b + b * dl / avgdl)
+let acc: usize = 0; // f64 per document of a scoring segment (the exhaustive loop's accumulators)
+// The query's terms (MAX_TERMS slots each), written by the caller: first and end block, the size of
+// the last block, the term's place in the query, its idf and its bound (idf * largest weight).
+let tStart: usize = 0;
+let tEnd: usize = 0;
+let tLastN: usize = 0;
+let tOrder: usize = 0;
+let tIdf: usize = 0;
+let tUb: usize = 0;
+// Cursor state: the block the cursor is in, the block decoded in its buffer, the position there,
+// its current document, and (pruning) the block-bound cursor, the running sums of bounds, the
+// candidate's weight per query term.
+let cBlock: usize = 0;
+let cDecoded: usize = 0;
+let cPos: usize = 0;
+let cDoc: usize = 0;
+let cShallow: usize = 0;
+let cCum: usize = 0;
+let cWeight: usize = 0;
+// Per term slot, BLOCK decoded documents and BLOCK decoded tfs less one (u32 each).
+let bufDocs: usize = 0;
+let bufTfs: usize = 0;
+// The pruned query's top k (a min-heap: root the worst kept hit).
+let heapDocs: usize = 0;
+let heapScores: usize = 0;
+
+/** Where the arrays are (byte offsets); `query` is where the caller writes the query's terms, `heap` the top k. */
+export function init(dataAt: usize, blockAtAt: usize, blockLastAt: usize, blockMaxAt: usize, normAt: usize, accAt: usize, query: usize, buffers: usize, heapDocsAt: usize, heapScoresAt: usize): void {
+  data = dataAt;
+  blockAt = blockAtAt;
+  blockLast = blockLastAt;
+  blockMax = blockMaxAt;
+  norm = normAt;
+  acc = accAt;
+  const n = <usize>MAX_TERMS;
+  tStart = query;
+  tEnd = tStart + 4 * n;
+  tLastN = tEnd + 4 * n;
+  tOrder = tLastN + 4 * n;
+  cBlock = tOrder + 4 * n;
+  cDecoded = cBlock + 4 * n;
+  cPos = cDecoded + 4 * n;
+  cDoc = cPos + 4 * n;
+  cShallow = cDoc + 4 * n;
+  tIdf = cShallow + 4 * n; // 8-aligned: query is, and 9 arrays of 4 * MAX_TERMS bytes precede
+  tUb = tIdf + 8 * n;
+  cCum = tUb + 8 * n;
+  cWeight = cCum + 8 * n;
+  bufDocs = buffers;
+  bufTfs = buffers + 4 * n * BLOCK;
+  heapDocs = heapDocsAt;
+  heapScores = heapScoresAt;
+}
+
+/** Bytes of the query area init expects (scoring-memory.ts lays it out). */
+export function queryBytes(): u32 {
+  return MAX_TERMS * (9 * 4 + 4 * 8);
+}
+
+// @ts-ignore: decorator
+@inline function u32At(base: usize, i: u32): u32 {
+  return load<u32>(base + (<usize>i << 2));
+}
+// @ts-ignore: decorator
+@inline function setU32(base: usize, i: u32, v: u32): void {
+  store<u32>(base + (<usize>i << 2), v);
+}
+// @ts-ignore: decorator
+@inline function f64At(base: usize, i: u32): f64 {
+  return load<f64>(base + (<usize>i << 3));
+}
+// @ts-ignore: decorator
+@inline function setF64(base: usize, i: u32, v: f64): void {
+  store<f64>(base + (<usize>i << 3), v);
+}
+
+/** 128 values of `bits` (1..32) bits in the four-lane layout at src into dst (u32 each); returns the end of the input. */
+function unpackLanes(src: usize, bits: u32, dst: usize): usize {
+  const mask = i32x4.splat(bits == 32 ? -1 : <i32>((1 << bits) - 1));
+  let w = v128.load(src);
+  let shift: u32 = 0;
+  for (let row: u32 = 0; row < 32; row++) {
+    let v = i32x4.shr_u(w, <i32>shift);
+    shift += bits;
+    if (shift >= 32) {
+      shift -= 32;
+      src += 16;
+      // After the last row the lanes end exactly at a word: nothing more to load.
+      if (row < 31) {
+        w = v128.load(src);
+        if (shift > 0) v = v128.or(v, i32x4.shl(w, <i32>(bits - shift)));
+      }
+    }
+    v128.store(dst + (<usize>row << 4), v128.and(v, mask));
+  }
+  return src;
+}
+
+/** n values of `bits` (1..32) bits packed in order at src into dst; returns the end of the input. */
+function unpackInOrder(src: usize, n: u32, bits: u32, dst: usize): usize {
+  const mask: u64 = (<u64>1 << bits) - 1;
+  for (let i: u32 = 0; i < n; i++) {
+    const bit = i * bits;
+    // Eight bytes read at the value's word hold all its bits (data is padded past its end).
+    const v = (load<u64>(src + (<usize>(bit >> 5) << 2)) >> <u64>(bit & 31)) & mask;
+    store<u32>(dst + (<usize>i << 2), <u32>v);
+  }
+  return src + (<usize>((n * bits + 31) >> 5) << 2);
+}
+
+function unpack(src: usize, n: u32, bits: u32, dst: usize): usize {
+  if (bits == 0) {
+    memory.fill(dst, 0, <usize>n << 2);
+    return src;
+  }
+  return n == BLOCK ? unpackLanes(src, bits, dst) : unpackInOrder(src, n, bits, dst);
+}
+
+/** Decode block b (n postings, after document prev) into docs and tfs (tf - 1), u32 each. */
+function decode(b: u32, n: u32, prev: u32, docs: usize, tfs: usize): void {
+  let src = data + (<usize>u32At(blockAt, b) << 2);
+  const header = load<u32>(src);
+  src = unpack(src + 4, n, header & 0xff, docs);
+  let last = prev;
+  for (let i: u32 = 0; i < n; i++) {
+    last += 1 + u32At(docs, i);
+    setU32(docs, i, last);
+  }
+  unpack(src, n, (header >> 8) & 0xff, tfs);
+}
 
 /**
- * Add one term's weights into a segment's accumulators: for its postings [at, end) while the
- * document is below `limit`, acc[doc - base] += idf * (tf / (tf + norm[doc])). Returns the first
- * posting not taken (the term's position for the next segment).
+ * Decode a whole block for the tests (the codec's round trip in WebAssembly): block b of a term whose
+ * previous block ended at prev (or 0xffffffff), n postings, into docs and tfs (tf itself).
  */
-export function accumulate(docs: usize, tfs: usize, at: u32, end: u32, base: u32, limit: u32, idf: f64, norm: usize, acc: usize): u32 {
-  for (; at < end; at++) {
-    const d = load<u32>(docs + (<usize>at << 2));
-    if (d >= limit) break;
-    const tf = <f64>load<u16>(tfs + (<usize>at << 1));
-    const slot = acc + (<usize>(d - base) << 3);
-    store<f64>(slot, load<f64>(slot) + idf * (tf / (tf + load<f64>(norm + (<usize>d << 3)))));
+export function decodeInto(b: u32, n: u32, prev: u32, docs: usize, tfs: usize): void {
+  decode(b, n, prev, docs, tfs);
+  for (let i: u32 = 0; i < n; i++) setU32(tfs, i, u32At(tfs, i) + 1);
+}
+
+/** Put the cursors of the query's q terms at their first blocks (nothing decoded). */
+export function reset(q: u32): void {
+  for (let j: u32 = 0; j < q; j++) {
+    setU32(cBlock, j, u32At(tStart, j));
+    setU32(cShallow, j, u32At(tStart, j));
+    setU32(cDecoded, j, END);
+    setU32(cPos, j, 0);
   }
-  return at;
+}
+
+// @ts-ignore: decorator
+@inline function sizeOf(j: u32, b: u32): u32 {
+  return b + 1 == u32At(tEnd, j) ? u32At(tLastN, j) : BLOCK;
+}
+
+/** Make block b the one decoded in term j's buffer. */
+function loadBlock(j: u32, b: u32): void {
+  if (u32At(cDecoded, j) == b) return;
+  const prev = b == u32At(tStart, j) ? END : u32At(blockLast, b - 1);
+  const at = <usize>j * BLOCK * 4;
+  decode(b, sizeOf(j, b), prev, bufDocs + at, bufTfs + at);
+  setU32(cDecoded, j, b);
+  setU32(cPos, j, 0);
+}
+
+/** Term j's weight in the document at its cursor. */
+// @ts-ignore: decorator
+@inline function weightAt(j: u32, doc: u32): f64 {
+  const tf = <f64>(u32At(bufTfs + <usize>j * BLOCK * 4, u32At(cPos, j)) + 1);
+  return f64At(tIdf, j) * (tf / (tf + f64At(norm, doc)));
+}
+
+/**
+ * The exhaustive loop: add term j's weights into the accumulators for its documents in [base,
+ * limit) (acc[doc - base]); its cursor stays at the first document not added. A block is decoded
+ * once, whatever the number of scoring segments it spans.
+ */
+export function accumulate(j: u32, base: u32, limit: u32): void {
+  const idf = f64At(tIdf, j);
+  const end = u32At(tEnd, j);
+  const at = <usize>j * BLOCK * 4;
+  for (let b = u32At(cBlock, j); b < end; b++) {
+    // A block whose documents all come at or after limit waits, undecoded, for a later segment.
+    if (b != u32At(tStart, j) && u32At(blockLast, b - 1) >= limit - 1) return;
+    loadBlock(j, b);
+    const n = sizeOf(j, b);
+    let pos = u32At(cPos, j);
+    const docs = bufDocs + at;
+    const tfs = bufTfs + at;
+    for (; pos < n; pos++) {
+      const d = u32At(docs, pos);
+      if (d >= limit) break;
+      const tf = <f64>(u32At(tfs, pos) + 1);
+      const slot = acc + (<usize>(d - base) << 3);
+      store<f64>(slot, load<f64>(slot) + idf * (tf / (tf + f64At(norm, d))));
+    }
+    setU32(cPos, j, pos);
+    if (pos < n) return;
+    setU32(cBlock, j, b + 1);
+  }
 }
 
 /**
  * Every accumulator of [0, len) above `min`, in order: its offset to outDocs (u32) and its score to
  * outScores (f64); then all of [0, len) set back to zero. Returns how many were written (at most len).
  */
-export function collect(acc: usize, len: u32, min: f64, outDocs: usize, outScores: usize): u32 {
+export function collect(len: u32, min: f64, outDocs: usize, outScores: usize): u32 {
   let n: u32 = 0;
   for (let o: u32 = 0; o < len; o++) {
-    const score = load<f64>(acc + (<usize>o << 3));
+    const score = f64At(acc, o);
     if (score > min) {
-      store<u32>(outDocs + (<usize>n << 2), o);
-      store<f64>(outScores + (<usize>n << 3), score);
+      setU32(outDocs, n, o);
+      setF64(outScores, n, score);
       n++;
     }
   }
   memory.fill(acc, 0, <usize>len << 3);
   return n;
+}
+
+/** Term j's first document at or after target (END if none), its cursor moved there. */
+function seek(j: u32, target: u32): u32 {
+  const end = u32At(tEnd, j);
+  let b = u32At(cBlock, j);
+  // Whole blocks before target are passed on their last documents, undecoded.
+  while (b < end && u32At(blockLast, b) < target) b++;
+  setU32(cBlock, j, b);
+  if (b >= end) {
+    setU32(cDoc, j, END);
+    return END;
+  }
+  loadBlock(j, b);
+  const docs = bufDocs + <usize>j * BLOCK * 4;
+  let pos = u32At(cPos, j);
+  while (u32At(docs, pos) < target) pos++;
+  setU32(cPos, j, pos);
+  const d = u32At(docs, pos);
+  setU32(cDoc, j, d);
+  return d;
+}
+
+/** A bound on term j's weight in document d and the documents after it up to its block's end (0 past its last). */
+function blockBound(j: u32, d: u32, scale: f64): f64 {
+  const end = u32At(tEnd, j);
+  let b = u32At(cShallow, j);
+  while (b < end && u32At(blockLast, b) < d) b++;
+  setU32(cShallow, j, b);
+  return b < end ? <f64>load<f32>(blockMax + (<usize>b << 2)) * f64At(tIdf, j) * scale : 0;
+}
+
+let heapSize: u32 = 0;
+
+// @ts-ignore: decorator
+@inline function worse(i: u32, j: u32): bool {
+  const a = f64At(heapScores, i);
+  const b = f64At(heapScores, j);
+  return a < b || (a == b && u32At(heapDocs, i) > u32At(heapDocs, j));
+}
+
+function swap(i: u32, j: u32): void {
+  const d = u32At(heapDocs, i);
+  const s = f64At(heapScores, i);
+  setU32(heapDocs, i, u32At(heapDocs, j));
+  setF64(heapScores, i, f64At(heapScores, j));
+  setU32(heapDocs, j, d);
+  setF64(heapScores, j, s);
+}
+
+/** Keep (doc, score) in the top k (the caller has checked that it enters). */
+function heapPush(k: u32, doc: u32, score: f64): void {
+  if (heapSize < k) {
+    let i = heapSize++;
+    setU32(heapDocs, i, doc);
+    setF64(heapScores, i, score);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!worse(i, parent)) break;
+      swap(i, parent);
+      i = parent;
+    }
+    return;
+  }
+  setU32(heapDocs, 0, doc);
+  setF64(heapScores, 0, score);
+  let i: u32 = 0;
+  for (;;) {
+    const l: u32 = 2 * i + 1;
+    const r = l + 1;
+    let w = i;
+    if (l < heapSize && worse(l, w)) w = l;
+    if (r < heapSize && worse(r, w)) w = r;
+    if (w == i) return;
+    swap(i, w);
+    i = w;
+  }
+}
+
+/**
+ * The top k (at most the heap's length) of the query's q terms, by block-max MaxScore, document at
+ * a time. The terms' slots come in ascending order of bound (tUb); `floor`: a score to beat (the
+ * segments before this one); `scale`: factor on the stored bounds (segments.ts). Returns how many
+ * hits are in the heap arrays (unordered).
+ *
+ * The terms whose bounds sum below the k-th score so far are non-essential: a document none of
+ * the others holds cannot enter, so candidates are only the essential terms' documents, in order.
+ * Runs of them are skipped undecoded while the essential terms' current blocks' bounds plus the
+ * non-essential terms' sum stay below the k-th score. A candidate's non-essential terms are looked
+ * up (highest bound first) only while its score so far plus their block bounds can still enter.
+ * Its score is then summed in query order (the exhaustive loop's sum, to the bit); documents come
+ * in order, so a later one tying the k-th score never displaces it (the exhaustive tie rule).
+ */
+export function pruned(q: u32, k: u32, floor: f64, scale: f64): u32 {
+  heapSize = 0;
+  reset(q);
+  let sum: f64 = 0;
+  for (let j: u32 = 0; j < q; j++) {
+    sum += f64At(tUb, j);
+    setF64(cCum, j, sum);
+    setU32(cDoc, j, seek(j, 0));
+  }
+  // A document enters when its score passes thr (the k-th score once there are k, never below floor).
+  let thr = floor;
+  let ne: u32 = 0;
+  while (ne < q && f64At(cCum, ne) < thr * SLACK) ne++;
+  let cur: u32 = 0;
+  while (ne < q) {
+    // The window [cur, windowEnd]: where every essential term is within its current block.
+    let windowEnd: u32 = END;
+    if (thr > 0) {
+      let bound: f64 = ne > 0 ? f64At(cCum, ne - 1) : 0;
+      let any = false;
+      for (let j = ne; j < q; j++) {
+        const end = u32At(tEnd, j);
+        let b = u32At(cBlock, j);
+        while (b < end && u32At(blockLast, b) < cur) b++;
+        setU32(cBlock, j, b);
+        if (b >= end) continue;
+        any = true;
+        const last = u32At(blockLast, b);
+        if (last < windowEnd) windowEnd = last;
+        bound += <f64>load<f32>(blockMax + (<usize>b << 2)) * f64At(tIdf, j) * scale;
+      }
+      if (!any) break;
+      if (bound < thr * SLACK) {
+        cur = windowEnd + 1;
+        continue;
+      }
+    }
+    // The candidates of the window, in order.
+    let rewindow = false;
+    while (!rewindow) {
+      let d = END;
+      for (let j = ne; j < q; j++) {
+        let x = u32At(cDoc, j);
+        if (x < cur) x = seek(j, cur);
+        if (x < d) d = x;
+      }
+      if (d == END) return heapSize;
+      if (d > windowEnd) {
+        cur = d;
+        break;
+      }
+      cur = d + 1;
+      for (let j: u32 = 0; j < q; j++) setF64(cWeight, j, 0);
+      let score: f64 = 0;
+      for (let j = ne; j < q; j++) {
+        if (u32At(cDoc, j) != d) continue;
+        const w = weightAt(j, d);
+        setF64(cWeight, u32At(tOrder, j), w);
+        score += w;
+      }
+      const bar = thr * SLACK;
+      if (ne > 0) {
+        // What the non-essential terms may add, from their bounds over the blocks holding d.
+        let rest = f64At(cCum, ne - 1);
+        let j = ne;
+        while (j > 0 && score + rest >= bar) {
+          j--;
+          rest -= f64At(tUb, j) - blockBound(j, d, scale);
+        }
+        if (score + rest < bar) continue;
+        // Then their weights, while the candidate can still enter.
+        for (j = ne; j > 0 && score + rest >= bar; ) {
+          j--;
+          let x = u32At(cDoc, j);
+          if (x < d) x = seek(j, d);
+          if (x == d) {
+            const w = weightAt(j, d);
+            setF64(cWeight, u32At(tOrder, j), w);
+            score += w;
+          }
+          rest -= blockBound(j, d, scale);
+        }
+        if (score + rest < bar) continue;
+      }
+      let exact: f64 = 0;
+      for (let i: u32 = 0; i < q; i++) exact += f64At(cWeight, i);
+      if (!(exact > thr)) continue;
+      heapPush(k, d, exact);
+      if (heapSize < k) continue;
+      const kth = f64At(heapScores, 0);
+      if (kth > thr) {
+        thr = kth;
+        while (ne < q && f64At(cCum, ne) < thr * SLACK) ne++;
+        // A higher bar: fewer essential terms, and blocks that may now be skipped whole.
+        rewindow = true;
+      }
+      if (cur > windowEnd) break;
+    }
+  }
+  return heapSize;
 }

@@ -1,0 +1,265 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { Grow } from './buffers.js';
+
+/**
+ * The postings codec of index format versions 3 and 4: each term's postings in blocks of BLOCK,
+ * bit-packed with a fixed width per block (frame of reference), and per block the metadata that
+ * lets a query skip it without decoding it (its last document and a bound on its scores).
+ *
+ * A block is a run of 4-byte little-endian words, starting on a word boundary of post.data:
+ *
+ *   word 0            docBits (bits 0-7) | tfBits (bits 8-15); the rest zero
+ *   docBits words...  the document gaps g_i = doc_i - doc_{i-1} - 1, where doc_{-1} is the last
+ *                     document of the term's previous block, or -1 for its first block
+ *   tfBits words...   the term frequencies less one, tf_i - 1 (tf is 1..65535)
+ *
+ * Widths are the fewest bits that hold the block's largest value (0 when all are zero, as the tfs
+ * of most blocks are). A full block of 128 values of width w is four interleaved lanes (value i in
+ * lane i % 4, the lanes' j-th words side by side at words 4j..4j+3): one 16-byte load gives each
+ * lane's next word, so WebAssembly SIMD unpacks four values per shift-and-mask
+ * (assembly/bm25.ts). It takes 4w words. A term's last block, when shorter, is packed in order,
+ * value i at bit i·w of the word stream, in ceil(n·w / 32) words.
+ */
+export const BLOCK = 128;
+/** The most words one block takes: its header, 32-bit gaps and 16-bit tfs. */
+export const MAX_BLOCK_WORDS = 1 + 4 * 32 + 4 * 16;
+/** The largest term frequency a posting holds (the builder saturates at it). */
+export const MAX_POSTING_TF = 0xffff;
+
+/** Fewest bits holding the unsigned 32-bit value v (0 for 0). */
+export function bitsFor(v: number): number {
+  return v === 0 ? 0 : 32 - Math.clz32(v);
+}
+
+/** Words a block of n values (1..BLOCK) takes with these widths, its header included. */
+export function blockWords(n: number, docBits: number, tfBits: number): number {
+  if (n === BLOCK) return 1 + 4 * (docBits + tfBits);
+  return 1 + Math.ceil((n * docBits) / 32) + Math.ceil((n * tfBits) / 32);
+}
+
+/** Blocks of a term with `postings` postings. */
+export function blocksOf(postings: number): number {
+  return Math.ceil(postings / BLOCK);
+}
+
+/** Per term, the number of its first block (T + 1 entries), from post.off. */
+export function blockOffsets(postOff: Uint32Array): Uint32Array {
+  const T = postOff.length - 1;
+  const out = new Uint32Array(T + 1);
+  for (let t = 0; t < T; t++) out[t + 1] = out[t]! + blocksOf(postOff[t + 1]! - postOff[t]!);
+  return out;
+}
+
+/** Write 128 values of `bits` bits in the four-lane layout at out[at...]; returns the next word. */
+function packLanes(values: Uint32Array, bits: number, out: Uint32Array, at: number): number {
+  if (bits === 0) return at;
+  for (let lane = 0; lane < 4; lane++) {
+    let word = 0;
+    let shift = 0;
+    let w = 0;
+    for (let row = 0; row < 32; row++) {
+      const v = values[4 * row + lane]!;
+      word |= v << shift;
+      shift += bits;
+      if (shift >= 32) {
+        out[at + 4 * w++ + lane] = word;
+        shift -= 32;
+        // The value's high bits, which did not fit, start the next word.
+        word = shift > 0 ? v >>> (bits - shift) : 0;
+      }
+    }
+  }
+  return at + 4 * bits;
+}
+
+/** Write n values of `bits` bits in order at out[at...]; returns the next word. */
+function packInOrder(values: Uint32Array, n: number, bits: number, out: Uint32Array, at: number): number {
+  const words = Math.ceil((n * bits) / 32);
+  out.fill(0, at, at + words);
+  if (bits === 0) return at;
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    const bit = i * bits;
+    const w = at + (bit >>> 5);
+    const off = bit & 31;
+    out[w] |= v << off;
+    if (off + bits > 32) out[w + 1] |= v >>> (32 - off);
+  }
+  return at + words;
+}
+
+/** Read n values of `bits` bits at words[at...] into out[0..n), in the layout packLanes or packInOrder wrote. */
+function unpack(words: Uint32Array, at: number, n: number, bits: number, out: Uint32Array): number {
+  if (bits === 0) {
+    out.fill(0, 0, n);
+    return at;
+  }
+  const mask = bits === 32 ? 0xffffffff : (1 << bits) - 1;
+  if (n === BLOCK) {
+    for (let lane = 0; lane < 4; lane++) {
+      let shift = 0;
+      let w = 0;
+      for (let row = 0; row < 32; row++) {
+        let v = words[at + 4 * w + lane]! >>> shift;
+        shift += bits;
+        if (shift >= 32) {
+          shift -= 32;
+          w++;
+          if (shift > 0) v |= words[at + 4 * w + lane]! << (bits - shift);
+        }
+        out[4 * row + lane] = v & mask;
+      }
+    }
+    return at + 4 * bits;
+  }
+  for (let i = 0; i < n; i++) {
+    const bit = i * bits;
+    const w = at + (bit >>> 5);
+    const off = bit & 31;
+    let v = words[w]! >>> off;
+    if (off + bits > 32) v |= words[w + 1]! << (32 - off);
+    out[i] = v & mask;
+  }
+  return at + Math.ceil((n * bits) / 32);
+}
+
+/**
+ * Encode one block: n (1..BLOCK) postings, docs ascending and above `prev` (the term's previous
+ * block's last document, or -1), tfs 1..MAX_POSTING_TF, at out[at...]; returns the next word.
+ * `scratch` holds BLOCK values.
+ */
+export function encodeBlock(docs: ArrayLike<number>, tfs: ArrayLike<number>, n: number, prev: number, out: Uint32Array, at: number, scratch: Uint32Array): number {
+  let maxGap = 0;
+  let maxTf = 0;
+  for (let i = 0, last = prev; i < n; i++) {
+    const d = docs[i]!;
+    const tf = tfs[i]!;
+    if (!(d > last) || d > 0xffffffff) throw new Error(`postings block: document ${d} after ${last} (documents must ascend within 0..2^32-1)`);
+    if (!(tf >= 1 && tf <= MAX_POSTING_TF)) throw new Error(`postings block: tf ${tf} outside 1..${MAX_POSTING_TF}`);
+    maxGap = Math.max(maxGap, d - last - 1);
+    maxTf = Math.max(maxTf, tf - 1);
+    last = d;
+  }
+  const docBits = bitsFor(maxGap);
+  const tfBits = bitsFor(maxTf);
+  out[at++] = docBits | (tfBits << 8);
+  for (let i = 0, last = prev; i < n; i++) {
+    scratch[i] = docs[i]! - last - 1;
+    last = docs[i]!;
+  }
+  at = n === BLOCK ? packLanes(scratch, docBits, out, at) : packInOrder(scratch, n, docBits, out, at);
+  for (let i = 0; i < n; i++) scratch[i] = tfs[i]! - 1;
+  return n === BLOCK ? packLanes(scratch, tfBits, out, at) : packInOrder(scratch, n, tfBits, out, at);
+}
+
+/**
+ * Decode the block of n postings at words[at...] (prev as given to encodeBlock) into docs and tfs
+ * (BLOCK long each); returns the word after the block.
+ */
+export function decodeBlock(words: Uint32Array, at: number, n: number, prev: number, docs: Uint32Array, tfs: Uint32Array): number {
+  const header = words[at++]!;
+  const docBits = header & 0xff;
+  const tfBits = (header >>> 8) & 0xff;
+  if (docBits > 32 || tfBits > 16 || header >>> 16 !== 0) throw new InputError(`damaged postings block (header ${header.toString(16)}); rebuild with \`sleuth index\``);
+  at = unpack(words, at, n, docBits, docs);
+  let last = prev;
+  for (let i = 0; i < n; i++) docs[i] = last = (last + 1 + docs[i]!) >>> 0;
+  at = unpack(words, at, n, tfBits, tfs);
+  for (let i = 0; i < n; i++) tfs[i]!++;
+  return at;
+}
+
+/** f32 at least v (v non-negative and finite): block bounds are stored in 4 bytes and must not fall below a score. */
+export function f32Above(v: number): number {
+  const f = Math.fround(v);
+  if (f >= v) return f;
+  f32Scratch[0] = f;
+  f32Bits[0]!++;
+  return f32Scratch[0]!;
+}
+const f32Scratch = new Float32Array(1);
+const f32Bits = new Uint32Array(f32Scratch.buffer);
+
+/** A term's postings as the encoder is given them. */
+export interface TermPostings {
+  docs: Uint32Array;
+  tfs: Uint16Array;
+}
+
+/**
+ * Writes post.data a term at a time (terms in order), keeping the block metadata: block.at (the
+ * word where each block starts, and one past the last), block.last and block.max.
+ */
+export class BlockPostingsWriter {
+  private readonly fd: number;
+  private buf = new Uint32Array(1 << 18);
+  private used = 0;
+  /** Words written to the file so far. */
+  private flushed = 0;
+  readonly blockAt = new Grow(Uint32Array);
+  readonly blockLast = new Grow(Uint32Array);
+  private readonly blockMaxes = new Grow(Float64Array);
+  private readonly scratch = new Uint32Array(BLOCK);
+
+  /** norms: per document, k1·(1 - b + b·dl/avgdl), for the blocks' score bounds. */
+  constructor(path: string, private readonly norms: Float64Array) {
+    this.fd = openSync(path, 'w');
+  }
+
+  /** Append one term's postings (documents ascending); returns the largest tf/(tf + norm) of them. */
+  addTerm(docs: Uint32Array, tfs: Uint16Array): number {
+    const norms = this.norms;
+    let termMax = 0;
+    let prev = -1;
+    for (let start = 0; start < docs.length; start += BLOCK) {
+      const n = Math.min(BLOCK, docs.length - start);
+      if (this.used + MAX_BLOCK_WORDS > this.buf.length) this.flush();
+      const word = this.flushed + this.used;
+      if (word > 0xffffffff) throw new InputError('postings too large for one segment (over 16 GiB compressed); build with smaller segments');
+      this.blockAt.push(word);
+      const blockDocs = docs.subarray(start, start + n);
+      const blockTfs = tfs.subarray(start, start + n);
+      this.used = encodeBlock(blockDocs, blockTfs, n, prev, this.buf, this.used, this.scratch);
+      let max = 0;
+      for (let i = 0; i < n; i++) {
+        const tf = blockTfs[i]!;
+        const w = tf / (tf + norms[blockDocs[i]!]!);
+        if (w > max) max = w;
+      }
+      prev = blockDocs[n - 1]!;
+      this.blockLast.push(prev);
+      this.blockMaxes.push(max);
+      if (max > termMax) termMax = max;
+    }
+    return termMax;
+  }
+
+  private flush(): void {
+    const bytes = new Uint8Array(this.buf.buffer, 0, this.used * 4);
+    let at = 0;
+    while (at < bytes.length) at += writeSync(this.fd, bytes, at, bytes.length - at);
+    this.flushed += this.used;
+    this.used = 0;
+  }
+
+  /** Flush and close post.data; the metadata arrays as they go to their files. */
+  finish(): { blockAt: Uint32Array; blockLast: Uint32Array; blockMax: Float32Array } {
+    this.flush();
+    closeSync(this.fd);
+    this.blockAt.push(this.flushed);
+    const maxes = this.blockMaxes.view();
+    const blockMax = new Float32Array(maxes.length);
+    for (let i = 0; i < maxes.length; i++) blockMax[i] = f32Above(maxes[i]!);
+    return { blockAt: this.blockAt.view(), blockLast: this.blockLast.view(), blockMax };
+  }
+
+  /** Close without finishing (a failed build). */
+  abort(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Already closed.
+    }
+  }
+}
