@@ -32,7 +32,7 @@ import type { Chunk } from '../src/corpus/chunk.js';
 import { Analyzer, buildIndex, openIndex } from '../src/search/index.js';
 import { ENGLISH_STOPWORDS } from '../src/search/stopwords.js';
 import { dirBytes, GREP_LITERAL, loadNow, machineOf, mb, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
-import { CORPUS_KINDS, corpusMissing, isCorpusKind, writeCorpus, writeCorpusQueries, type CorpusKind } from './corpora/kinds.js';
+import { CORPUS_KINDS, corpusMissing, corpusVersion, isCorpusKind, writeCorpus, writeCorpusQueries, type CorpusKind } from './corpora/kinds.js';
 import { DEFAULT_MAN_ROOT } from './corpora/manpages.js';
 
 export interface Run {
@@ -396,9 +396,10 @@ default), unless --fresh.`,
     writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped, ...others }, null, 2) + '\n');
     renameSync(`${out}.tmp`, out);
   };
-  // A corpus file is written once and reused; the man pages' is written whole first, to learn the
-  // size they reach (a larger size asked for is that size).
-  const corpusFile = (kind: CorpusKind, n: number) => join(work, kind === 'iid' ? `synth-${n}.jsonl` : kind === 'manpages' ? `manpages-${n}.jsonl` : `synth-${kind}-${n}.jsonl`);
+  // A corpus file is written once and reused (the fitted one's name has its profile's digest: a
+  // refit writes it again); the man pages' is written whole first, to learn the size they reach (a
+  // larger size asked for is that size).
+  const corpusFile = (kind: CorpusKind, n: number) => join(work, kind === 'iid' ? `synth-${n}.jsonl` : kind === 'manpages' ? `manpages-${n}.jsonl` : kind === 'fitted' ? `synth-fitted-${corpusVersion(kind)}-${n}.jsonl` : `synth-${kind}-${n}.jsonl`);
   const corpusOf = async (kind: CorpusKind, n: number) => {
     const corpus = corpusFile(kind, n);
     if (!existsSync(corpus)) {

@@ -173,12 +173,23 @@ function fitProfile(profile: FittedProfile, real: CorpusStats, n: number, rounds
   // The topic share can be at most the mass of the ranks topics draw from (less a margin).
   const total = p.head.counts.reduce((s, c) => s + c, 0);
   const below = p.head.counts.slice(0, p.topic.minRank).reduce((s, c) => s + c, 0);
-  const topicCeiling = Math.min(0.95, (1 - below / total) * (1 - p.tail.mass) - 0.01);
+  const topicCeiling = () => Math.min(0.95, (1 - below / total) * (1 - p.tail.mass) + (p.topic.tail ? p.tail.mass : 0) - 0.01);
+  // Topics draw from the tail too unless that keeps the vocabulary from growing to the real one's.
+  p.topic.tail = true;
   for (let round = 0; round < rounds; round++) {
     p.tail.exponent = bisect(1.05, 4, 12, false, (x) => rankStats({ ...p, tail: { ...p.tail, exponent: x } }, n).vocabulary, real.vocabulary);
-    p.topic.share = bisect(0, topicCeiling, 10, false, (x) => rankStats({ ...p, topic: { ...p.topic, share: x } }, n).burstiness, real.burstiness);
+    p.topic.share = bisect(0, topicCeiling(), 10, false, (x) => rankStats({ ...p, topic: { ...p.topic, share: x } }, n).burstiness, real.burstiness);
     p.queries.fromPassage = bisect(0, 1, 10, true, (x) => rankStats({ ...p, queries: { ...p.queries, fromPassage: x } }, n).query_pair_lift, real.query_pair_lift);
     p.queries.selectivity = bisect(0, 2, 10, false, (x) => rankStats({ ...p, queries: { ...p.queries, selectivity: x } }, n).query_df_median, real.query_df_median);
+    const vocabulary = rankStats(p, n).vocabulary;
+    // Judged after two rounds: the topic share fitted after the exponent moves the vocabulary.
+    if (p.topic.tail && round >= 1 && Math.abs(vocabulary - real.vocabulary) > 0.05 * real.vocabulary) {
+      log(`  round ${round + 1}: vocabulary ${vocabulary} with topics drawing from the tail, real ${real.vocabulary}: topics leave the tail to the background from now on`);
+      p.topic.tail = false;
+      p.topic.share = Math.min(p.topic.share, topicCeiling());
+      rounds++;
+      continue;
+    }
     log(`  round ${round + 1}: tail exponent ${p.tail.exponent.toFixed(3)}, topic share ${p.topic.share.toFixed(3)}, from passage ${p.queries.fromPassage.toFixed(3)}, query selectivity ${p.queries.selectivity.toFixed(3)}; ${show(rankStats(p, n))}`);
   }
   const round4 = (x: number) => Number(x.toFixed(4));

@@ -8,8 +8,8 @@
  *   remaining mass goes on without end, its words made up (pseudoWord), so the vocabulary keeps
  *   growing with the corpus as real vocabularies do (Heaps) instead of running out.
  * - Articles. Passages come in articles of several (the real corpus's passages per page or title).
- *   Each article has a topic: `topic.size` words drawn from the head's terms of rank topic.minRank
- *   or more, used with weights 1/(j+1). A passage's term is its article's topic word with probability
+ *   Each article has a topic: `topic.size` words drawn from the terms of rank topic.minRank or
+ *   more (the tail's only with topic.tail), used with weights 1/(j+1). A passage's term is its article's topic word with probability
  *   topic.share, otherwise drawn from the background, which is the rank distribution with the
  *   topics' share taken out, so that a term's overall frequency stays the real one. Topics are what
  *   make words come together in a passage (burstiness).
@@ -40,8 +40,13 @@ export interface FittedProfile {
   /** Quantiles (0%, 1%, ..., 100%) of terms per passage and of passages per article. */
   passageTerms: number[];
   articlePassages: number[];
-  /** Article topics: `size` words of rank minRank or more each; a passage's term is one of its article's with probability `share`. */
-  topic: { size: number; share: number; minRank: number };
+  /**
+   * Article topics: `size` words of rank minRank or more each; a passage's term is one of its
+   * article's with probability `share`. With `tail`, topic words come from the tail too (rare words
+   * repeat in their article, as names do, so they stay bursty at any size); without, the tail is
+   * left to the background (fit.ts turns it off where the vocabulary cannot grow enough with it).
+   */
+  topic: { size: number; share: number; minRank: number; tail?: boolean };
   /**
    * Terms per query: counts of queries with 1, 2, ... terms; the share of a query's terms taken from
    * its passage (the others are any terms, at their overall frequencies: a question's own wording,
@@ -207,16 +212,17 @@ export class FittedModel {
     // Head probabilities scaled to leave the tail its mass.
     const p = Float64Array.from(head.counts, (c) => (c / total) * (1 - tail.mass));
     this.overall = new RankSampler(p, tail.mass, tail.exponent);
-    // Topic words come from the head's ranks >= minRank at their overall frequencies. The tail is
-    // left to the background: a rare word repeated by a topic would stop the vocabulary's growth.
+    // Topic words come from the head's ranks >= minRank at their overall frequencies, and with
+    // topic.tail from the tail too: an article's own rare words (names) that it repeats.
     const topicHead = p.map((w, r) => (r >= topic.minRank ? w : 0));
-    const eligible = topicHead.reduce((s, w) => s + w, 0);
-    if (topic.share >= eligible) throw new Error(`fitted profile ${profile.source}: topic.share ${topic.share} is not below the mass of the head's ranks >= minRank (${eligible.toFixed(3)})`);
-    this.topical = new RankSampler(topicHead, 0, tail.exponent);
+    const topicTail = topic.tail ? tail.mass : 0;
+    const eligible = topicHead.reduce((s, w) => s + w, 0) + topicTail;
+    if (topic.share >= eligible) throw new Error(`fitted profile ${profile.source}: topic.share ${topic.share} is not below the mass topics draw from (${eligible.toFixed(3)})`);
+    this.topical = new RankSampler(topicHead, topicTail, tail.exponent);
     // The background gives back what topics take: (1 - share) * background + share * topical = overall.
     const keep = (1 - topic.share / eligible) / (1 - topic.share);
     const bgHead = p.map((w, r) => (r >= topic.minRank ? w * keep : w / (1 - topic.share)));
-    this.background = new RankSampler(bgHead, tail.mass / (1 - topic.share), tail.exponent);
+    this.background = new RankSampler(bgHead, topic.tail ? tail.mass * keep : tail.mass / (1 - topic.share), tail.exponent);
     this.topicCdf = cdfOf(Array.from({ length: topic.size }, (_, j) => 1 / (j + 1)));
     this.stopCdf = cdfOf(profile.stopwords.counts);
     this.words = head.words;

@@ -8,11 +8,12 @@
  *   usual packages); a larger size asked for is that size.
  * - topical, iid: the earlier synthetic corpora (bench/synth.ts), kept for comparison.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { Chunk } from '../../src/corpus/chunk.js';
 import { Analyzer } from '../../src/search/index.js';
 import { synthQueries, synthSource, writeLines } from '../synth.js';
-import { fittedModel } from './fitted.js';
+import { DEFAULT_PROFILE, fittedModel, loadFittedParams } from './fitted.js';
 import { DEFAULT_MAN_ROOT, manPassages, manQueries } from './manpages.js';
 
 export type CorpusKind = 'fitted' | 'manpages' | 'topical' | 'iid';
@@ -22,6 +23,15 @@ export const FITTED_QUERIES = 1000;
 
 export function isCorpusKind(name: string): name is CorpusKind {
   return (CORPUS_KINDS as readonly string[]).includes(name);
+}
+
+/**
+ * What a corpus file written before must match to be reused: for the fitted corpus, a digest of its
+ * profile (a refit changes the text); '' for the others.
+ */
+export function corpusVersion(kind: CorpusKind): string {
+  if (kind !== 'fitted') return '';
+  return createHash('sha256').update(JSON.stringify(loadFittedParams().profiles[DEFAULT_PROFILE])).digest('hex').slice(0, 8);
 }
 
 /** Why a corpus cannot be made on this machine, or undefined when it can. */

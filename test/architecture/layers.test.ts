@@ -18,6 +18,7 @@ const TEST_ONLY_FOLDERS: Readonly<Record<string, string>> = {
   'test/fixtures': 'data and helpers the tests share (corpora, qrels, task files, the Python SDK finder)',
   'test/architecture': 'checks docs/ARCHITECTURE.md against src/ and test/ (scripts/architecture/)',
   'test/attack': 'the adversarial-input suite of scripts/attack/, across every command',
+  'test/bench': "tests of bench/ (the benchmarks' corpus generators and readers), which sits beside src/",
   'test/docs': 'checks README.md and docs/ against each other and the code (links, commands, lengths)',
 };
 

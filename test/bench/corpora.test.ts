@@ -51,6 +51,22 @@ describe('fitted corpus', () => {
     expect(s.chunk_terms).toBeLessThan(80);
   });
 
+  it('keeps its vocabulary growing and its words bursty past the real corpus size', () => {
+    const model = fittedModel();
+    const at = (n: number) => {
+      const acc = new StatsAccumulator([]);
+      for (const p of model.rankPassages(n, 1)) acc.addChunk([...p.title, ...p.text]);
+      return acc.result();
+    };
+    // The real corpus has 7,720 passages; sixteen times as many. Heaps: V grows as n^beta, beta
+    // near the real 0.61 (a vocabulary that ran out would stay flat). Burstiness stays near the
+    // real 0.78 (rare words scattered at random would take it to 1 at this size).
+    const real = at(7720);
+    const large = at(16 * 7720);
+    expect(Math.log(large.vocabulary / real.vocabulary) / Math.log(16)).toBeGreaterThan(0.55);
+    expect(large.burstiness).toBeLessThan(0.85);
+  });
+
   it('samples ranks at their probabilities, head and tail', () => {
     const sampler = new RankSampler(Float64Array.from([0.4, 0.2, 0.1]), 0.3, 2);
     expect(sampler.probability(0)).toBeCloseTo(0.4, 9);
