@@ -93,7 +93,7 @@ function mixPlan(index: SearchIndex, question: string, seed: number, grep = true
 /**
  * Eleven calls in ten turns: 3 searches (the first with a real question of the embedded task set,
  * the others with words of random chunks), 1 grep, 3 reads, 2 curates, 1 drop, finish — the shape of
- * the seeds' rollouts (mostly searching and reading, some curating). The words are drawn before
+ * the rollouts of Training Search Agents with GRPO (mostly searching and reading, some curating). The words are drawn before
  * the clock starts (mixPlan): in a real run the agent is a model elsewhere, and its time is not
  * the environment's.
  */

@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     },
     `usage: npm run bench:scale -- [--chunks N] [--corpus KIND] [--man-root DIR] [--work DIR] [--out FILE] [--keep] [--timeout S]
 
-Generates N chunks (default 2100000, the seeds' corpus size; 21000000 is wiki-18's) of the corpus
+Generates N chunks (default 2100000, the corpus size of Training Search Agents with GRPO; 21000000 is wiki-18's) of the corpus
 --corpus (${CORPUS_KINDS.join(', ')}; default fitted; manpages, the man pages under --man-root
 (default ${DEFAULT_MAN_ROOT}), stops at the size the pages reach)
 in a stream, indexes them in segments with compressed texts into DIR (default .sleuth/bench), loads
