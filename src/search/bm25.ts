@@ -89,6 +89,10 @@ export class Bm25Scorer {
     this.acc = this.scoring ? this.scoring.acc.subarray(0, segmentDocs) : new Float64Array(segmentDocs);
     this.norm = this.scoring ? this.scoring.norm : new Float64Array(p.docs);
     for (let d = 0; d < p.docs; d++) this.norm[d] = p.k1 * (1 - p.b + (p.b * p.doclen[d]!) / p.avgdl);
+    if (this.scoring) {
+      const one = this.scoring.one;
+      for (let d = 0; d < p.docs; d++) one[d] = 1 / (1 + this.norm[d]!);
+    }
   }
 
   /** Whether top-k runs the WebAssembly loops. */

@@ -11,13 +11,14 @@ export const MAX_PRUNED_K = MAX_SEGMENT_DOCS;
 const RESERVED = 65536;
 
 interface Bm25Exports {
-  init(data: number, blockAt: number, blockLast: number, blockMax: number, norm: number, acc: number, query: number, buffers: number, heapDocs: number, heapScores: number): void;
+  init(data: number, blockAt: number, blockLast: number, blockMax: number, norm: number, one: number, acc: number, query: number, buffers: number, heapDocs: number, heapScores: number): void;
   queryBytes(): number;
   reset(q: number): void;
   accumulate(j: number, base: number, limit: number): void;
   collect(len: number, min: number, outDocs: number, outScores: number): number;
   pruned(q: number, k: number, floor: number, scale: number): number;
   decodeInto(b: number, n: number, prev: number, docs: number, tfs: number): void;
+  postingsScored(reset: boolean): number;
 }
 
 /** One query term as the WebAssembly loops take it. */
@@ -48,6 +49,8 @@ export class ScoringMemory {
   readonly outScores: Float64Array;
   readonly outDocs: Uint32Array;
   readonly norm: Float64Array;
+  /** Per document, 1 / (1 + norm): a posting of tf 1 weighs idf times this (no divide per posting). */
+  readonly one: Float64Array;
   readonly words: Uint32Array;
   readonly blockAt: Uint32Array;
   readonly blockLast: Uint32Array;
@@ -56,12 +59,13 @@ export class ScoringMemory {
   private readonly tF64: Float64Array;
   private readonly at: { outScores: number; outDocs: number };
 
-  private constructor(private readonly x: Bm25Exports, buffer: ArrayBuffer, docs: number, words: number, blocks: number, at: Record<'acc' | 'outScores' | 'outDocs' | 'norm' | 'data' | 'blockAt' | 'blockLast' | 'blockMax' | 'query' | 'buffers', number>) {
+  private constructor(private readonly x: Bm25Exports, buffer: ArrayBuffer, docs: number, words: number, blocks: number, at: Record<'acc' | 'outScores' | 'outDocs' | 'norm' | 'one' | 'data' | 'blockAt' | 'blockLast' | 'blockMax' | 'query' | 'buffers', number>) {
     this.at = at;
     this.acc = new Float64Array(buffer, at.acc, MAX_SEGMENT_DOCS);
     this.outScores = new Float64Array(buffer, at.outScores, MAX_SEGMENT_DOCS);
     this.outDocs = new Uint32Array(buffer, at.outDocs, MAX_SEGMENT_DOCS);
     this.norm = new Float64Array(buffer, at.norm, docs);
+    this.one = new Float64Array(buffer, at.one, docs);
     this.words = new Uint32Array(buffer, at.data, words);
     this.blockAt = new Uint32Array(buffer, at.blockAt, blocks + 1);
     this.blockLast = new Uint32Array(buffer, at.blockLast, blocks);
@@ -69,7 +73,7 @@ export class ScoringMemory {
     // The query area (assembly/bm25.ts's init): nine u32 arrays, then f64 ones, MAX_QUERY_TERMS each.
     this.tU32 = new Uint32Array(buffer, at.query, 4 * MAX_QUERY_TERMS);
     this.tF64 = new Float64Array(buffer, at.query + 9 * 4 * MAX_QUERY_TERMS, 2 * MAX_QUERY_TERMS);
-    x.init(at.data, at.blockAt, at.blockLast, at.blockMax, at.norm, at.acc, at.query, at.buffers, at.outDocs, at.outScores);
+    x.init(at.data, at.blockAt, at.blockLast, at.blockMax, at.norm, at.one, at.acc, at.query, at.buffers, at.outDocs, at.outScores);
   }
 
   /**
@@ -95,6 +99,7 @@ export class ScoringMemory {
       query: take(queryBytes),
       buffers: take(2 * MAX_QUERY_TERMS * BLOCK * 4),
       norm: take(docs * 8),
+      one: take(docs * 8),
       blockAt: take((blocks + 1) * 4),
       blockLast: take(blocks * 4),
       blockMax: take(blocks * 4),
@@ -152,6 +157,11 @@ export class ScoringMemory {
   /** See pruned in ./assembly/bm25.ts: the top k (k <= MAX_PRUNED_K) of the q terms set, unordered, in outDocs/outScores; returns how many. */
   pruned(q: number, k: number, floor: number, scale: number): number {
     return this.x.pruned(q, k, floor, scale);
+  }
+
+  /** Postings the WebAssembly loops have scored (weights computed) since the last reset; reset: count from 0 again. */
+  postingsScored(reset = false): number {
+    return this.x.postingsScored(reset);
   }
 
   /** Decode block b (n postings, after document prev) with the WebAssembly decoder, for the tests. */

@@ -20,6 +20,7 @@ const TEST_ONLY_FOLDERS: Readonly<Record<string, string>> = {
   'test/attack': 'the adversarial-input suite of scripts/attack/, across every command',
   'test/bench': "tests of bench/ (the benchmarks' corpus generators and readers), which sits beside src/",
   'test/docs': 'checks README.md and docs/ against each other and the code (links, commands, lengths)',
+  'test/search/fixtures': 'indexes in earlier formats, for the old-format error (test/search/index.test.ts)',
 };
 
 describe('the layer table of docs/ARCHITECTURE.md', () => {

@@ -21,6 +21,7 @@ let blockAt: usize = 0; // u32 per block: its first word in data
 let blockLast: usize = 0; // u32 per block: its last document
 let blockMax: usize = 0; // f32 per block: a bound on tf / (tf + norm) over its postings
 let norm: usize = 0; // f64 per document: k1 * (1 - b + b * dl / avgdl)
+let one: usize = 0; // f64 per document: 1 / (1 + norm), the weight of tf 1 less the idf
 let acc: usize = 0; // f64 per document of a scoring segment (the exhaustive loop's accumulators)
 // The query's terms (MAX_TERMS slots each), written by the caller: first and end block, the size of
 // the last block, the term's place in the query, its idf and its bound (idf * largest weight).
@@ -46,14 +47,24 @@ let bufTfs: usize = 0;
 // The pruned query's top k (a min-heap: root the worst kept hit).
 let heapDocs: usize = 0;
 let heapScores: usize = 0;
+/** Postings whose weight the loops computed, since the last postingsScored(true) (bench:scale reports it). */
+let scored: u64 = 0;
+
+/** Postings scored so far; reset: start again from 0. */
+export function postingsScored(reset: bool): f64 {
+  const n = <f64>scored;
+  if (reset) scored = 0;
+  return n;
+}
 
 /** Where the arrays are (byte offsets); `query` is where the caller writes the query's terms, `heap` the top k. */
-export function init(dataAt: usize, blockAtAt: usize, blockLastAt: usize, blockMaxAt: usize, normAt: usize, accAt: usize, query: usize, buffers: usize, heapDocsAt: usize, heapScoresAt: usize): void {
+export function init(dataAt: usize, blockAtAt: usize, blockLastAt: usize, blockMaxAt: usize, normAt: usize, oneAt: usize, accAt: usize, query: usize, buffers: usize, heapDocsAt: usize, heapScoresAt: usize): void {
   data = dataAt;
   blockAt = blockAtAt;
   blockLast = blockLastAt;
   blockMax = blockMaxAt;
   norm = normAt;
+  one = oneAt;
   acc = accAt;
   const n = <usize>MAX_TERMS;
   tStart = query;
@@ -139,17 +150,73 @@ function unpack(src: usize, n: u32, bits: u32, dst: usize): usize {
   return n == BLOCK ? unpackLanes(src, bits, dst) : unpackInOrder(src, n, bits, dst);
 }
 
-/** Decode block b (n postings, after document prev) into docs and tfs (tf - 1), u32 each. */
-function decode(b: u32, n: u32, prev: u32, docs: usize, tfs: usize): void {
+/**
+ * 128 document gaps of `bits` (0..32) bits in the four-lane layout at src, as the documents they
+ * make after prev, into dst (u32 each); returns the end of the input. A row of the layout holds
+ * four consecutive values, so each row is unpacked, and prefix-summed, in one vector.
+ */
+function unpackDocLanes(src: usize, bits: u32, prev: u32, dst: usize): usize {
+  let carry = i32x4.splat(<i32>prev);
+  if (bits == 0) {
+    // Consecutive documents.
+    const step = i32x4(1, 2, 3, 4);
+    const four = i32x4.splat(4);
+    for (let row: u32 = 0; row < 32; row++) {
+      v128.store(dst + (<usize>row << 4), i32x4.add(carry, step));
+      carry = i32x4.add(carry, four);
+    }
+    return src;
+  }
+  const mask = i32x4.splat(bits == 32 ? -1 : <i32>((1 << bits) - 1));
+  const one = i32x4.splat(1);
+  const zero = i32x4.splat(0);
+  let w = v128.load(src);
+  let shift: u32 = 0;
+  for (let row: u32 = 0; row < 32; row++) {
+    let v = i32x4.shr_u(w, <i32>shift);
+    shift += bits;
+    if (shift >= 32) {
+      shift -= 32;
+      src += 16;
+      if (row < 31) {
+        w = v128.load(src);
+        if (shift > 0) v = v128.or(v, i32x4.shl(w, <i32>(bits - shift)));
+      }
+    }
+    // Gaps (a, b, c, d) to documents: plus one each, then (a, a+b, a+b+c, a+b+c+d) after the
+    // previous row's last document.
+    v = i32x4.add(v128.and(v, mask), one);
+    v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 0, 1, 2));
+    v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 4, 0, 1));
+    v = i32x4.add(v, carry);
+    v128.store(dst + (<usize>row << 4), v);
+    carry = i32x4.shuffle(v, v, 3, 3, 3, 3);
+  }
+  return src;
+}
+
+/**
+ * Decode block b (n postings, after document prev) into docs and tfs (tf - 1), u32 each; returns
+ * the block's tf width. With zeroTfs false, a block whose tfs are all 1 (width 0) leaves tfs as it
+ * was: the caller reads no tf of it.
+ */
+function decode(b: u32, n: u32, prev: u32, docs: usize, tfs: usize, zeroTfs: bool): u32 {
   let src = data + (<usize>u32At(blockAt, b) << 2);
   const header = load<u32>(src);
-  src = unpack(src + 4, n, header & 0xff, docs);
-  let last = prev;
-  for (let i: u32 = 0; i < n; i++) {
-    last += 1 + u32At(docs, i);
-    setU32(docs, i, last);
+  const docBits = header & 0xff;
+  const tfBits = (header >> 8) & 0xff;
+  if (n == BLOCK) {
+    src = unpackDocLanes(src + 4, docBits, prev, docs);
+  } else {
+    src = unpack(src + 4, n, docBits, docs);
+    let last = prev;
+    for (let i: u32 = 0; i < n; i++) {
+      last += 1 + u32At(docs, i);
+      setU32(docs, i, last);
+    }
   }
-  unpack(src, n, (header >> 8) & 0xff, tfs);
+  if (tfBits != 0 || zeroTfs) unpack(src, n, tfBits, tfs);
+  return tfBits;
 }
 
 /**
@@ -157,7 +224,7 @@ function decode(b: u32, n: u32, prev: u32, docs: usize, tfs: usize): void {
  * previous block ended at prev (or 0xffffffff), n postings, into docs and tfs (tf itself).
  */
 export function decodeInto(b: u32, n: u32, prev: u32, docs: usize, tfs: usize): void {
-  decode(b, n, prev, docs, tfs);
+  decode(b, n, prev, docs, tfs, true);
   for (let i: u32 = 0; i < n; i++) setU32(tfs, i, u32At(tfs, i) + 1);
 }
 
@@ -181,7 +248,7 @@ function loadBlock(j: u32, b: u32): void {
   if (u32At(cDecoded, j) == b) return;
   const prev = b == u32At(tStart, j) ? END : u32At(blockLast, b - 1);
   const at = <usize>j * BLOCK * 4;
-  decode(b, sizeOf(j, b), prev, bufDocs + at, bufTfs + at);
+  decode(b, sizeOf(j, b), prev, bufDocs + at, bufTfs + at, true);
   setU32(cDecoded, j, b);
   setU32(cPos, j, 0);
 }
@@ -189,6 +256,7 @@ function loadBlock(j: u32, b: u32): void {
 /** Term j's weight in the document at its cursor. */
 // @ts-ignore: decorator
 @inline function weightAt(j: u32, doc: u32): f64 {
+  scored++;
   const tf = <f64>(u32At(bufTfs + <usize>j * BLOCK * 4, u32At(cPos, j)) + 1);
   return f64At(tIdf, j) * (tf / (tf + f64At(norm, doc)));
 }
@@ -200,22 +268,47 @@ function loadBlock(j: u32, b: u32): void {
  */
 export function accumulate(j: u32, base: u32, limit: u32): void {
   const idf = f64At(tIdf, j);
+  const start = u32At(tStart, j);
   const end = u32At(tEnd, j);
   const at = <usize>j * BLOCK * 4;
+  const docs = bufDocs + at;
+  const tfs = bufTfs + at;
+  const accBase = acc - (<usize>base << 3);
   for (let b = u32At(cBlock, j); b < end; b++) {
     // A block whose documents all come at or after limit waits, undecoded, for a later segment.
-    if (b != u32At(tStart, j) && u32At(blockLast, b - 1) >= limit - 1) return;
-    loadBlock(j, b);
+    if (b != start && u32At(blockLast, b - 1) >= limit - 1) return;
     const n = sizeOf(j, b);
-    let pos = u32At(cPos, j);
-    const docs = bufDocs + at;
-    const tfs = bufTfs + at;
-    for (; pos < n; pos++) {
-      const d = u32At(docs, pos);
-      if (d >= limit) break;
-      const tf = <f64>(u32At(tfs, pos) + 1);
-      const slot = acc + (<usize>(d - base) << 3);
-      store<f64>(slot, load<f64>(slot) + idf * (tf / (tf + f64At(norm, d))));
+    let tfBits: u32;
+    let pos: u32;
+    if (u32At(cDecoded, j) == b) {
+      pos = u32At(cPos, j);
+      tfBits = (load<u32>(data + (<usize>u32At(blockAt, b) << 2)) >> 8) & 0xff;
+    } else {
+      tfBits = decode(b, n, b == start ? END : u32At(blockLast, b - 1), docs, tfs, false);
+      setU32(cDecoded, j, b);
+      pos = 0;
+    }
+    // The postings to add: the whole rest of the block, or those before limit.
+    let stop = n;
+    if (u32At(blockLast, b) >= limit) {
+      stop = pos;
+      while (u32At(docs, stop) < limit) stop++;
+    }
+    scored += stop - pos;
+    if (tfBits == 0) {
+      // Every tf is 1: its weight is idf * one[d], one[d] = 1 / (1 + norm[d]) (the same f64 operations).
+      for (; pos < stop; pos++) {
+        const d = u32At(docs, pos);
+        const slot = accBase + (<usize>d << 3);
+        store<f64>(slot, load<f64>(slot) + idf * f64At(one, d));
+      }
+    } else {
+      for (; pos < stop; pos++) {
+        const d = u32At(docs, pos);
+        const tf = <f64>(u32At(tfs, pos) + 1);
+        const slot = accBase + (<usize>d << 3);
+        store<f64>(slot, load<f64>(slot) + idf * (tf / (tf + f64At(norm, d))));
+      }
     }
     setU32(cPos, j, pos);
     if (pos < n) return;
@@ -226,18 +319,46 @@ export function accumulate(j: u32, base: u32, limit: u32): void {
 /**
  * Every accumulator of [0, len) above `min`, in order: its offset to outDocs (u32) and its score to
  * outScores (f64); then all of [0, len) set back to zero. Returns how many were written (at most len).
+ *
+ * Eight at a time: few pass min once the top k fills, so one test of eight comparisons skips most
+ * runs, and each is zeroed as it is read (one pass over the accumulators, not two).
  */
 export function collect(len: u32, min: f64, outDocs: usize, outScores: usize): u32 {
   let n: u32 = 0;
-  for (let o: u32 = 0; o < len; o++) {
+  const bar = f64x2.splat(min);
+  const zero = f64x2.splat(0);
+  const whole = len & ~7;
+  let o: u32 = 0;
+  for (; o < whole; o += 8) {
+    const p = acc + (<usize>o << 3);
+    const a = v128.load(p);
+    const b = v128.load(p, 16);
+    const c = v128.load(p, 32);
+    const d = v128.load(p, 48);
+    if (v128.any_true(v128.or(v128.or(f64x2.gt(a, bar), f64x2.gt(b, bar)), v128.or(f64x2.gt(c, bar), f64x2.gt(d, bar))))) {
+      for (let i: u32 = 0; i < 8; i++) {
+        const score = f64At(p, i);
+        if (score > min) {
+          setU32(outDocs, n, o + i);
+          setF64(outScores, n, score);
+          n++;
+        }
+      }
+    }
+    v128.store(p, zero);
+    v128.store(p, zero, 16);
+    v128.store(p, zero, 32);
+    v128.store(p, zero, 48);
+  }
+  for (; o < len; o++) {
     const score = f64At(acc, o);
     if (score > min) {
       setU32(outDocs, n, o);
       setF64(outScores, n, score);
       n++;
     }
+    setF64(acc, o, 0);
   }
-  memory.fill(acc, 0, <usize>len << 3);
   return n;
 }
 
