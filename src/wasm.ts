@@ -17,6 +17,14 @@ export const WA = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembl
 export const WASM_PAGE = 65536;
 /** The most a (32-bit) WebAssembly memory can hold: 65,536 pages, 4 GiB. */
 export const WASM_MAX_BYTES = 65536 * WASM_PAGE;
+/**
+ * The most pages a memory may grow to under AssemblyScript's stub runtime (the modules that
+ * allocate with `heap.alloc`): one page short of 4 GiB. At 65,536 pages the runtime's end of
+ * memory, pages << 16 in 32 bits, wraps to 0, so its next allocation finds no room and traps
+ * (`unreachable`) though memory is free; and as it doubles memory when it grows, that happened as
+ * soon as its heap passed 2 GiB (an index build at 4.6 million fitted chunks).
+ */
+export const STUB_HEAP_MAX_PAGES = 65535;
 
 /**
  * Where `npm run build` puts a compiled module (scripts/build-wasm.mjs): dist/wasm/NAME under the

@@ -1,4 +1,4 @@
-import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
+import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, type WasmMemory } from '../wasm.js';
 
 /**
  * The JSONL reader's fast path (./assembly/jsonl.ts, WebAssembly): a batch of lines scanned at
@@ -52,7 +52,7 @@ export class JsonlScanner {
   }
 
   private constructor(mod: object) {
-    this.memory = new WA.Memory({ initial: 16, maximum: WASM_MAX_BYTES / WASM_PAGE });
+    this.memory = new WA.Memory({ initial: 16, maximum: STUB_HEAP_MAX_PAGES });
     const env = {
       memory: this.memory,
       abort: (_message: number, _file: number, line: number, column: number) => {

@@ -1,4 +1,4 @@
-import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
+import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, type WasmMemory } from '../wasm.js';
 import { postingPasses, type PostingPairs } from './buffers.js';
 import { DEFAULT_BLOCK_SIZE, ENTRY_STATS, type ForwardList, type VarintRange } from './grep/builder.js';
 
@@ -73,7 +73,7 @@ export class WordKernel {
   }
 
   private constructor(mod: object, termOf: (word: string) => number) {
-    this.memory = new WA.Memory({ initial: 256, maximum: WASM_MAX_BYTES / WASM_PAGE });
+    this.memory = new WA.Memory({ initial: 256, maximum: STUB_HEAP_MAX_PAGES });
     this.u8 = new Uint8Array(this.memory.buffer);
     const env = {
       memory: this.memory,
@@ -164,6 +164,11 @@ export class WordKernel {
   }
   documentLength(): number {
     return this.x.documentLength();
+  }
+
+  /** Bytes of WebAssembly memory the loops hold (their pairs, tables and inputs): a build ends a segment before it runs out. */
+  memoryBytes(): number {
+    return this.memory.buffer.byteLength;
   }
 
   /** (term, tf) pairs split so far, over all documents. */
