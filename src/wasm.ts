@@ -53,3 +53,17 @@ export function compiledWasm(name: string): object | null {
   }
   return mod;
 }
+
+/**
+ * The exports with the named functions' results read as unsigned: WebAssembly hands a 32-bit
+ * pointer (AssemblyScript's usize) to JavaScript as a signed i32, so one past 2 GiB arrives
+ * negative, and a view at a negative offset throws or, through subarray, counts from the end.
+ */
+export function unsignedResults<T extends object>(exports: T, names: readonly (keyof T)[]): T {
+  const out = { ...exports };
+  for (const name of names) {
+    const f = exports[name] as unknown as (...args: number[]) => number;
+    (out as Record<keyof T, unknown>)[name] = (...args: number[]) => f(...args) >>> 0;
+  }
+  return out;
+}

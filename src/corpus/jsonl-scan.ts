@@ -1,4 +1,4 @@
-import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, type WasmMemory } from '../wasm.js';
+import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, unsignedResults, type WasmMemory } from '../wasm.js';
 
 /**
  * The JSONL reader's fast path (./assembly/jsonl.ts, WebAssembly): a batch of lines scanned at
@@ -59,7 +59,7 @@ export class JsonlScanner {
         throw new Error(`JSONL scanner (jsonl.wasm) aborted at ${line}:${column}`);
       },
     };
-    this.x = new WA.Instance(mod, { env }).exports as unknown as JsonlExports;
+    this.x = unsignedResults(new WA.Instance(mod, { env }).exports as unknown as JsonlExports, ['inputPointer', 'arenaPointer', 'recordsPointer']);
   }
 
   /** Scan `bytes`: whole lines, each ended by '\n' but perhaps the last. The result is the caller's. */

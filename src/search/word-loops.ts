@@ -1,4 +1,4 @@
-import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, type WasmMemory } from '../wasm.js';
+import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, unsignedResults, type WasmMemory } from '../wasm.js';
 import { postingPasses, type PostingPairs } from './buffers.js';
 import { DEFAULT_BLOCK_SIZE, ENTRY_STATS, type ForwardList, type VarintRange } from './grep/builder.js';
 
@@ -81,14 +81,15 @@ export class WordKernel {
       abort: (_message: number, _file: number, line: number, column: number) => {
         throw new Error(`index word loop (words.wasm) aborted at ${line}:${column}`);
       },
-      newSurfaceWord: (p: number, len: number) => termOf(decoder.decode(this.bytes(p, len))),
+      // p arrives as a signed i32 (negative past 2 GiB): read it unsigned, as unsignedResults below does.
+      newSurfaceWord: (p: number, len: number) => termOf(decoder.decode(this.bytes(p >>> 0, len))),
       astralWordChar: (cp: number) => {
         let word = this.astral.get(cp);
         if (word === undefined) this.astral.set(cp, (word = WORD_CHAR.test(String.fromCodePoint(cp))));
         return word ? 1 : 0;
       },
     };
-    this.x = new WA.Instance(mod, { env }).exports as unknown as WordExports;
+    this.x = unsignedResults(new WA.Instance(mod, { env }).exports as unknown as WordExports, ['classBits', 'inputPointer', 'allocate', 'documentFrequencies', 'grepArena', 'grepKeys']);
     const bits = this.x.classBits();
     this.view().set(wordBits(), bits);
   }
