@@ -89,8 +89,7 @@ export class QaEpisode extends EpisodeBase {
     if (call.name === 'answer') {
       const args = parseArguments('answer', ARGS.answer, call.arguments);
       if (!args.ok) return errorResult('bad_arguments', args.error);
-      this.answer = args.value.answer.trim();
-      this.ended = 'answer';
+      this.answerWith(args.value.answer);
       return { outcome: 'ok', content: 'Answer recorded.', chunkIds: [] };
     }
     if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${QA_TOOLS.map((t) => t.name).join(', ')}`);

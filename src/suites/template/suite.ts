@@ -1,5 +1,5 @@
-import { InputError } from '../../errors.js';
 import { F4, type Rubric } from '../../reward/rubric.js';
+import { openOwnTasks } from '../own-tasks.js';
 import type { Suite } from '../types.js';
 import { TEMPLATE_AGENTS } from './agents.js';
 import { TemplateEnvironment } from './env.js';
@@ -34,17 +34,5 @@ export const templateSuite: Suite = {
   lookupTools: TEMPLATE_LOOKUP_TOOLS,
   agents: TEMPLATE_AGENTS,
   taskSets: false,
-  async open(options = {}) {
-    if (options.tasks !== undefined) throw new InputError(`--tasks ${options.tasks}: env template has its own tasks; leave --tasks out`);
-    return {
-      suite: templateSuite,
-      tasksName: 'template',
-      indexDir: null,
-      tasks: (split) => templateTasks(split),
-      async environment(o = {}) {
-        if ((o.searchWorkers ?? 0) > 0) throw new InputError('--search-workers is for environments with a search index (env template has none)');
-        return { env: new TemplateEnvironment(TEMPLATE_TABLE, o.budgets), close: async () => {} };
-      },
-    };
-  },
+  open: async (options = {}) => openOwnTasks(templateSuite, options, templateTasks, (budgets) => new TemplateEnvironment(TEMPLATE_TABLE, budgets)),
 };
