@@ -1,5 +1,5 @@
 import { noArgument } from '../../agent/registry.js';
-import { F4, type Rubric } from '../../reward/rubric.js';
+import { namedRubrics } from '../../reward/rubric.js';
 import { openOwnTasks } from '../own-tasks.js';
 import type { Suite } from '../types.js';
 import { invoiceBaselineAgent, invoiceOracleAgent } from './agents.js';
@@ -9,7 +9,7 @@ import { loadInvoiceSuite } from './index.js';
 import { INVOICE_TOOL_SPECS } from './tools.js';
 
 /** The one rubric: the share of gold values in the reply. */
-const RUBRICS: Rubric[] = [{ name: 'invoices', kind: 'invoices', beta: F4, weights: { gold_share: 1 } }];
+const RUBRICS = namedRubrics('invoices', { invoices: { gold_share: 1 } });
 
 /**
  * The invoice suite: customer emails answered from a procedurally generated SQLite database with
@@ -20,11 +20,11 @@ export const invoiceSuite: Suite = {
   summary: 'the invoice emails: answer a customer from the database with three SQL tools',
   rubrics: RUBRICS,
   defaultRubric: 'invoices',
-  rewardParts: (task, rollout) => invoiceParts(task, rollout),
+  rewardParts: invoiceParts,
   usesBeta: false,
   result: 'answer',
   buckets: ['correct', 'partial', 'wrong', 'no_answer'],
-  bucket: (parts) => invoiceBucket(parts),
+  bucket: invoiceBucket,
   success: (parts) => parts['pass'] === 1,
   headline: ['reward', 'gold_share', 'pass_rate'],
   tools: INVOICE_TOOL_SPECS,
