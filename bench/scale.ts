@@ -12,15 +12,19 @@
  * and indexing them; index_s is build_s less generate_s. Queries: one warm-up pass (at most 30 s), then up to 60 s of top-10 searches
  * one after another on one thread, with ids, titles and snippets; grep: the literal patterns of
  * bench:search, three times each after a warm-up. Disk use and free space are recorded before and
- * after. The index is removed afterwards unless --keep. Results are merged into --out by corpus and
+ * after, and the index's bytes by part (postings, vocabulary, texts, grep, ...). postings_per_query:
+ * the postings of the queries' terms, what the exhaustive loop scores (its mean, and p99). The index
+ * is removed afterwards unless --keep. Results are merged into --out by corpus and
  * size (runs from before the corpus was recorded were on the topical corpus).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { buildIndex, openSearcher } from '../src/search/index.js';
+import { queryTerms, type SearchIndex } from '../src/search/open.js';
+import { SegmentedIndex } from '../src/search/segments.js';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
 import { dirBytes, GREP_LITERAL, loadNow, machineOf, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
 import { CORPUS_KINDS, corpusMissing, corpusQueries, corpusSource, isCorpusKind, type CorpusKind } from './corpora/kinds.js';
@@ -91,7 +95,49 @@ async function childQuery(kind: CorpusKind, chunks: number, index: string, manRo
     if (!ix.read(id)) throw new Error(`read ${id}: missing`);
     readLat.push(now() - s);
   }
-  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, grep_literal_p50_ms: percentile(grepLat, 50), grep_calls: grepCalls, read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
+  const postings = queries.map((query) => queryPostings(ix, query));
+  const postings_per_query = postings.reduce((a, b) => a + b, 0) / postings.length;
+  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, postings_per_query, postings_per_query_p99: percentile(postings, 99), grep_literal_p50_ms: percentile(grepLat, 50), grep_calls: grepCalls, read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
+}
+
+/**
+ * Postings the exhaustive loop scores for a query: the document frequencies of its distinct terms,
+ * summed over the segments. What pruning may skip, and the work a query costs without it.
+ */
+function queryPostings(ix: SearchIndex | SegmentedIndex, query: string): number {
+  const terms = [...new Set(queryTerms(ix.analyzer, query))];
+  const segments = ix instanceof SegmentedIndex ? ix.segments : [ix];
+  let postings = 0;
+  for (const s of segments) {
+    for (const t of terms) {
+      const id = s.scorer.termId(t);
+      if (id >= 0) postings += s.scorer.df(id);
+    }
+  }
+  return postings;
+}
+
+/** The part of an index a file belongs to, by its name (src/search/format.ts lists the files). */
+function partOf(file: string): string {
+  const name = basename(file);
+  if (name.startsWith('post.') || name.startsWith('block')) return 'postings';
+  if (name.startsWith('term')) return 'vocabulary';
+  if (name.startsWith('text.')) return 'texts';
+  if (name.startsWith('grep.')) return 'grep';
+  if (/^(ids|titles|meta)\./.test(name)) return 'ids_titles_meta';
+  if (name === 'doclen') return 'doc_lengths';
+  return 'other';
+}
+
+/** Bytes of the index's files by part, over all its segments. */
+function bytesByPart(dir: string, into: Record<string, number> = {}): Record<string, number> {
+  for (const f of readdirSync(dir)) {
+    const path = join(dir, f);
+    const st = statSync(path);
+    if (st.isDirectory()) bytesByPart(path, into);
+    else into[partOf(f)] = (into[partOf(f)] ?? 0) + st.size;
+  }
+  return into;
 }
 
 const self = fileURLToPath(import.meta.url);
@@ -162,6 +208,7 @@ The index is removed afterwards unless --keep. --timeout: seconds each of build 
     date: new Date().toISOString(),
     ...Object.fromEntries(Object.entries({ ...built, ...queried }).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
     index_bytes: dirBytes(index),
+    index_bytes_by_part: bytesByPart(index),
     disk_free_gb_before: before,
     disk_free_gb_with_index: after,
     machine: machineOf(loadAtStart),

@@ -22,14 +22,17 @@ export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
   return deepest;
 }
 
-/** JSON.parse, refusing a record nested deeper than MAX_JSON_DEPTH; `where` names the input in the error. */
-export function parseJsonRecord(text: string, where: string): unknown {
+/**
+ * JSON.parse, refusing a record nested deeper than MAX_JSON_DEPTH; `where` names the input in the
+ * error. `wrappers`: levels of nesting around the records (1 for a JSON array of them), not counted.
+ */
+export function parseJsonRecord(text: string, where: string, wrappers = 0): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new InputError(`${where}: malformed JSON (${(err as Error).message})`);
+    throw new InputError(`${where}: not valid JSON (${(err as Error).message})`);
   }
-  if (jsonDepth(value) > MAX_JSON_DEPTH) throw new InputError(`${where}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
+  if (jsonDepth(value, MAX_JSON_DEPTH + wrappers) > MAX_JSON_DEPTH + wrappers) throw new InputError(`${where}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
   return value;
 }

@@ -18,6 +18,6 @@ describe('JSON nesting depth', () => {
     expect(parseJsonRecord(nested(MAX_JSON_DEPTH), 'c.jsonl:1')).toMatchObject({ id: 'x' });
     expect(() => parseJsonRecord(nested(MAX_JSON_DEPTH + 1), 'c.jsonl:2')).toThrow(InputError);
     expect(() => parseJsonRecord(nested(5000), 'c.jsonl:2')).toThrow('c.jsonl:2: JSON nested more than 256 levels deep');
-    expect(() => parseJsonRecord('{"id":', 'c.jsonl:3')).toThrow(/c\.jsonl:3: malformed JSON/u);
+    expect(() => parseJsonRecord('{"id":', 'c.jsonl:3')).toThrow(/c\.jsonl:3: not valid JSON/u);
   });
 });

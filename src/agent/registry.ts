@@ -22,6 +22,14 @@ export type AgentFactory = (arg: string | undefined, spec: string, ctx: AgentFac
 /** Agent factories by spec name. */
 export type AgentTable = ReadonlyMap<string, AgentFactory>;
 
+/** A factory for an agent whose spec takes no argument (`NAME`, never `NAME:ARG`): `make` gets the spec and the context. */
+export function noArgument<C>(make: (spec: string, ctx: C) => Agent): (arg: string | undefined, spec: string, ctx: C) => Agent {
+  return (arg, spec, ctx) => {
+    if (arg !== undefined) throw new InputError(`agent '${spec}': ${parseAgentSpec(spec).name} takes no argument`);
+    return make(spec, ctx);
+  };
+}
+
 /** A spec's name and its argument (the part after the first colon; undefined when there is none). */
 export function parseAgentSpec(spec: string): { name: string; arg: string | undefined } {
   const colon = spec.indexOf(':');

@@ -70,10 +70,27 @@ export interface LossSpec {
 
 const RL_METRICS = ['ratio:mean', 'kl_sampler_learner:mean'] as const;
 
-/** The ratio learner / sampler of a token's probability, and the ratio clipped to [lo, hi]. */
-function ratios(lp: number, samplerLogprob: number, lo: number, hi: number): { r: number; rc: number } {
-  const r = Math.exp(lp - samplerLogprob);
-  return { r, rc: Math.min(Math.max(r, lo), hi) };
+/** A token as a clipped-ratio loss sees it: the ratio learner / sampler, that ratio clipped to [lo, hi], and the token's logprob, weight and advantage. */
+interface ClippedToken {
+  r: number;
+  rc: number;
+  lp: number;
+  w: number;
+  A: number;
+}
+
+/** An RL loss of the clipped ratio (ppo, cispo): `rule` is its per-token loss and gradient. */
+function clippedRatioLoss(summary: string, clip: readonly [number, number], rule: (t: ClippedToken) => TokenLoss): LossSpec {
+  return {
+    summary,
+    rl: true,
+    clip,
+    token: ({ lp, weight, samplerLogprob, advantage }, lo, hi) => {
+      const r = Math.exp(lp - samplerLogprob);
+      return rule({ r, rc: Math.min(Math.max(r, lo), hi), lp, w: weight, A: advantage });
+    },
+    metrics: [...RL_METRICS, 'clip_fraction:mean'],
+  };
 }
 
 const TABLE = {
@@ -93,30 +110,18 @@ const TABLE = {
     },
     metrics: RL_METRICS,
   },
-  ppo: {
-    summary: 'PPO: minus min(ratio x advantage, clipped ratio x advantage)',
-    rl: true,
-    clip: [0.8, 1.2],
-    // L = -min(r A, clip(r) A). The clipped branch is constant in lp, so it has no gradient.
-    token: ({ lp, weight: w, samplerLogprob, advantage: A }, lo, hi) => {
-      const { r, rc } = ratios(lp, samplerLogprob, lo, hi);
-      const unclipped = r * A, clippedTerm = rc * A;
-      if (unclipped <= clippedTerm) return { loss: -w * unclipped, grad: -w * r * A, clipped: false };
-      return { loss: -w * clippedTerm, grad: 0, clipped: true };
-    },
-    metrics: [...RL_METRICS, 'clip_fraction:mean'],
-  },
-  cispo: {
-    summary: 'CISPO: minus the clipped ratio (no gradient through it) x logprob x advantage',
-    rl: true,
-    clip: [0, 4],
-    // L = -sg(clip(r)) lp A: the clipped ratio is a constant weight on the logprob's gradient.
-    token: ({ lp, weight: w, samplerLogprob, advantage: A }, lo, hi) => {
-      const { r, rc } = ratios(lp, samplerLogprob, lo, hi);
-      return { loss: -w * rc * lp * A, grad: -w * rc * A, clipped: rc !== r };
-    },
-    metrics: [...RL_METRICS, 'clip_fraction:mean'],
-  },
+  // L = -min(r A, clip(r) A). The clipped branch is constant in lp, so it has no gradient.
+  ppo: clippedRatioLoss('PPO: minus min(ratio x advantage, clipped ratio x advantage)', [0.8, 1.2], ({ r, rc, w, A }) => {
+    const unclipped = r * A, clippedTerm = rc * A;
+    if (unclipped <= clippedTerm) return { loss: -w * unclipped, grad: -w * r * A, clipped: false };
+    return { loss: -w * clippedTerm, grad: 0, clipped: true };
+  }),
+  // L = -sg(clip(r)) lp A: the clipped ratio is a constant weight on the logprob's gradient.
+  cispo: clippedRatioLoss('CISPO: minus the clipped ratio (no gradient through it) x logprob x advantage', [0, 4], ({ r, rc, lp, w, A }) => ({
+    loss: -w * rc * lp * A,
+    grad: -w * rc * A,
+    clipped: rc !== r,
+  })),
 } as const satisfies Record<string, LossSpec>;
 
 export type LossFn = keyof typeof TABLE;

@@ -1,4 +1,4 @@
-import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
+import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, unsignedResults, type WasmMemory } from '../wasm.js';
 
 /**
  * The JSONL reader's fast path (./assembly/jsonl.ts, WebAssembly): a batch of lines scanned at
@@ -52,14 +52,14 @@ export class JsonlScanner {
   }
 
   private constructor(mod: object) {
-    this.memory = new WA.Memory({ initial: 16, maximum: WASM_MAX_BYTES / WASM_PAGE });
+    this.memory = new WA.Memory({ initial: 16, maximum: STUB_HEAP_MAX_PAGES });
     const env = {
       memory: this.memory,
       abort: (_message: number, _file: number, line: number, column: number) => {
         throw new Error(`JSONL scanner (jsonl.wasm) aborted at ${line}:${column}`);
       },
     };
-    this.x = new WA.Instance(mod, { env }).exports as unknown as JsonlExports;
+    this.x = unsignedResults(new WA.Instance(mod, { env }).exports as unknown as JsonlExports, ['inputPointer', 'arenaPointer', 'recordsPointer']);
   }
 
   /** Scan `bytes`: whole lines, each ended by '\n' but perhaps the last. The result is the caller's. */

@@ -85,6 +85,9 @@ export const BUILDS = {
 export async function buildBaseModel(o: BaseBuildOptions): Promise<{ path: string; losses: number[] }> {
   const log = o.log ?? (() => {});
   const t0 = performance.now();
+  // The shipped models' tokenizer text stays as they were built (test/backend/tokenizer-text.test.ts
+  // pins it): every suite's oracle transcripts, which base models built on demand read
+  // (base-model.ts), would make a new vocabulary, a new shipped model and new bench:demo numbers.
   const tokenizer = trainLocalTokenizer(await embeddedTokenizerTexts(400_000, 200), 2048);
   log(`tokenizer: ${tokenizer.vocabSize} tokens (${((performance.now() - t0) / 1000).toFixed(1)}s)`);
   const dir = o.out.replace(/\/[^/]*$/, '');

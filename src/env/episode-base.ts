@@ -31,6 +31,13 @@ export abstract class EpisodeBase implements EnvEpisode {
     return [...this.curatedSet];
   }
 
+  /** End the episode with `text`, trimmed, as its answer (a final message or an answer tool). */
+  protected answerWith(text: string): EndReason {
+    this.answer = text.trim();
+    this.ended = 'answer';
+    return this.ended;
+  }
+
   protected abstract handle(call: ToolCall): Promise<ToolResult>;
   abstract finalMessage(text: string): EndReason;
 

@@ -57,6 +57,16 @@ export interface Budgets {
 /** Budgets for a large model: 40 turns, 2,048 new tokens per turn, a 30,720-token context. */
 export const DEFAULT_BUDGETS: Budgets = { maxTurns: 40, maxTokensPerTurn: 2048, contextTokens: 30720 };
 
+/**
+ * An environment's settings from its options: the options over its defaults, and the budgets given,
+ * else its own for those settings.
+ */
+export function environmentSettings<O extends { budgets?: Budgets }>(options: O, defaults: Required<Omit<O, 'budgets'>>, ownBudgets: (settings: Required<Omit<O, 'budgets'>>) => Budgets): { settings: Required<Omit<O, 'budgets'>>; budgets: Budgets } {
+  const { budgets, ...rest } = options;
+  const settings = { ...defaults, ...rest } as Required<Omit<O, 'budgets'>>;
+  return { settings, budgets: budgets ?? ownBudgets(settings) };
+}
+
 /** One handled call, in the environment's log. */
 export interface ToolLogEntry {
   turn: number;

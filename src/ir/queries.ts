@@ -1,5 +1,6 @@
 import { InputError } from '../errors.js';
 import { readTextFile } from '../corpus/text-file.js';
+import { parseJsonRecord } from '../json-depth.js';
 
 /** One query of a batch search, as read from a queries file. */
 export interface Query {
@@ -43,12 +44,7 @@ export function readQueries(path: string): Query[] {
 }
 
 function jsonQuery(line: string, where: string): Query {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (err) {
-    throw new InputError(`${where}: not valid JSON (${(err as Error).message})`);
-  }
+  const value = parseJsonRecord(line, where);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError(`${where}: expected a JSON object`);
   const rec = value as Record<string, unknown>;
   const idKey = ID_KEYS.find((k) => typeof rec[k] === 'string' || typeof rec[k] === 'number');

@@ -1,5 +1,6 @@
 import { InputError } from '../errors.js';
 import { readTextFile } from '../corpus/text-file.js';
+import { parseJsonRecord } from '../json-depth.js';
 
 /** A ranked list per query: document id -> retrieval score (ranks come from the scores, as in trec_eval). */
 export type Run = Map<string, Map<string, number>>;
@@ -61,12 +62,7 @@ export function readRun(path: string): Run {
 }
 
 function jsonRunLine(line: string, where: string, run: Run): void {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (err) {
-    throw new InputError(`${where}: not valid JSON (${(err as Error).message})`);
-  }
+  const value = parseJsonRecord(line, where);
   const rec = value as Partial<RankedHits> | null;
   if (typeof rec?.qid !== 'string' || !Array.isArray(rec.hits)) throw new InputError(`${where}: expected {"qid": "...", "hits": [{"id", "score"}]}`);
   const hits = new Map<string, number>();

@@ -28,6 +28,11 @@ export interface RewardBreakdown {
 /** F4, constant: the beta of every named rubric. */
 export const F4 = { kind: 'constant', beta: 4 } as const;
 
+/** A suite's named rubrics, by name: their weights, all at F4 (suites that take no beta ignore it). */
+export function namedRubrics(kind: string, weightsByName: Record<string, Record<string, number>>): Rubric[] {
+  return Object.entries(weightsByName).map(([name, weights]) => ({ name, kind, beta: F4, weights }));
+}
+
 /** Check a rubric from a config file; the message names the source and the bad field. */
 export function parseRubric(value: unknown, source: string): Rubric {
   const r = RubricSchema.safeParse(value);

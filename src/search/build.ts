@@ -59,6 +59,12 @@ export interface BuildOptions {
  * (the scoring loops') and one Node array can hold.
  */
 export const SEGMENT_POSTINGS = 1 << 28;
+/**
+ * The word loops' memory (pairs, the surface-word table, inputs) at which a segment ends whatever
+ * its postings: 3 GiB of the 4 GiB one WebAssembly memory holds, so a corpus of many distinct words
+ * per posting (identifiers, hashes) starts a segment rather than running out.
+ */
+export const SEGMENT_KERNEL_BYTES = 3 * 2 ** 30;
 
 /**
  * The chunks to index, in order, one at a time or in batches (readCorporaBatches): a corpus of
@@ -518,7 +524,7 @@ async function buildInto(cursor: ChunkCursor, dir: string, analyzer: Analyzer, k
         doclen.push(dl);
         tokens += dl;
         if (onProgress && (doc & 4095) === 0) onProgress(firstDoc + doc + 1);
-        if (postingsSoFar() >= maxPostings) {
+        if (postingsSoFar() >= maxPostings || (kernel && kernel.memoryBytes() >= SEGMENT_KERNEL_BYTES)) {
           cursor.putBack(batch.slice(i + 1));
           full = true;
           break;

@@ -104,25 +104,25 @@ export class SegmentedChunkStore implements ChunkStore {
     return [this.segments[lo]!, doc - this.firsts[lo]!];
   }
 
-  id(doc: number): string {
+  /** Read document `doc` from its segment's store. */
+  private fromSegment<T>(doc: number, read: (store: SearchIndex['store'], d: number) => T): T {
     const [s, d] = this.locate(doc);
-    return s.store.id(d);
+    return read(s.store, d);
+  }
+  id(doc: number): string {
+    return this.fromSegment(doc, (store, d) => store.id(d));
   }
   title(doc: number): string {
-    const [s, d] = this.locate(doc);
-    return s.store.title(d);
+    return this.fromSegment(doc, (store, d) => store.title(d));
   }
   text(doc: number): string {
-    const [s, d] = this.locate(doc);
-    return s.store.text(d);
+    return this.fromSegment(doc, (store, d) => store.text(d));
   }
   textBytes(doc: number): Uint8Array {
-    const [s, d] = this.locate(doc);
-    return s.store.textBytes(d);
+    return this.fromSegment(doc, (store, d) => store.textBytes(d));
   }
   meta(doc: number): Record<string, unknown> | undefined {
-    const [s, d] = this.locate(doc);
-    return s.store.meta(d);
+    return this.fromSegment(doc, (store, d) => store.meta(d));
   }
   docOf(id: string): number {
     for (let k = 0; k < this.segments.length; k++) {

@@ -1,4 +1,4 @@
-import { WA, WASM_MAX_BYTES, WASM_PAGE, compiledWasm, type WasmMemory } from '../wasm.js';
+import { STUB_HEAP_MAX_PAGES, WA, compiledWasm, unsignedResults, type WasmMemory } from '../wasm.js';
 import { postingPasses, type PostingPairs } from './buffers.js';
 import { DEFAULT_BLOCK_SIZE, ENTRY_STATS, type ForwardList, type VarintRange } from './grep/builder.js';
 
@@ -73,7 +73,7 @@ export class WordKernel {
   }
 
   private constructor(mod: object, termOf: (word: string) => number) {
-    this.memory = new WA.Memory({ initial: 256, maximum: WASM_MAX_BYTES / WASM_PAGE });
+    this.memory = new WA.Memory({ initial: 256, maximum: STUB_HEAP_MAX_PAGES });
     this.u8 = new Uint8Array(this.memory.buffer);
     const env = {
       memory: this.memory,
@@ -81,14 +81,15 @@ export class WordKernel {
       abort: (_message: number, _file: number, line: number, column: number) => {
         throw new Error(`index word loop (words.wasm) aborted at ${line}:${column}`);
       },
-      newSurfaceWord: (p: number, len: number) => termOf(decoder.decode(this.bytes(p, len))),
+      // p arrives as a signed i32 (negative past 2 GiB): read it unsigned, as unsignedResults below does.
+      newSurfaceWord: (p: number, len: number) => termOf(decoder.decode(this.bytes(p >>> 0, len))),
       astralWordChar: (cp: number) => {
         let word = this.astral.get(cp);
         if (word === undefined) this.astral.set(cp, (word = WORD_CHAR.test(String.fromCodePoint(cp))));
         return word ? 1 : 0;
       },
     };
-    this.x = new WA.Instance(mod, { env }).exports as unknown as WordExports;
+    this.x = unsignedResults(new WA.Instance(mod, { env }).exports as unknown as WordExports, ['classBits', 'inputPointer', 'allocate', 'documentFrequencies', 'grepArena', 'grepKeys']);
     const bits = this.x.classBits();
     this.view().set(wordBits(), bits);
   }
@@ -164,6 +165,11 @@ export class WordKernel {
   }
   documentLength(): number {
     return this.x.documentLength();
+  }
+
+  /** Bytes of WebAssembly memory the loops hold (their pairs, tables and inputs): a build ends a segment before it runs out. */
+  memoryBytes(): number {
+    return this.memory.buffer.byteLength;
   }
 
   /** (term, tf) pairs split so far, over all documents. */

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import type { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from '../json-depth.js';
+import { parseJsonRecord } from '../json-depth.js';
 import { readLines } from '../corpus/lines.js';
 import { regularFile } from '../corpus/regular-file.js';
 import { readTextFile } from '../corpus/text-file.js';
@@ -30,43 +30,21 @@ export async function* streamRecords(path: string): AsyncGenerator<SourceRecord>
       return;
     }
     first = false;
-    yield { value: parseLine(line.text, `${path} line ${line.number}`), where: `${path} line ${line.number}` };
+    yield { value: parseJsonRecord(line.text, `${path} line ${line.number}`), where: `${path} line ${line.number}` };
   }
-}
-
-function parseLine(text: string, where: string): unknown {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`${where}: not valid JSON (${(err as Error).message})`);
-  }
-  return notTooDeep(value, where);
-}
-
-/** A record nested past MAX_JSON_DEPTH would overflow the stack of whatever walks it next. */
-function notTooDeep(value: unknown, where: string): unknown {
-  if (jsonDepth(value) > MAX_JSON_DEPTH) throw new InputError(`${where}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
-  return value;
 }
 
 /** The same records as streamRecords, read at once: for task-set files, which are small. */
 export function readRecords(path: string): SourceRecord[] {
   const text = readTextFile(path);
   if (text.trimStart().startsWith('[')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      throw new InputError(`${path}: not valid JSON (${(err as Error).message})`);
-    }
     // The array itself is one level: each record may nest as deep as a line may.
-    if (jsonDepth(parsed, MAX_JSON_DEPTH + 1) > MAX_JSON_DEPTH + 1) throw new InputError(`${path}: JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
+    const parsed = parseJsonRecord(text, path, 1);
     return (parsed as unknown[]).map((value, i) => ({ value, where: `${path} record ${i + 1}` }));
   }
   const records: SourceRecord[] = [];
   text.split('\n').forEach((line, i) => {
-    if (line.trim() !== '') records.push({ value: parseLine(line, `${path} line ${i + 1}`), where: `${path} line ${i + 1}` });
+    if (line.trim() !== '') records.push({ value: parseJsonRecord(line, `${path} line ${i + 1}`), where: `${path} line ${i + 1}` });
   });
   return records;
 }

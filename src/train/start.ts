@@ -29,7 +29,9 @@ export interface TrainInputs {
 }
 
 export async function loadTrainInputs(c: TrainConfig): Promise<TrainInputs> {
-  const opened = await suiteOf(c.env).open({ tasks: c.tasks });
+  // A suite with its own tasks refuses a task set; the config's `tasks` always has one (its default).
+  const suite = suiteOf(c.env);
+  const opened = await suite.open(suite.taskSets ? { tasks: c.tasks } : {});
   const limit = (ts: Task[], n: number) => (n > 0 ? ts.slice(0, n) : ts);
   const trainTasks = limit(opened.tasks(c.trainSplit), c.trainLimit);
   const evalTasks = limit(opened.tasks(c.evalSplit), c.evalLimit);

@@ -48,7 +48,7 @@ describe('JSONL chunks', () => {
   });
   it('names file and line of a malformed line or a missing field', async () => {
     const bad = file('bad.jsonl', '{"id":"a","title":"t","text":"x"}\n{"id":"b", "text": \n');
-    expect((await rejection(readChunks(bad))).message).toMatch(/bad\.jsonl:2: malformed JSON/);
+    expect((await rejection(readChunks(bad))).message).toMatch(/bad\.jsonl:2: not valid JSON/);
     const missing = file('missing.jsonl', '{"id":"a","title":"t","text":"x"}\n{"id":"b","title":"t"}\n');
     expect((await rejection(readChunks(missing))).message).toMatch(/missing\.jsonl:2: missing field "text"/);
     const noId = file('noid.jsonl', '{"title":"t","text":"x"}\n');
@@ -207,7 +207,7 @@ describe('JSONL texts left as UTF-8 (readSourceBatches)', () => {
     lines[399] = '{"id":"L399","text":}';
     const path = file('utf8-long.jsonl', lines.join('\n'));
     const fast = await viaUtf8(path);
-    expect(fast).toEqual({ error: `${path}:400: malformed JSON (${(await viaStrings(path) as { error: string }).error.split('malformed JSON (')[1]!.slice(0, -1)})` });
+    expect(fast).toEqual({ error: `${path}:400: not valid JSON (${(await viaStrings(path) as { error: string }).error.split('not valid JSON (')[1]!.slice(0, -1)})` });
     lines[399] = JSON.stringify({ id: 'L399', title: 't399', text: 'last line, no newline' });
     writeFileSync(path, lines.join('\n'));
     const read = await viaUtf8(path);

@@ -111,7 +111,7 @@ describe('sleuth eval, compare, headroom', () => {
     const bad = sleuth(['eval', '--agent', 'no-such-agent', '--limit', '2', '--search-workers', '2', '--out', join(tmp, 'bad-agent')]);
     expect(bad.status).toBe(2);
     expect(sleuth(['eval', '--agent', 'baseline', '--search-workers=-1', '--out', join(tmp, 'bad-n')]).stderr).toMatch(/--search-workers must be a whole number from 0/);
-    expect(sleuth(['eval', '--agent', 'baseline', '--env', 'invoices', '--search-workers', '2', '--out', join(tmp, 'bad-env')]).stderr).toMatch(/--search-workers is for the search and qa environments/);
+    expect(sleuth(['eval', '--agent', 'baseline', '--env', 'invoices', '--search-workers', '2', '--out', join(tmp, 'bad-env')]).stderr).toMatch(/--search-workers is for environments with a search index \(env invoices has none\)/);
   });
 
   it('names the invoice emails as the task set in the eval header, and refuses --tasks there', () => {

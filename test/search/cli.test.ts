@@ -110,7 +110,7 @@ describe('sleuth index / search / read', () => {
     writeFileSync(bad, '{"id":"a","title":"Alpha","text":"x"}\n{"id":"b",\n');
     const fail = sleuth('index', '--corpus', bad, '--out', join(root, 'never'));
     expect(fail.status).toBe(2);
-    expect(fail.stderr).toMatch(/bad\.jsonl:2: malformed JSON/);
+    expect(fail.stderr).toMatch(/bad\.jsonl:2: not valid JSON/);
     expect(existsSync(join(root, 'never'))).toBe(false);
     // The worker writing the texts was stopped and its temporary directory removed.
     expect(readdirSync(root).filter((f) => f.includes('.tmp-'))).toEqual([]);

@@ -4,13 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { createLocalBackend, DEFAULT_MODEL, embeddedTokenizerTexts, pretrain, trainLocalTokenizer } from './index.js';
+import { suiteTranscripts } from './suite-transcripts.js';
 import { sleuthHome } from '../../tasks/store.js';
 import { writeFileAtomic } from '../../files/atomic.js';
 import type { Budgets } from '../../env/types.js';
 
 /**
- * The local base model: a BPE tokenizer trained on the embedded corpus and synthetic transcripts,
- * a freshly initialised transformer of the given size, and optionally some next-token steps on the
+ * The local base model: a BPE tokenizer trained on the embedded corpus, synthetic search transcripts
+ * and `suiteTranscripts` episodes of every registered suite's oracle (suite-transcripts.ts), a freshly initialised transformer of the given size, and optionally some next-token steps on the
  * same texts. Everything is seeded, so the same spec rebuilds the same file; it is cached under
  * $SLEUTH_HOME/models/ by the hash of its spec.
  */
@@ -21,10 +22,12 @@ export interface BaseModelSpec {
   nHeads: number;
   context: number;
   pretrainSteps: number;
+  /** Oracle episodes of each registered suite in the tokenizer's (and pretraining's) text. */
+  suiteTranscripts: number;
   seed: number;
 }
 
-export const DEFAULT_BASE: BaseModelSpec = { vocab: 2048, dModel: 64, nLayers: 2, nHeads: 2, context: 768, pretrainSteps: 0, seed: 0 };
+export const DEFAULT_BASE: BaseModelSpec = { vocab: 2048, dModel: 64, nLayers: 2, nHeads: 2, context: 768, pretrainSteps: 0, suiteTranscripts: 40, seed: 0 };
 
 /** Characters of corpus text the tokenizer (and pretraining) read: a few seconds of BPE training. */
 const TOKENIZER_CHARS = 400_000;
@@ -46,8 +49,8 @@ export async function ensureBaseModel(spec: BaseModelSpec, opts: { home?: string
   const path = baseModelPath(spec, opts.home);
   if (existsSync(path)) return path;
   const log = opts.log ?? (() => {});
-  log(`base model: training a ${spec.vocab}-token BPE tokenizer on the embedded corpus`);
-  const texts = await embeddedTokenizerTexts(TOKENIZER_CHARS, TOKENIZER_TRANSCRIPTS);
+  log(`base model: training a ${spec.vocab}-token BPE tokenizer on the embedded corpus and every suite's transcripts`);
+  const texts = [...(await embeddedTokenizerTexts(TOKENIZER_CHARS, TOKENIZER_TRANSCRIPTS)), ...(await suiteTranscripts(spec.suiteTranscripts))];
   const tokenizer = trainLocalTokenizer(texts, spec.vocab);
   const dir = join(path, '..');
   const backend = createLocalBackend({

@@ -104,13 +104,9 @@ export class HarmonyRenderer implements Renderer {
     return [sp(lastMessage && isCallMessage(lastMessage) ? 'call' : 'end')];
   }
 
-  decode(tokens: number[]): string {
-    return decodeTokens(tokens);
-  }
-
-  encode(text: string): number[] {
-    return encodeText(text);
-  }
+  // The o200k_harmony codec, as it is.
+  readonly decode: (tokens: number[]) => string = decodeTokens;
+  readonly encode: (text: string) => number[] = encodeText;
 }
 
 export function createHarmonyRenderer(options: HarmonyRendererOptions = {}): HarmonyRenderer {

@@ -70,13 +70,9 @@ export class Qwen3Renderer implements Renderer {
     return last !== undefined && this.stopTokens.includes(last as (typeof this.stopTokens)[number]) ? '\n' : '<|im_end|>\n';
   }
 
-  decode(tokens: number[]): string {
-    return qwenDecode(tokens);
-  }
-
-  encode(text: string): number[] {
-    return qwenEncode(text);
-  }
+  // Qwen3's byte-level BPE, as it is.
+  readonly decode: (tokens: number[]) => string = qwenDecode;
+  readonly encode: (text: string) => number[] = qwenEncode;
 }
 
 export function createQwen3Renderer(options: Qwen3RendererOptions = {}): Qwen3Renderer {

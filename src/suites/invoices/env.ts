@@ -58,9 +58,7 @@ export class InvoiceEpisode extends EpisodeBase {
 
   /** The reply to the customer is the episode's answer. */
   finalMessage(text: string): EndReason {
-    this.answer = text.trim();
-    this.ended = 'answer';
-    return this.ended;
+    return this.answerWith(text);
   }
 
   protected async handle(call: ToolCall): Promise<ToolResult> {

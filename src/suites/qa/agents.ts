@@ -1,9 +1,10 @@
 import { call, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
+import { noArgument } from '../../agent/registry.js';
 import type { Agent, ToolExchange } from '../../agent/types.js';
 import type { CorpusReader } from '../../corpus/chunk.js';
 import { InputError } from '../../errors.js';
 import { goldSearch } from '../search/agents.js';
-import type { SuiteAgentFactory } from '../types.js';
+import type { SuiteAgentContext, SuiteAgentFactory } from '../types.js';
 
 /**
  * The QA suite's scripted agents: `baseline` searches the question and answers with the top hit's
@@ -34,18 +35,13 @@ export function qaOracleAgent(corpus: CorpusReader, spec = 'oracle'): Agent {
   });
 }
 
-const noArgument = (spec: string, arg: string | undefined) => {
-  if (arg !== undefined) throw new InputError(`agent '${spec}': the QA ${spec.split(':')[0]} takes no argument`);
-};
-
 export const QA_AGENTS: ReadonlyMap<string, SuiteAgentFactory> = new Map<string, SuiteAgentFactory>([
-  ['baseline', (arg, spec) => (noArgument(spec, arg), qaBaselineAgent(spec))],
+  ['baseline', noArgument(qaBaselineAgent)],
   [
     'oracle',
-    (arg, spec, context) => {
-      noArgument(spec, arg);
+    noArgument((spec, context: SuiteAgentContext) => {
       if (!context.corpus) throw new InputError(`agent '${spec}': the oracle needs the corpus of the task set`);
       return qaOracleAgent(context.corpus, spec);
-    },
+    }),
   ],
 ]);

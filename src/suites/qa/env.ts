@@ -6,6 +6,7 @@ import { toolSpec } from '../../env/tool-spec.js';
 import { EpisodeBase, errorResult } from '../../env/episode-base.js';
 import type { SearchBackend } from '../search/env.js';
 import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
+import { environmentSettings } from '../../env/types.js';
 
 /**
  * The QA variant (HotpotQA, MuSiQue), after Search-R1: a search tool that
@@ -45,14 +46,10 @@ export class QaEnvironment implements Environment {
   readonly defaultBudgets: Budgets;
   readonly options: Required<Omit<QaEnvOptions, 'budgets'>>;
 
-  constructor(
-    readonly backend: SearchBackend,
-    options: QaEnvOptions = {},
-  ) {
-    const { budgets, ...rest } = options;
-    this.options = { topK: 3, maxSearches: 5, textChars: 800, ...rest };
+  constructor(readonly backend: SearchBackend, options: QaEnvOptions = {}) {
     // One turn per search plus one to answer, with room for a few mistakes.
-    this.defaultBudgets = budgets ?? { maxTurns: this.options.maxSearches + 3, maxTokensPerTurn: 512, contextTokens: 16384 };
+    const own = (o: Required<Omit<QaEnvOptions, 'budgets'>>): Budgets => ({ maxTurns: o.maxSearches + 3, maxTokensPerTurn: 512, contextTokens: 16384 });
+    ({ settings: this.options, budgets: this.defaultBudgets } = environmentSettings(options, { topK: 3, maxSearches: 5, textChars: 800 }, own));
   }
 
   systemPrompt(): string {
@@ -92,8 +89,7 @@ export class QaEpisode extends EpisodeBase {
     if (call.name === 'answer') {
       const args = parseArguments('answer', ARGS.answer, call.arguments);
       if (!args.ok) return errorResult('bad_arguments', args.error);
-      this.answer = args.value.answer.trim();
-      this.ended = 'answer';
+      this.answerWith(args.value.answer);
       return { outcome: 'ok', content: 'Answer recorded.', chunkIds: [] };
     }
     if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${QA_TOOLS.map((t) => t.name).join(', ')}`);

@@ -1,6 +1,6 @@
 import { InputError } from '../../errors.js';
 import { qaRewardParts } from './reward.js';
-import { F4, type Rubric } from '../../reward/rubric.js';
+import { namedRubrics } from '../../reward/rubric.js';
 import { openTaskSetSuite } from '../search/task-set.js';
 import type { Suite } from '../types.js';
 import { QA_AGENTS } from './agents.js';
@@ -11,12 +11,12 @@ import { QA_TOOLS, QaEnvironment } from './env.js';
  * exact match + 0.3 x partial credit. The default, F1 + format floor, is the QA shape the ReSearch
  * paper found most stable across seeds.
  */
-const RUBRICS: Rubric[] = [
-  { name: 'qa-em', kind: 'qa', beta: F4, weights: { exact_match: 1 } },
-  { name: 'qa-f1', kind: 'qa', beta: F4, weights: { f1: 1 } },
-  { name: 'qa-f1-format', kind: 'qa', beta: F4, weights: { f1_format: 1 } },
-  { name: 'qa-partial', kind: 'qa', beta: F4, weights: { exact_match: 1, partial_credit: 0.3 } },
-];
+const RUBRICS = namedRubrics('qa', {
+  'qa-em': { exact_match: 1 },
+  'qa-f1': { f1: 1 },
+  'qa-f1-format': { f1_format: 1 },
+  'qa-partial': { exact_match: 1, partial_credit: 0.3 },
+});
 
 /** The QA suite: search a corpus, then answer; an episode returns an answer, scored against the task's answers. */
 export const qaSuite: Suite = {

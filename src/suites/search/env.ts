@@ -4,7 +4,7 @@ import type { Task } from '../../tasks/task.js';
 import { parseArguments } from '../../env/args.js';
 import { EpisodeBase, errorResult } from '../../env/episode-base.js';
 import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
-import { DEFAULT_BUDGETS } from '../../env/types.js';
+import { DEFAULT_BUDGETS, environmentSettings } from '../../env/types.js';
 import { searchSystemPrompt, searchUserPrompt } from './prompt.js';
 import { boundTools, type BoundTool } from './tools.js';
 
@@ -47,13 +47,8 @@ export class SearchEnvironment implements Environment {
   readonly defaultBudgets: Budgets;
   readonly options: Required<Omit<SearchEnvOptions, 'budgets'>>;
 
-  constructor(
-    readonly backend: SearchBackend,
-    options: SearchEnvOptions = {},
-  ) {
-    const { budgets, ...rest } = options;
-    this.options = { ...SEARCH_DEFAULTS, ...rest };
-    this.defaultBudgets = budgets ?? DEFAULT_BUDGETS;
+  constructor(readonly backend: SearchBackend, options: SearchEnvOptions = {}) {
+    ({ settings: this.options, budgets: this.defaultBudgets } = environmentSettings(options, SEARCH_DEFAULTS, () => DEFAULT_BUDGETS));
     this.boundTools = boundTools(this.options);
     this.tools = [...this.boundTools.values()].map((t) => t.spec);
   }

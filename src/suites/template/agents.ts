@@ -1,6 +1,6 @@
 import { call, scriptedAgent, turn, type Plan } from '../../agent/plan.js';
+import { noArgument } from '../../agent/registry.js';
 import type { Agent } from '../../agent/types.js';
-import { InputError } from '../../errors.js';
 import type { SuiteAgentFactory } from '../types.js';
 
 /**
@@ -31,11 +31,6 @@ export function templateBaselineAgent(spec = 'baseline'): Agent {
     yield turn('Answer.', call('answer', { answer: result?.result.outcome === 'ok' ? valueIn(result.result.content) : 'unknown' }));
   });
 }
-
-const noArgument = (make: (spec: string) => Agent): SuiteAgentFactory => (arg, spec) => {
-  if (arg !== undefined) throw new InputError(`agent '${spec}': the template ${spec.split(':')[0]} takes no argument`);
-  return make(spec);
-};
 
 /** The suite's agents table (Suite.agents): the one place its agents are registered. */
 export const TEMPLATE_AGENTS: ReadonlyMap<string, SuiteAgentFactory> = new Map([

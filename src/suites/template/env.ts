@@ -41,17 +41,14 @@ export class TemplateEpisode extends EpisodeBase {
 
   /** A final message without a call is the answer. */
   finalMessage(text: string): EndReason {
-    this.answer = text.trim();
-    this.ended = 'answer';
-    return this.ended;
+    return this.answerWith(text);
   }
 
   protected async handle(call: ToolCall): Promise<ToolResult> {
     if (call.name === 'answer') {
       const args = parseArguments('answer', TEMPLATE_ARGS.answer, call.arguments);
       if (!args.ok) return errorResult('bad_arguments', args.error);
-      this.answer = args.value.answer.trim();
-      this.ended = 'answer';
+      this.answerWith(args.value.answer);
       return okResult({ answered: true });
     }
     if (call.name !== 'lookup') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${TEMPLATE_TOOLS.map((t) => t.name).join(', ')}`);

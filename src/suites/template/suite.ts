@@ -1,5 +1,5 @@
-import { InputError } from '../../errors.js';
-import { F4, type Rubric } from '../../reward/rubric.js';
+import { namedRubrics } from '../../reward/rubric.js';
+import { openOwnTasks } from '../own-tasks.js';
 import type { Suite } from '../types.js';
 import { TEMPLATE_AGENTS } from './agents.js';
 import { TemplateEnvironment } from './env.js';
@@ -8,10 +8,10 @@ import { TEMPLATE_TABLE, templateTasks } from './tasks.js';
 import { TEMPLATE_LOOKUP_TOOLS, TEMPLATE_TOOLS } from './tools.js';
 
 /** Named rubrics (rubric names are global: prefix them with the suite's kind). */
-const RUBRICS: Rubric[] = [
-  { name: 'template-em', kind: 'template', beta: F4, weights: { exact_match: 1 } },
-  { name: 'template-em-lookup', kind: 'template', beta: F4, weights: { exact_match: 1, looked_up: 0.2 } },
-];
+const RUBRICS = namedRubrics('template', {
+  'template-em': { exact_match: 1 },
+  'template-em-lookup': { exact_match: 1, looked_up: 0.2 },
+});
 
 /**
  * The template suite: look a key up in a table, then answer. `sleuth new-suite NAME` copies this
@@ -23,28 +23,16 @@ export const templateSuite: Suite = {
   summary: 'the template: look a country up in a table, then answer',
   rubrics: RUBRICS,
   defaultRubric: 'template-em',
-  rewardParts: (task, rollout) => templateParts(task, rollout),
+  rewardParts: templateParts,
   usesBeta: false,
   result: 'answer',
   buckets: TEMPLATE_BUCKETS,
-  bucket: (parts) => templateBucket(parts),
+  bucket: templateBucket,
   success: (parts) => parts['exact_match'] === 1,
   headline: ['reward', 'exact_match', 'looked_up'],
   tools: TEMPLATE_TOOLS,
   lookupTools: TEMPLATE_LOOKUP_TOOLS,
   agents: TEMPLATE_AGENTS,
   taskSets: false,
-  async open(options = {}) {
-    if (options.tasks !== undefined) throw new InputError(`--tasks ${options.tasks}: env template has its own tasks; leave --tasks out`);
-    return {
-      suite: templateSuite,
-      tasksName: 'template',
-      indexDir: null,
-      tasks: (split) => templateTasks(split),
-      async environment(o = {}) {
-        if ((o.searchWorkers ?? 0) > 0) throw new InputError('--search-workers is for environments with a search index (env template has none)');
-        return { env: new TemplateEnvironment(TEMPLATE_TABLE, o.budgets), close: async () => {} };
-      },
-    };
-  },
+  open: async (options = {}) => openOwnTasks(templateSuite, options, templateTasks, (budgets) => new TemplateEnvironment(TEMPLATE_TABLE, budgets)),
 };
