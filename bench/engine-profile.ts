@@ -11,7 +11,7 @@
  * The index is one built by bench:scale --keep (the queries are the corpus's, bench/corpora/kinds.ts).
  * Each segment of it is scored on its own, with its own idfs. Per query class (terms; postings of
  * its terms) it prints the mean milliseconds per query of each engine, the best of --reps runs of
- * each query, and the postings the WebAssembly loops scored.
+ * each query, and the postings the WebAssembly loops scored; --out also holds every query's numbers.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -133,5 +133,5 @@ const table = classes
   .filter((x) => x !== undefined);
 for (const t of table) process.stdout.write(`${t.class.padEnd(22)} ${String(t.queries).padStart(5)} q  ${String(t.mean_postings).padStart(9)} postings  ${shown.map((e) => `${e} ${t.ms[e]!.toFixed(3)} ms (${t.scored[e]})`).join('  ')}\n`);
 process.stdout.write(`${mismatches} top-${k} lists differ from the exhaustive loop's\n`);
-if (values.out) writeFileSync(values.out, JSON.stringify({ corpus: values.corpus, chunks: Number(values.chunks), k, reps, mismatches, classes: table }, null, 2) + '\n');
+if (values.out) writeFileSync(values.out, JSON.stringify({ corpus: values.corpus, chunks: Number(values.chunks), k, reps, mismatches, classes: table, queries: rows }, null, 2) + '\n');
 if (mismatches > 0) process.exitCode = 1;

@@ -13,7 +13,8 @@
  * one after another on one thread, with ids, titles and snippets; grep: the literal patterns of
  * bench:search, three times each after a warm-up. Disk use and free space are recorded before and
  * after, and the index's bytes by part (postings, vocabulary, texts, grep, ...). postings_per_query:
- * the postings of the queries' terms, what the exhaustive loop scores (its mean, and p99). The index
+ * the postings of the queries' terms, what the exhaustive loop scores (its mean, and p99);
+ * postings_scored_per_query: those the engine scored, pruning or not (its mean). The index
  * is removed afterwards unless --keep. Results are merged into --out by corpus and
  * size (runs from before the corpus was recorded were on the topical corpus).
  */
@@ -96,8 +97,15 @@ async function childQuery(kind: CorpusKind, chunks: number, index: string, manRo
     readLat.push(now() - s);
   }
   const postings = queries.map((query) => queryPostings(ix, query));
+  // Postings the WebAssembly loops scored (weights computed) per query, pruning included: one more
+  // pass over the queries, counted by assembly/bm25.ts.
+  const memories = (ix instanceof SegmentedIndex ? ix.segments : [ix]).map((s) => s.scorer.p.memory);
+  for (const m of memories) m?.postingsScored(true);
+  for (const query of queries) ix.searchDocs(query, 10);
+  const scored = memories.reduce((n, m) => n + (m?.postingsScored(true) ?? 0), 0);
+  const postings_scored_per_query = memories.every((m) => m !== undefined) ? scored / queries.length : null;
   const postings_per_query = postings.reduce((a, b) => a + b, 0) / postings.length;
-  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, postings_per_query, postings_per_query_p99: percentile(postings, 99), grep_literal_p50_ms: percentile(grepLat, 50), grep_calls: grepCalls, read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
+  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, postings_per_query, postings_scored_per_query, postings_per_query_p99: percentile(postings, 99), grep_literal_p50_ms: percentile(grepLat, 50), grep_calls: grepCalls, read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
 }
 
 /**
@@ -120,7 +128,8 @@ function queryPostings(ix: SearchIndex | SegmentedIndex, query: string): number 
 /** The part of an index a file belongs to, by its name (src/search/format.ts lists the files). */
 function partOf(file: string): string {
   const name = basename(file);
-  if (name.startsWith('post.') || name.startsWith('block')) return 'postings';
+  if (name.startsWith('post.')) return 'postings';
+  if (name.startsWith('block.')) return 'block_metadata';
   if (name.startsWith('term')) return 'vocabulary';
   if (name.startsWith('text.')) return 'texts';
   if (name.startsWith('grep.')) return 'grep';

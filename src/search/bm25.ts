@@ -295,12 +295,34 @@ function byRank(a: ScoredDoc, b: ScoredDoc): number {
 }
 
 /**
- * Whether topK runs the pruned loop for a query (strategy 'auto'): always, where it can (k at most
- * MAX_PRUNED_K, at most MAX_QUERY_TERMS terms; topK checks both).
+ * Whether topK runs the pruned loop for a query (strategy 'auto'; topK checks that it can: k at
+ * most MAX_PRUNED_K, at most MAX_QUERY_TERMS terms): when a cost model, fitted to per-query times
+ * (bench/engine-profile.ts; docs/search-engine.md), says it is the faster one.
+ *
+ * The exhaustive loop costs about EXHAUSTIVE_NS_PER_POSTING per posting of the query's terms plus
+ * EXHAUSTIVE_NS_PER_DOC per document of the index (every accumulator is read and zeroed). The
+ * pruned loop costs nothing per document, but more per posting, and more the more terms the query
+ * has (each candidate looks at every essential term, and a lookup in a non-essential term may
+ * decode a block for one posting): PRUNED_NS_PER_POSTING + PRUNED_NS_PER_POSTING_PER_TERM * q.
+ * So pruning pays on large indexes for queries of few postings (a small fraction of the
+ * documents), and rarely on small ones.
  */
-export function choosePruned(_terms: readonly KernelTerm[], _k: number, _docs: number): boolean {
-  return true;
+export function choosePruned(terms: readonly KernelTerm[], _k: number, docs: number): boolean {
+  let postings = 0;
+  for (const t of terms) postings += (t.end - t.start - 1) * BLOCK + t.lastN;
+  const pruned = postings * (PRUNED_NS_PER_POSTING + PRUNED_NS_PER_POSTING_PER_TERM * terms.length);
+  return pruned < postings * EXHAUSTIVE_NS_PER_POSTING + docs * EXHAUSTIVE_NS_PER_DOC;
 }
+
+// The cost model's constants, in nanoseconds (choosePruned), fitted at 200k chunks of the fitted
+// corpus, top 10: the exhaustive loop 0.093 ms + 3.67 ns per posting (least squares over 1,000
+// queries; the 0.093 ms is the collect pass over 200k accumulators and the per-query glue), the
+// pruned loop's median per posting about 8 + 1.3 per term (ns; 2 terms 4.9, 6 terms 13.4, 10
+// terms 17.6, 14 terms 24.2).
+const EXHAUSTIVE_NS_PER_POSTING = 3.7;
+const EXHAUSTIVE_NS_PER_DOC = 0.45;
+const PRUNED_NS_PER_POSTING = 8;
+const PRUNED_NS_PER_POSTING_PER_TERM = 1.3;
 
 /** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2 (the kernel's buffers are this long). */
 const SEGMENT_DOCS = MAX_SEGMENT_DOCS;

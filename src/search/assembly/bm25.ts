@@ -257,7 +257,10 @@ function loadBlock(j: u32, b: u32): void {
 // @ts-ignore: decorator
 @inline function weightAt(j: u32, doc: u32): f64 {
   scored++;
-  const tf = <f64>(u32At(bufTfs + <usize>j * BLOCK * 4, u32At(cPos, j)) + 1);
+  const tfLess1 = u32At(bufTfs + <usize>j * BLOCK * 4, u32At(cPos, j));
+  // tf 1 (most postings): 1 / (1 + norm) is in the table, the same f64 operations done once.
+  if (tfLess1 == 0) return f64At(tIdf, j) * f64At(one, doc);
+  const tf = <f64>(tfLess1 + 1);
   return f64At(tIdf, j) * (tf / (tf + f64At(norm, doc)));
 }
 
@@ -363,7 +366,22 @@ export function collect(len: u32, min: f64, outDocs: usize, outScores: usize): u
 }
 
 /** Term j's first document at or after target (END if none), its cursor moved there. */
-function seek(j: u32, target: u32): u32 {
+// @ts-ignore: decorator
+@inline function seek(j: u32, target: u32): u32 {
+  const b = u32At(cBlock, j);
+  // Most seeks end in the block already decoded: no call, no block search.
+  if (u32At(cDecoded, j) != b || u32At(blockLast, b) < target) return seekBlocks(j, target);
+  const docs = bufDocs + <usize>j * BLOCK * 4;
+  let pos = u32At(cPos, j);
+  while (u32At(docs, pos) < target) pos++;
+  setU32(cPos, j, pos);
+  const d = u32At(docs, pos);
+  setU32(cDoc, j, d);
+  return d;
+}
+
+/** seek past the decoded block. */
+function seekBlocks(j: u32, target: u32): u32 {
   const end = u32At(tEnd, j);
   let b = u32At(cBlock, j);
   // Whole blocks before target are passed on their last documents, undecoded.
@@ -456,6 +474,7 @@ function heapPush(k: u32, doc: u32, score: f64): void {
 export function pruned(q: u32, k: u32, floor: f64, scale: f64): u32 {
   heapSize = 0;
   reset(q);
+  const small = q <= 64;
   let sum: f64 = 0;
   for (let j: u32 = 0; j < q; j++) {
     sum += f64At(tUb, j);
@@ -505,12 +524,17 @@ export function pruned(q: u32, k: u32, floor: f64, scale: f64): u32 {
         break;
       }
       cur = d + 1;
-      for (let j: u32 = 0; j < q; j++) setF64(cWeight, j, 0);
+      // The candidate's weights by query place: which are set, as bits of matched (up to 64
+      // terms), else all zeroed first.
+      let matched: u64 = 0;
+      if (!small) for (let j: u32 = 0; j < q; j++) setF64(cWeight, j, 0);
       let score: f64 = 0;
       for (let j = ne; j < q; j++) {
         if (u32At(cDoc, j) != d) continue;
         const w = weightAt(j, d);
-        setF64(cWeight, u32At(tOrder, j), w);
+        const order = u32At(tOrder, j);
+        setF64(cWeight, order, w);
+        matched |= <u64>1 << <u64>order;
         score += w;
       }
       const bar = thr * SLACK;
@@ -530,7 +554,9 @@ export function pruned(q: u32, k: u32, floor: f64, scale: f64): u32 {
           if (x < d) x = seek(j, d);
           if (x == d) {
             const w = weightAt(j, d);
-            setF64(cWeight, u32At(tOrder, j), w);
+            const order = u32At(tOrder, j);
+            setF64(cWeight, order, w);
+            matched |= <u64>1 << <u64>order;
             score += w;
           }
           rest -= blockBound(j, d, scale);
@@ -538,7 +564,12 @@ export function pruned(q: u32, k: u32, floor: f64, scale: f64): u32 {
         if (score + rest < bar) continue;
       }
       let exact: f64 = 0;
-      for (let i: u32 = 0; i < q; i++) exact += f64At(cWeight, i);
+      if (small) {
+        // The weights in query order; an absent term's 0 would add nothing (w + 0 == w exactly).
+        for (let m = matched; m != 0; m &= m - 1) exact += f64At(cWeight, <u32>ctz(m));
+      } else {
+        for (let i: u32 = 0; i < q; i++) exact += f64At(cWeight, i);
+      }
       if (!(exact > thr)) continue;
       heapPush(k, d, exact);
       if (heapSize < k) continue;
