@@ -61,6 +61,8 @@ type Engine = (typeof engines)[number] | 'baseline';
 interface Row {
   terms: number;
   postings: number;
+  /** Its terms' document frequencies, ascending. */
+  dfs: number[];
   ms: Record<Engine, number>;
   scored: Record<Engine, number>;
 }
@@ -89,7 +91,7 @@ for (let s = 0; s < ours.length; s++) {
   for (const q of queries) {
     const ids = seg.analyze(q).termIds;
     if (ids.length === 0) continue;
-    const row: Row = { terms: ids.length, postings: ids.reduce((n, t) => n + base.df(t), 0), ms: {} as Row['ms'], scored: {} as Row['scored'] };
+    const row: Row = { terms: ids.length, postings: ids.reduce((n, t) => n + base.df(t), 0), dfs: ids.map((t) => base.df(t)).sort((a, b) => a - b), ms: {} as Row['ms'], scored: {} as Row['scored'] };
     const results: Partial<Record<Engine, ScoredDoc[]>> = {};
     if (theirs) {
       const other = theirs[s]!;
