@@ -220,13 +220,23 @@ export class Bm25Scorer {
     scoring.setQuery(terms);
     const heap = new TopK(k);
     const N = this.p.docs;
-    // The k-th best score so far (the floor until there are k). Scanning a segment in order, a
-    // document tying it never displaces it (a lower document number holds the place).
+    // Terms by bound, ascending, and the running sums of the bounds: once the k-th score passes
+    // the first terms' sum, a document only they hold cannot enter, so only the other terms'
+    // documents are candidates (recorded as they are added, and read instead of every accumulator).
+    const byBound = terms.map((_, i) => i).sort((x, y) => terms[x]!.ub - terms[y]!.ub || x - y);
+    const cum = new Float64Array(q);
+    for (let j = 0, sum = 0; j < q; j++) cum[j] = sum += terms[byBound[j]!]!.ub;
+    const record = new Array<boolean>(q);
+    // The k-th best score so far (the floor until there are k). The documents of a segment all
+    // come after those of earlier segments, so one tying it never displaces it.
     let min = floor;
     for (let base = 0; base < N; base += this.segmentDocs) {
       const limit = Math.min(N, base + this.segmentDocs);
-      for (let i = 0; i < q; i++) scoring.accumulate(i, base, limit);
-      const n = scoring.collect(limit - base, min);
+      let firstEssential = 0;
+      while (firstEssential < q && cum[firstEssential]! < min * SLACK) firstEssential++;
+      for (let j = 0; j < q; j++) record[byBound[j]!] = j >= firstEssential;
+      for (let i = 0; i < q; i++) scoring.accumulate(i, base, limit, record[i]);
+      const n = scoring.collectTouched(limit - base, min);
       const { outDocs, outScores } = scoring;
       for (let j = 0; j < n; j++) heap.offer(base + outDocs[j]!, outScores[j]!);
       if (heap.full) min = Math.max(heap.minScore, floor);
@@ -288,6 +298,9 @@ export class Bm25Scorer {
     return heap.sorted();
   }
 }
+
+/** Relative slack on bound tests, so float rounding can only make them take more documents as candidates. */
+const SLACK = 1 - 1e-9;
 
 /** Ranking order: score descending, then document number ascending. */
 function byRank(a: ScoredDoc, b: ScoredDoc): number {

@@ -7,15 +7,19 @@ export const MAX_SEGMENT_DOCS = 1 << 14;
 export const MAX_QUERY_TERMS = 1024;
 /** The largest k the pruned loop keeps (its heap is the candidate buffers). */
 export const MAX_PRUNED_K = MAX_SEGMENT_DOCS;
+/** Documents a segment's touched list holds (assembly/bm25.ts's TOUCHED_MAX): a quarter of a segment. */
+const TOUCHED_MAX = MAX_SEGMENT_DOCS / 4;
 /** Bytes left alone at the start of the memory (AssemblyScript's static area). */
 const RESERVED = 65536;
 
 interface Bm25Exports {
-  init(data: number, blockAt: number, blockLast: number, blockMax: number, norm: number, one: number, acc: number, query: number, buffers: number, heapDocs: number, heapScores: number): void;
+  init(data: number, blockAt: number, blockLast: number, blockMax: number, norm: number, one: number, acc: number, query: number, buffers: number, heapDocs: number, heapScores: number, touched: number): void;
   queryBytes(): number;
+  touchedMax(): number;
   reset(q: number): void;
-  accumulate(j: number, base: number, limit: number): void;
+  accumulate(j: number, base: number, limit: number, record: number): void;
   collect(len: number, min: number, outDocs: number, outScores: number): number;
+  collectTouched(len: number, min: number, outDocs: number, outScores: number): number;
   pruned(q: number, k: number, floor: number, scale: number): number;
   decodeInto(b: number, n: number, prev: number, docs: number, tfs: number): void;
   postingsScored(reset: boolean): number;
@@ -59,7 +63,7 @@ export class ScoringMemory {
   private readonly tF64: Float64Array;
   private readonly at: { outScores: number; outDocs: number };
 
-  private constructor(private readonly x: Bm25Exports, buffer: ArrayBuffer, docs: number, words: number, blocks: number, at: Record<'acc' | 'outScores' | 'outDocs' | 'norm' | 'one' | 'data' | 'blockAt' | 'blockLast' | 'blockMax' | 'query' | 'buffers', number>) {
+  private constructor(private readonly x: Bm25Exports, buffer: ArrayBuffer, docs: number, words: number, blocks: number, at: Record<'acc' | 'outScores' | 'outDocs' | 'norm' | 'one' | 'data' | 'blockAt' | 'blockLast' | 'blockMax' | 'query' | 'buffers' | 'touched', number>) {
     this.at = at;
     this.acc = new Float64Array(buffer, at.acc, MAX_SEGMENT_DOCS);
     this.outScores = new Float64Array(buffer, at.outScores, MAX_SEGMENT_DOCS);
@@ -73,7 +77,7 @@ export class ScoringMemory {
     // The query area (assembly/bm25.ts's init): nine u32 arrays, then f64 ones, MAX_QUERY_TERMS each.
     this.tU32 = new Uint32Array(buffer, at.query, 4 * MAX_QUERY_TERMS);
     this.tF64 = new Float64Array(buffer, at.query + 9 * 4 * MAX_QUERY_TERMS, 2 * MAX_QUERY_TERMS);
-    x.init(at.data, at.blockAt, at.blockLast, at.blockMax, at.norm, at.one, at.acc, at.query, at.buffers, at.outDocs, at.outScores);
+    x.init(at.data, at.blockAt, at.blockLast, at.blockMax, at.norm, at.one, at.acc, at.query, at.buffers, at.outDocs, at.outScores, at.touched);
   }
 
   /**
@@ -98,6 +102,7 @@ export class ScoringMemory {
       outDocs: take(MAX_SEGMENT_DOCS * 4),
       query: take(queryBytes),
       buffers: take(2 * MAX_QUERY_TERMS * BLOCK * 4),
+      touched: take(TOUCHED_MAX * 4),
       norm: take(docs * 8),
       one: take(docs * 8),
       blockAt: take((blocks + 1) * 4),
@@ -118,6 +123,7 @@ export class ScoringMemory {
     }
     const instance = new WA.Instance(mod, { env: { memory } });
     const x = instance.exports as unknown as Bm25Exports;
+    if (x.touchedMax() !== TOUCHED_MAX) throw new Error(`bm25.wasm records ${x.touchedMax()} touched documents, this code ${TOUCHED_MAX}: rebuild it (npm run build)`);
     if (x.queryBytes() !== queryBytes) throw new Error(`bm25.wasm lays out ${x.queryBytes()} bytes of query, this code ${queryBytes}: rebuild it (npm run build)`);
     return new ScoringMemory(x, memory.buffer, docs, words, blocks, at);
   }
@@ -144,14 +150,19 @@ export class ScoringMemory {
     this.x.reset(terms.length);
   }
 
-  /** See accumulate in ./assembly/bm25.ts: adds term slot j's postings in [base, limit) into acc. */
-  accumulate(j: number, base: number, limit: number): void {
-    this.x.accumulate(j, base, limit);
+  /** See accumulate in ./assembly/bm25.ts: adds term slot j's postings in [base, limit) into acc; record: list their documents for collectTouched. */
+  accumulate(j: number, base: number, limit: number, record = false): void {
+    this.x.accumulate(j, base, limit, record ? 1 : 0);
   }
 
   /** See collect in ./assembly/bm25.ts: accumulators of [0, len) above min to outDocs/outScores, then zeroed. */
   collect(len: number, min: number): number {
     return this.x.collect(len, min, this.at.outDocs, this.at.outScores);
+  }
+
+  /** See collectTouched in ./assembly/bm25.ts: collect, from the recorded terms' documents when they were few. */
+  collectTouched(len: number, min: number): number {
+    return this.x.collectTouched(len, min, this.at.outDocs, this.at.outScores);
   }
 
   /** See pruned in ./assembly/bm25.ts: the top k (k <= MAX_PRUNED_K) of the q terms set, unordered, in outDocs/outScores; returns how many. */

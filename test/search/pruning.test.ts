@@ -70,6 +70,8 @@ describe('block-max MaxScore', () => {
       const want = bruteForce(chunks, index.analyzer, k1, b);
       const pruned = new Bm25Scorer(index.scorer.p, undefined, true, 'pruned');
       const exhaustive = new Bm25Scorer(index.scorer.p, undefined, true, 'exhaustive');
+      // Scoring segments of 700 documents: blocks that straddle a segment's end are resumed there.
+      const windowed = new Bm25Scorer(index.scorer.p, 700, true, 'exhaustive');
       const typescript = new Bm25Scorer(index.scorer.p, 512, false);
       const r = rng(seed * 31);
       let ties = 0;
@@ -82,6 +84,7 @@ describe('block-max MaxScore', () => {
           const got = pruned.topK(ids, k);
           expect(got, `query "${query}" k=${k}`).toEqual(expected);
           expect(exhaustive.topK(ids, k), `query "${query}" k=${k}, exhaustive`).toEqual(expected);
+          expect(windowed.topK(ids, k), `query "${query}" k=${k}, exhaustive in segments of 700`).toEqual(expected);
           expect(typescript.topK(ids, k), `query "${query}" k=${k}, TypeScript`).toEqual(expected);
           expect(index.searchDocs(query, k), `query "${query}" k=${k}, auto`).toEqual(expected);
           for (let i = 1; i < got.length; i++) if (got[i]!.score === got[i - 1]!.score) ties++;

@@ -50,6 +50,17 @@ let heapScores: usize = 0;
 /** Postings whose weight the loops computed, since the last postingsScored(true) (bench:scale reports it). */
 let scored: u64 = 0;
 
+/**
+ * The documents (offsets from the segment's base, u32) of the terms accumulate was asked to record
+ * in the current segment: the only ones that can enter the top k when the other terms' bounds sum
+ * below the k-th score. A quarter of the segment at most: past that, scanning every accumulator
+ * costs less, and `touchedFull` says so.
+ */
+let touched: usize = 0;
+let touchedCount: u32 = 0;
+let touchedFull = false;
+const TOUCHED_MAX: u32 = 4096;
+
 /** Postings scored so far; reset: start again from 0. */
 export function postingsScored(reset: bool): f64 {
   const n = <f64>scored;
@@ -58,7 +69,8 @@ export function postingsScored(reset: bool): f64 {
 }
 
 /** Where the arrays are (byte offsets); `query` is where the caller writes the query's terms, `heap` the top k. */
-export function init(dataAt: usize, blockAtAt: usize, blockLastAt: usize, blockMaxAt: usize, normAt: usize, oneAt: usize, accAt: usize, query: usize, buffers: usize, heapDocsAt: usize, heapScoresAt: usize): void {
+export function init(dataAt: usize, blockAtAt: usize, blockLastAt: usize, blockMaxAt: usize, normAt: usize, oneAt: usize, accAt: usize, query: usize, buffers: usize, heapDocsAt: usize, heapScoresAt: usize, touchedAt: usize): void {
+  touched = touchedAt;
   data = dataAt;
   blockAt = blockAtAt;
   blockLast = blockLastAt;
@@ -84,6 +96,11 @@ export function init(dataAt: usize, blockAtAt: usize, blockLastAt: usize, blockM
   bufTfs = buffers + 4 * n * BLOCK;
   heapDocs = heapDocsAt;
   heapScores = heapScoresAt;
+}
+
+/** Entries of the touched list init expects (scoring-memory.ts lays it out). */
+export function touchedMax(): u32 {
+  return TOUCHED_MAX;
 }
 
 /** Bytes of the query area init expects (scoring-memory.ts lays it out). */
@@ -265,11 +282,99 @@ function loadBlock(j: u32, b: u32): void {
 }
 
 /**
+ * Row r (values 4r..4r+3) of 128 values of `bits` bits (0..32) in the four-lane layout at src,
+ * without a branch: the row's word and the next, shifted together (a shift by 32 - s is two shifts,
+ * as WebAssembly takes shift counts mod 32). May read 16 bytes past the values (data is padded).
+ */
+// @ts-ignore: decorator
+@inline function laneRow(src: usize, r: u32, bits: u32, mask: v128): v128 {
+  const off = r * bits;
+  const p = src + (<usize>(off >> 5) << 4);
+  const s = off & 31;
+  const lo = i32x4.shr_u(v128.load(p), <i32>s);
+  const hi = i32x4.shl(i32x4.shl(v128.load(p, 16), 1), <i32>(31 - s));
+  return v128.and(v128.or(lo, hi), mask);
+}
+
+/** The mask of `bits` low bits (0..32) in each lane. */
+// @ts-ignore: decorator
+@inline function laneMask(bits: u32): v128 {
+  return i32x4.splat(bits == 32 ? -1 : <i32>((1 << bits) - 1));
+}
+
+/** Row r's four documents from its gaps, after the previous row's last document (in every lane of carry). */
+// @ts-ignore: decorator
+@inline function docRow(src: usize, r: u32, bits: u32, mask: v128, carry: v128): v128 {
+  const zero = i32x4.splat(0);
+  let v = i32x4.add(laneRow(src, r, bits, mask), i32x4.splat(1));
+  v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 0, 1, 2));
+  v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 4, 0, 1));
+  return i32x4.add(v, carry);
+}
+
+/** acc[d] += idf * one[d]: the weight of tf 1. */
+// @ts-ignore: decorator
+@inline function addOne(accBase: usize, d: u32, idf: f64): void {
+  const slot = accBase + (<usize>d << 3);
+  store<f64>(slot, load<f64>(slot) + idf * f64At(one, d));
+}
+
+/** acc[d] += idf * (tf / (tf + norm[d])). */
+// @ts-ignore: decorator
+@inline function addTf(accBase: usize, d: u32, tfLess1: u32, idf: f64): void {
+  const tf = <f64>(tfLess1 + 1);
+  const slot = accBase + (<usize>d << 3);
+  store<f64>(slot, load<f64>(slot) + idf * (tf / (tf + f64At(norm, d))));
+}
+
+/**
+ * Add full block b's weights (after document prev) into the accumulators straight from its packed
+ * rows, four postings a row: no buffer between unpacking and adding. The same f64 operations, in
+ * the same order, as the buffered loop in accumulate. Unless `record` is 0, the documents' offsets
+ * from base are written there too (128 u32s).
+ */
+function addBlock(b: u32, prev: u32, idf: f64, accBase: usize, record: usize, base: u32): void {
+  const src = data + (<usize>u32At(blockAt, b) << 2);
+  const header = load<u32>(src);
+  const docBits = header & 0xff;
+  const tfBits = (header >> 8) & 0xff;
+  const docSrc = src + 4;
+  const docMask = laneMask(docBits);
+  let carry = i32x4.splat(<i32>prev);
+  if (tfBits == 0) {
+    for (let r: u32 = 0; r < 32; r++) {
+      const v = docRow(docSrc, r, docBits, docMask, carry);
+      carry = i32x4.shuffle(v, v, 3, 3, 3, 3);
+      if (record) v128.store(record + (<usize>r << 4), i32x4.sub(v, i32x4.splat(base)));
+      addOne(accBase, i32x4.extract_lane(v, 0), idf);
+      addOne(accBase, i32x4.extract_lane(v, 1), idf);
+      addOne(accBase, i32x4.extract_lane(v, 2), idf);
+      addOne(accBase, i32x4.extract_lane(v, 3), idf);
+    }
+    return;
+  }
+  const tfSrc = docSrc + (<usize>docBits << 4);
+  const tfMask = laneMask(tfBits);
+  for (let r: u32 = 0; r < 32; r++) {
+    const v = docRow(docSrc, r, docBits, docMask, carry);
+    carry = i32x4.shuffle(v, v, 3, 3, 3, 3);
+    if (record) v128.store(record + (<usize>r << 4), i32x4.sub(v, i32x4.splat(base)));
+    const t = laneRow(tfSrc, r, tfBits, tfMask);
+    addTf(accBase, i32x4.extract_lane(v, 0), i32x4.extract_lane(t, 0), idf);
+    addTf(accBase, i32x4.extract_lane(v, 1), i32x4.extract_lane(t, 1), idf);
+    addTf(accBase, i32x4.extract_lane(v, 2), i32x4.extract_lane(t, 2), idf);
+    addTf(accBase, i32x4.extract_lane(v, 3), i32x4.extract_lane(t, 3), idf);
+  }
+}
+
+/**
  * The exhaustive loop: add term j's weights into the accumulators for its documents in [base,
  * limit) (acc[doc - base]); its cursor stays at the first document not added. A block is decoded
  * once, whatever the number of scoring segments it spans.
  */
-export function accumulate(j: u32, base: u32, limit: u32): void {
+export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
+  // The touched list takes a quarter of the segment at most.
+  const touchedCap = min<u32>((limit - base) >> 2, TOUCHED_MAX);
   const idf = f64At(tIdf, j);
   const start = u32At(tStart, j);
   const end = u32At(tEnd, j);
@@ -281,9 +386,24 @@ export function accumulate(j: u32, base: u32, limit: u32): void {
     // A block whose documents all come at or after limit waits, undecoded, for a later segment.
     if (b != start && u32At(blockLast, b - 1) >= limit - 1) return;
     const n = sizeOf(j, b);
+    const decoded = u32At(cDecoded, j) == b;
+    if (n == BLOCK && !decoded && u32At(blockLast, b) < limit) {
+      // The common case: a whole block inside the segment, added as it is unpacked.
+      let into: usize = 0;
+      if (record && !touchedFull) {
+        if (touchedCount + BLOCK <= touchedCap) {
+          into = touched + (<usize>touchedCount << 2);
+          touchedCount += BLOCK;
+        } else touchedFull = true;
+      }
+      addBlock(b, b == start ? END : u32At(blockLast, b - 1), idf, accBase, into, base);
+      scored += BLOCK;
+      setU32(cBlock, j, b + 1);
+      continue;
+    }
     let tfBits: u32;
     let pos: u32;
-    if (u32At(cDecoded, j) == b) {
+    if (decoded) {
       pos = u32At(cPos, j);
       tfBits = (load<u32>(data + (<usize>u32At(blockAt, b) << 2)) >> 8) & 0xff;
     } else {
@@ -298,6 +418,11 @@ export function accumulate(j: u32, base: u32, limit: u32): void {
       while (u32At(docs, stop) < limit) stop++;
     }
     scored += stop - pos;
+    if (record && !touchedFull) {
+      if (touchedCount + stop - pos <= touchedCap) {
+        for (let i = pos; i < stop; i++) setU32(touched, touchedCount++, u32At(docs, i) - base);
+      } else touchedFull = true;
+    }
     if (tfBits == 0) {
       // Every tf is 1: its weight is idf * one[d], one[d] = 1 / (1 + norm[d]) (the same f64 operations).
       for (; pos < stop; pos++) {
@@ -362,6 +487,34 @@ export function collect(len: u32, min: f64, outDocs: usize, outScores: usize): u
     }
     setF64(acc, o, 0);
   }
+  return n;
+}
+
+/**
+ * What collect gives, from the touched list when it holds every document that can score above min
+ * (the caller recorded every term whose bound is not in the sum below min): each listed
+ * accumulator above min, zeroed as it is read (a document listed twice is taken once), then all of
+ * [0, len) zeroed; in list order, not document order. When the list filled up, collect itself.
+ */
+export function collectTouched(len: u32, min: f64, outDocs: usize, outScores: usize): u32 {
+  const n0 = touchedCount;
+  const full = touchedFull;
+  touchedCount = 0;
+  touchedFull = false;
+  if (full) return collect(len, min, outDocs, outScores);
+  let n: u32 = 0;
+  for (let i: u32 = 0; i < n0; i++) {
+    const o = u32At(touched, i);
+    const slot = acc + (<usize>o << 3);
+    const score = load<f64>(slot);
+    store<f64>(slot, 0);
+    if (score > min) {
+      setU32(outDocs, n, o);
+      setF64(outScores, n, score);
+      n++;
+    }
+  }
+  memory.fill(acc, 0, <usize>len << 3);
   return n;
 }
 
