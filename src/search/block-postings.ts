@@ -4,38 +4,39 @@ import { Grow } from './buffers.js';
 
 /**
  * The postings codec of index format versions 3 and 4: each term's postings in blocks of BLOCK,
- * bit-packed with a fixed width per block (frame of reference), and per block the metadata that
- * lets a query skip it without decoding it (its last document and a bound on its scores).
+ * packed with a fixed width per block (frame of reference), and per block the metadata that lets
+ * a query skip it without decoding it (its last document and a bound on its scores).
  *
  * A block is a run of 4-byte little-endian words, starting on a word boundary of post.data:
  *
- *   word 0            docBits (bits 0-7) | tfBits (bits 8-15); the rest zero
- *   docBits words...  the document gaps g_i = doc_i - doc_{i-1} - 1, where doc_{-1} is the last
- *                     document of the term's previous block, or -1 for its first block
- *   tfBits words...   the term frequencies less one, tf_i - 1 (tf is 1..65535)
+ *   word 0   docWidth (bits 0-7) | tfWidth (bits 8-15); the rest zero
+ *   gaps     the document gaps g_i = doc_i - doc_{i-1} - 1, docWidth bits each, where doc_{-1} is
+ *            the last document of the term's previous block, or -1 for its first block
+ *   tfs      the term frequencies less one, tf_i - 1 (tf is 1..65535), tfWidth bits each
  *
- * Widths are the fewest bits that hold the block's largest value (0 when all are zero, as the tfs
- * of most blocks are). A full block of 128 values of width w is four interleaved lanes (value i in
- * lane i % 4, the lanes' j-th words side by side at words 4j..4j+3): one 16-byte load gives each
- * lane's next word, so WebAssembly SIMD unpacks four values per shift-and-mask
- * (assembly/bm25.ts). It takes 4w words. A term's last block, when shorter, is packed in order,
- * value i at bit i·w of the word stream, in ceil(n·w / 32) words.
+ * n values of width w take ceil(n·w / 32) words, value i at byte i·w/8. A width is the least of 0, 8, 16 and 32 bits that holds the block's largest value (0
+ * when all are zero, as the tfs of many blocks are). Whole bytes rather than the fewest bits: the
+ * exhaustive loop decodes every posting of a query, and WebAssembly widens a row of four 8- or
+ * 16-bit values with one load (assembly/bm25.ts), where bit-packed values took a dozen shifts and
+ * masks a row and made that loop a third slower than raw postings. Most gaps of the postings a
+ * query reads (its common terms') fit in a byte.
  */
 export const BLOCK = 128;
+/** The widths a block's values may have, in bits. */
+const WIDTHS = [0, 8, 16, 32];
 /** The most words one block takes: its header, 32-bit gaps and 16-bit tfs. */
 export const MAX_BLOCK_WORDS = 1 + 4 * 32 + 4 * 16;
 /** The largest term frequency a posting holds (the builder saturates at it). */
 export const MAX_POSTING_TF = 0xffff;
 
-/** Fewest bits holding the unsigned 32-bit value v (0 for 0). */
-export function bitsFor(v: number): number {
-  return v === 0 ? 0 : 32 - Math.clz32(v);
+/** The width of a block whose largest value is v (unsigned 32-bit): the least of 0, 8, 16 and 32 bits that holds it. */
+export function widthFor(v: number): number {
+  return v === 0 ? 0 : v < 0x100 ? 8 : v < 0x10000 ? 16 : 32;
 }
 
 /** Words a block of n values (1..BLOCK) takes with these widths, its header included. */
-export function blockWords(n: number, docBits: number, tfBits: number): number {
-  if (n === BLOCK) return 1 + 4 * (docBits + tfBits);
-  return 1 + Math.ceil((n * docBits) / 32) + Math.ceil((n * tfBits) / 32);
+export function blockWords(n: number, docWidth: number, tfWidth: number): number {
+  return 1 + Math.ceil((n * docWidth) / 32) + Math.ceil((n * tfWidth) / 32);
 }
 
 /** Blocks of a term with `postings` postings. */
@@ -51,77 +52,25 @@ export function blockOffsets(postOff: Uint32Array): Uint32Array {
   return out;
 }
 
-/** Write 128 values of `bits` bits in the four-lane layout at out[at...]; returns the next word. */
-function packLanes(values: Uint32Array, bits: number, out: Uint32Array, at: number): number {
-  if (bits === 0) return at;
-  for (let lane = 0; lane < 4; lane++) {
-    let word = 0;
-    let shift = 0;
-    let w = 0;
-    for (let row = 0; row < 32; row++) {
-      const v = values[4 * row + lane]!;
-      word |= v << shift;
-      shift += bits;
-      if (shift >= 32) {
-        out[at + 4 * w++ + lane] = word;
-        shift -= 32;
-        // The value's high bits, which did not fit, start the next word.
-        word = shift > 0 ? v >>> (bits - shift) : 0;
-      }
-    }
-  }
-  return at + 4 * bits;
-}
-
-/** Write n values of `bits` bits in order at out[at...]; returns the next word. */
-function packInOrder(values: Uint32Array, n: number, bits: number, out: Uint32Array, at: number): number {
-  const words = Math.ceil((n * bits) / 32);
+/** Write n values of `width` bits (0, 8, 16 or 32) in order at out[at...]; returns the next word. */
+function pack(values: Uint32Array, n: number, width: number, out: Uint32Array, at: number): number {
+  const words = Math.ceil((n * width) / 32);
   out.fill(0, at, at + words);
-  if (bits === 0) return at;
-  for (let i = 0; i < n; i++) {
-    const v = values[i]!;
-    const bit = i * bits;
-    const w = at + (bit >>> 5);
-    const off = bit & 31;
-    out[w] |= v << off;
-    if (off + bits > 32) out[w + 1] |= v >>> (32 - off);
-  }
+  const perWord = 32 / width;
+  if (width !== 0) for (let i = 0; i < n; i++) out[at + Math.floor(i / perWord)] |= values[i]! << (width * (i % perWord));
   return at + words;
 }
 
-/** Read n values of `bits` bits at words[at...] into out[0..n), in the layout packLanes or packInOrder wrote. */
-function unpack(words: Uint32Array, at: number, n: number, bits: number, out: Uint32Array): number {
-  if (bits === 0) {
+/** Read n values of `width` bits at words[at...] into out[0..n), as pack wrote them; returns the next word. */
+function unpack(words: Uint32Array, at: number, n: number, width: number, out: Uint32Array): number {
+  if (width === 0) {
     out.fill(0, 0, n);
     return at;
   }
-  const mask = bits === 32 ? 0xffffffff : (1 << bits) - 1;
-  if (n === BLOCK) {
-    for (let lane = 0; lane < 4; lane++) {
-      let shift = 0;
-      let w = 0;
-      for (let row = 0; row < 32; row++) {
-        let v = words[at + 4 * w + lane]! >>> shift;
-        shift += bits;
-        if (shift >= 32) {
-          shift -= 32;
-          w++;
-          if (shift > 0) v |= words[at + 4 * w + lane]! << (bits - shift);
-        }
-        out[4 * row + lane] = v & mask;
-      }
-    }
-    return at + 4 * bits;
-  }
-  for (let i = 0; i < n; i++) {
-    const bit = i * bits;
-    const w = at + (bit >>> 5);
-    const off = bit & 31;
-    let v = words[w]! >>> off;
-    if (off + bits > 32) v |= words[w + 1]! << (32 - off);
-    out[i] = v & mask;
-  }
-  return at + Math.ceil((n * bits) / 32);
+  const perWord = 32 / width;
+  const mask = width === 32 ? 0xffffffff : (1 << width) - 1;
+  for (let i = 0; i < n; i++) out[i] = (words[at + Math.floor(i / perWord)]! >>> (width * (i % perWord))) & mask;
+  return at + Math.ceil((n * width) / 32);
 }
 
 /**
@@ -141,16 +90,16 @@ export function encodeBlock(docs: ArrayLike<number>, tfs: ArrayLike<number>, n: 
     maxTf = Math.max(maxTf, tf - 1);
     last = d;
   }
-  const docBits = bitsFor(maxGap);
-  const tfBits = bitsFor(maxTf);
-  out[at++] = docBits | (tfBits << 8);
+  const docWidth = widthFor(maxGap);
+  const tfWidth = widthFor(maxTf);
+  out[at++] = docWidth | (tfWidth << 8);
   for (let i = 0, last = prev; i < n; i++) {
     scratch[i] = docs[i]! - last - 1;
     last = docs[i]!;
   }
-  at = n === BLOCK ? packLanes(scratch, docBits, out, at) : packInOrder(scratch, n, docBits, out, at);
+  at = pack(scratch, n, docWidth, out, at);
   for (let i = 0; i < n; i++) scratch[i] = tfs[i]! - 1;
-  return n === BLOCK ? packLanes(scratch, tfBits, out, at) : packInOrder(scratch, n, tfBits, out, at);
+  return pack(scratch, n, tfWidth, out, at);
 }
 
 /**
@@ -159,13 +108,13 @@ export function encodeBlock(docs: ArrayLike<number>, tfs: ArrayLike<number>, n: 
  */
 export function decodeBlock(words: Uint32Array, at: number, n: number, prev: number, docs: Uint32Array, tfs: Uint32Array): number {
   const header = words[at++]!;
-  const docBits = header & 0xff;
-  const tfBits = (header >>> 8) & 0xff;
-  if (docBits > 32 || tfBits > 16 || header >>> 16 !== 0) throw new InputError(`damaged postings block (header ${header.toString(16)}); rebuild with \`sleuth index\``);
-  at = unpack(words, at, n, docBits, docs);
+  const docWidth = header & 0xff;
+  const tfWidth = (header >>> 8) & 0xff;
+  if (!WIDTHS.includes(docWidth) || !WIDTHS.includes(tfWidth) || tfWidth > 16 || header >>> 16 !== 0) throw new InputError(`damaged postings block (header ${header.toString(16)}); rebuild with \`sleuth index\``);
+  at = unpack(words, at, n, docWidth, docs);
   let last = prev;
   for (let i = 0; i < n; i++) docs[i] = last = (last + 1 + docs[i]!) >>> 0;
-  at = unpack(words, at, n, tfBits, tfs);
+  at = unpack(words, at, n, tfWidth, tfs);
   for (let i = 0; i < n; i++) tfs[i]!++;
   return at;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BLOCK, BlockPostingsWriter, MAX_BLOCK_WORDS, MAX_POSTING_TF, bitsFor, blockOffsets, blockWords, decodeBlock, encodeBlock, f32Above } from '../../src/search/block-postings.js';
+import { BLOCK, BlockPostingsWriter, MAX_BLOCK_WORDS, MAX_POSTING_TF, widthFor, blockOffsets, blockWords, decodeBlock, encodeBlock, f32Above } from '../../src/search/block-postings.js';
 import { ScoringMemory } from '../../src/search/scoring-memory.js';
 import { rng } from './bm25-reference.js';
 
@@ -50,8 +50,8 @@ describe('block postings codec', () => {
           expect(got.tfs, `n=${n} tf bits ${tfBits}`).toEqual(tfs);
           // The header names the widths the block needs, and the block is as long as they say.
           const header = got.words[0]!;
-          expect(header & 0xff).toBe(bitsFor(Math.max(...docs.map((d, i) => d - (i === 0 ? prev : docs[i - 1]!) - 1))));
-          expect(header >>> 8).toBe(bitsFor(Math.max(...tfs) - 1));
+          expect(header & 0xff).toBe(widthFor(Math.max(...docs.map((d, i) => d - (i === 0 ? prev : docs[i - 1]!) - 1))));
+          expect(header >>> 8).toBe(widthFor(Math.max(...tfs) - 1));
           expect(got.words.length).toBe(blockWords(n, header & 0xff, header >>> 8));
           expect(got.read).toBe(got.words.length);
         }

@@ -125,115 +125,58 @@ export function queryBytes(): u32 {
   store<f64>(base + (<usize>i << 3), v);
 }
 
-/** 128 values of `bits` (1..32) bits in the four-lane layout at src into dst (u32 each); returns the end of the input. */
-function unpackLanes(src: usize, bits: u32, dst: usize): usize {
-  const mask = i32x4.splat(bits == 32 ? -1 : <i32>((1 << bits) - 1));
-  let w = v128.load(src);
-  let shift: u32 = 0;
-  for (let row: u32 = 0; row < 32; row++) {
-    let v = i32x4.shr_u(w, <i32>shift);
-    shift += bits;
-    if (shift >= 32) {
-      shift -= 32;
-      src += 16;
-      // After the last row the lanes end exactly at a word: nothing more to load.
-      if (row < 31) {
-        w = v128.load(src);
-        if (shift > 0) v = v128.or(v, i32x4.shl(w, <i32>(bits - shift)));
-      }
-    }
-    v128.store(dst + (<usize>row << 4), v128.and(v, mask));
-  }
-  return src;
-}
-
-/** n values of `bits` (1..32) bits packed in order at src into dst; returns the end of the input. */
-function unpackInOrder(src: usize, n: u32, bits: u32, dst: usize): usize {
-  const mask: u64 = (<u64>1 << bits) - 1;
-  for (let i: u32 = 0; i < n; i++) {
-    const bit = i * bits;
-    // Eight bytes read at the value's word hold all its bits (data is padded past its end).
-    const v = (load<u64>(src + (<usize>(bit >> 5) << 2)) >> <u64>(bit & 31)) & mask;
-    store<u32>(dst + (<usize>i << 2), <u32>v);
-  }
-  return src + (<usize>((n * bits + 31) >> 5) << 2);
-}
-
-function unpack(src: usize, n: u32, bits: u32, dst: usize): usize {
-  if (bits == 0) {
-    memory.fill(dst, 0, <usize>n << 2);
-    return src;
-  }
-  return n == BLOCK ? unpackLanes(src, bits, dst) : unpackInOrder(src, n, bits, dst);
-}
-
 /**
- * 128 document gaps of `bits` (0..32) bits in the four-lane layout at src, as the documents they
- * make after prev, into dst (u32 each); returns the end of the input. A row of the layout holds
- * four consecutive values, so each row is unpacked, and prefix-summed, in one vector.
+ * Values 4r..4r+3 of a block's values of `width` bits (0, 8, 16 or 32) at src, in order, as four
+ * u32 lanes: one widening load. May read up to 12 bytes past the values (data is padded).
  */
-function unpackDocLanes(src: usize, bits: u32, prev: u32, dst: usize): usize {
-  let carry = i32x4.splat(<i32>prev);
-  if (bits == 0) {
-    // Consecutive documents.
-    const step = i32x4(1, 2, 3, 4);
-    const four = i32x4.splat(4);
-    for (let row: u32 = 0; row < 32; row++) {
-      v128.store(dst + (<usize>row << 4), i32x4.add(carry, step));
-      carry = i32x4.add(carry, four);
-    }
-    return src;
-  }
-  const mask = i32x4.splat(bits == 32 ? -1 : <i32>((1 << bits) - 1));
-  const one = i32x4.splat(1);
+// @ts-ignore: decorator
+@inline function valueRow(src: usize, r: u32, width: u32): v128 {
+  if (width == 8) return i32x4.extend_low_i16x8_u(v128.load8x8_u(src + (<usize>r << 2)));
+  if (width == 16) return v128.load16x4_u(src + (<usize>r << 3));
+  if (width == 32) return v128.load(src + (<usize>r << 4));
+  return i32x4.splat(0);
+}
+
+/** Row r's four documents from its gaps at src, after the previous row's last document (in every lane of carry). */
+// @ts-ignore: decorator
+@inline function docRow(src: usize, r: u32, width: u32, carry: v128): v128 {
   const zero = i32x4.splat(0);
-  let w = v128.load(src);
-  let shift: u32 = 0;
-  for (let row: u32 = 0; row < 32; row++) {
-    let v = i32x4.shr_u(w, <i32>shift);
-    shift += bits;
-    if (shift >= 32) {
-      shift -= 32;
-      src += 16;
-      if (row < 31) {
-        w = v128.load(src);
-        if (shift > 0) v = v128.or(v, i32x4.shl(w, <i32>(bits - shift)));
-      }
-    }
-    // Gaps (a, b, c, d) to documents: plus one each, then (a, a+b, a+b+c, a+b+c+d) after the
-    // previous row's last document.
-    v = i32x4.add(v128.and(v, mask), one);
-    v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 0, 1, 2));
-    v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 4, 0, 1));
-    v = i32x4.add(v, carry);
-    v128.store(dst + (<usize>row << 4), v);
-    carry = i32x4.shuffle(v, v, 3, 3, 3, 3);
-  }
-  return src;
+  // Gaps (a, b, c, d) to documents: plus one each, then (a, a+b, a+b+c, a+b+c+d) after carry.
+  let v = i32x4.add(valueRow(src, r, width), i32x4.splat(1));
+  v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 0, 1, 2));
+  v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 4, 0, 1));
+  return i32x4.add(v, carry);
+}
+
+/** Bytes that n values of `width` bits take (whole words). */
+// @ts-ignore: decorator
+@inline function valueBytes(n: u32, width: u32): usize {
+  return <usize>((n * width + 31) >> 5) << 2;
 }
 
 /**
- * Decode block b (n postings, after document prev) into docs and tfs (tf - 1), u32 each; returns
- * the block's tf width. With zeroTfs false, a block whose tfs are all 1 (width 0) leaves tfs as it
+ * Decode block b (n postings, after document prev) into docs and tfs (tf - 1), u32 each, a row of
+ * four at a time (so up to 3 values past n are written: the buffers hold BLOCK); returns the
+ * block's tf width. With zeroTfs false, a block whose tfs are all 1 (width 0) leaves tfs as it
  * was: the caller reads no tf of it.
  */
 function decode(b: u32, n: u32, prev: u32, docs: usize, tfs: usize, zeroTfs: bool): u32 {
-  let src = data + (<usize>u32At(blockAt, b) << 2);
+  const src = data + (<usize>u32At(blockAt, b) << 2);
   const header = load<u32>(src);
-  const docBits = header & 0xff;
-  const tfBits = (header >> 8) & 0xff;
-  if (n == BLOCK) {
-    src = unpackDocLanes(src + 4, docBits, prev, docs);
-  } else {
-    src = unpack(src + 4, n, docBits, docs);
-    let last = prev;
-    for (let i: u32 = 0; i < n; i++) {
-      last += 1 + u32At(docs, i);
-      setU32(docs, i, last);
-    }
+  const docWidth = header & 0xff;
+  const tfWidth = (header >> 8) & 0xff;
+  const rows = (n + 3) >> 2;
+  let carry = i32x4.splat(<i32>prev);
+  for (let r: u32 = 0; r < rows; r++) {
+    const v = docRow(src + 4, r, docWidth, carry);
+    v128.store(docs + (<usize>r << 4), v);
+    carry = i32x4.shuffle(v, v, 3, 3, 3, 3);
   }
-  if (tfBits != 0 || zeroTfs) unpack(src, n, tfBits, tfs);
-  return tfBits;
+  if (tfWidth != 0 || zeroTfs) {
+    const tfSrc = src + 4 + valueBytes(n, docWidth);
+    for (let r: u32 = 0; r < rows; r++) v128.store(tfs + (<usize>r << 4), valueRow(tfSrc, r, tfWidth));
+  }
+  return tfWidth;
 }
 
 /**
@@ -281,37 +224,6 @@ function loadBlock(j: u32, b: u32): void {
   return f64At(tIdf, j) * (tf / (tf + f64At(norm, doc)));
 }
 
-/**
- * Row r (values 4r..4r+3) of 128 values of `bits` bits (0..32) in the four-lane layout at src,
- * without a branch: the row's word and the next, shifted together (a shift by 32 - s is two shifts,
- * as WebAssembly takes shift counts mod 32). May read 16 bytes past the values (data is padded).
- */
-// @ts-ignore: decorator
-@inline function laneRow(src: usize, r: u32, bits: u32, mask: v128): v128 {
-  const off = r * bits;
-  const p = src + (<usize>(off >> 5) << 4);
-  const s = off & 31;
-  const lo = i32x4.shr_u(v128.load(p), <i32>s);
-  const hi = i32x4.shl(i32x4.shl(v128.load(p, 16), 1), <i32>(31 - s));
-  return v128.and(v128.or(lo, hi), mask);
-}
-
-/** The mask of `bits` low bits (0..32) in each lane. */
-// @ts-ignore: decorator
-@inline function laneMask(bits: u32): v128 {
-  return i32x4.splat(bits == 32 ? -1 : <i32>((1 << bits) - 1));
-}
-
-/** Row r's four documents from its gaps, after the previous row's last document (in every lane of carry). */
-// @ts-ignore: decorator
-@inline function docRow(src: usize, r: u32, bits: u32, mask: v128, carry: v128): v128 {
-  const zero = i32x4.splat(0);
-  let v = i32x4.add(laneRow(src, r, bits, mask), i32x4.splat(1));
-  v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 0, 1, 2));
-  v = i32x4.add(v, i32x4.shuffle(v, zero, 4, 4, 0, 1));
-  return i32x4.add(v, carry);
-}
-
 /** acc[d] += idf * one[d]: the weight of tf 1. */
 // @ts-ignore: decorator
 @inline function addOne(accBase: usize, d: u32, idf: f64): void {
@@ -336,14 +248,13 @@ function loadBlock(j: u32, b: u32): void {
 function addBlock(b: u32, prev: u32, idf: f64, accBase: usize, record: usize, base: u32): void {
   const src = data + (<usize>u32At(blockAt, b) << 2);
   const header = load<u32>(src);
-  const docBits = header & 0xff;
-  const tfBits = (header >> 8) & 0xff;
+  const docWidth = header & 0xff;
+  const tfWidth = (header >> 8) & 0xff;
   const docSrc = src + 4;
-  const docMask = laneMask(docBits);
   let carry = i32x4.splat(<i32>prev);
-  if (tfBits == 0) {
+  if (tfWidth == 0) {
     for (let r: u32 = 0; r < 32; r++) {
-      const v = docRow(docSrc, r, docBits, docMask, carry);
+      const v = docRow(docSrc, r, docWidth, carry);
       carry = i32x4.shuffle(v, v, 3, 3, 3, 3);
       if (record) v128.store(record + (<usize>r << 4), i32x4.sub(v, i32x4.splat(base)));
       addOne(accBase, i32x4.extract_lane(v, 0), idf);
@@ -353,13 +264,12 @@ function addBlock(b: u32, prev: u32, idf: f64, accBase: usize, record: usize, ba
     }
     return;
   }
-  const tfSrc = docSrc + (<usize>docBits << 4);
-  const tfMask = laneMask(tfBits);
+  const tfSrc = docSrc + valueBytes(BLOCK, docWidth);
   for (let r: u32 = 0; r < 32; r++) {
-    const v = docRow(docSrc, r, docBits, docMask, carry);
+    const v = docRow(docSrc, r, docWidth, carry);
     carry = i32x4.shuffle(v, v, 3, 3, 3, 3);
     if (record) v128.store(record + (<usize>r << 4), i32x4.sub(v, i32x4.splat(base)));
-    const t = laneRow(tfSrc, r, tfBits, tfMask);
+    const t = valueRow(tfSrc, r, tfWidth);
     addTf(accBase, i32x4.extract_lane(v, 0), i32x4.extract_lane(t, 0), idf);
     addTf(accBase, i32x4.extract_lane(v, 1), i32x4.extract_lane(t, 1), idf);
     addTf(accBase, i32x4.extract_lane(v, 2), i32x4.extract_lane(t, 2), idf);
@@ -401,13 +311,13 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
       setU32(cBlock, j, b + 1);
       continue;
     }
-    let tfBits: u32;
+    let tfWidth: u32;
     let pos: u32;
     if (decoded) {
       pos = u32At(cPos, j);
-      tfBits = (load<u32>(data + (<usize>u32At(blockAt, b) << 2)) >> 8) & 0xff;
+      tfWidth = (load<u32>(data + (<usize>u32At(blockAt, b) << 2)) >> 8) & 0xff;
     } else {
-      tfBits = decode(b, n, b == start ? END : u32At(blockLast, b - 1), docs, tfs, false);
+      tfWidth = decode(b, n, b == start ? END : u32At(blockLast, b - 1), docs, tfs, false);
       setU32(cDecoded, j, b);
       pos = 0;
     }
@@ -423,7 +333,7 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
         for (let i = pos; i < stop; i++) setU32(touched, touchedCount++, u32At(docs, i) - base);
       } else touchedFull = true;
     }
-    if (tfBits == 0) {
+    if (tfWidth == 0) {
       // Every tf is 1: its weight is idf * one[d], one[d] = 1 / (1 + norm[d]) (the same f64 operations).
       for (; pos < stop; pos++) {
         const d = u32At(docs, pos);
