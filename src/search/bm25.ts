@@ -309,33 +309,36 @@ function byRank(a: ScoredDoc, b: ScoredDoc): number {
 
 /**
  * Whether topK runs the pruned loop for a query (strategy 'auto'; topK checks that it can: k at
- * most MAX_PRUNED_K, at most MAX_QUERY_TERMS terms): when a cost model, fitted to per-query times
- * (bench/engine-profile.ts; docs/search-engine.md), says it is the faster one.
+ * most MAX_PRUNED_K, at most MAX_QUERY_TERMS terms): when a cost model of per-query times
+ * (bench/engine-profile.ts; docs/search-engine.md) says it is the faster one.
  *
  * The exhaustive loop costs about EXHAUSTIVE_NS_PER_POSTING per posting of the query's terms plus
- * EXHAUSTIVE_NS_PER_DOC per document of the index (every accumulator is read and zeroed). The
- * pruned loop costs nothing per document, but more per posting, and more the more terms the query
- * has (each candidate looks at every essential term, and a lookup in a non-essential term may
- * decode a block for one posting): PRUNED_NS_PER_POSTING + PRUNED_NS_PER_POSTING_PER_TERM * q.
- * So pruning pays on large indexes for queries of few postings (a small fraction of the
- * documents), and rarely on small ones.
+ * EXHAUSTIVE_NS_PER_DOC per document of the index (the accumulators it reads and zeroes). The
+ * pruned loop costs nothing per document; its candidates come from the rare terms, so it costs
+ * PRUNED_NS_PER_RAREST per posting of the rarest term, and more per posting of all the terms the
+ * more terms the query has (each candidate looks at every essential term, and a lookup in a
+ * non-essential term may decode a block for one posting): PRUNED_NS_PER_POSTING_PER_TERM * q.
  */
 export function choosePruned(terms: readonly KernelTerm[], _k: number, docs: number): boolean {
   let postings = 0;
-  for (const t of terms) postings += (t.end - t.start - 1) * BLOCK + t.lastN;
-  const pruned = postings * (PRUNED_NS_PER_POSTING + PRUNED_NS_PER_POSTING_PER_TERM * terms.length);
+  let rarest = Infinity;
+  for (const t of terms) {
+    const df = (t.end - t.start - 1) * BLOCK + t.lastN;
+    postings += df;
+    rarest = Math.min(rarest, df);
+  }
+  const pruned = postings * PRUNED_NS_PER_POSTING_PER_TERM * terms.length + rarest * PRUNED_NS_PER_RAREST;
   return pruned < postings * EXHAUSTIVE_NS_PER_POSTING + docs * EXHAUSTIVE_NS_PER_DOC;
 }
 
-// The cost model's constants, in nanoseconds (choosePruned), fitted at 200k chunks of the fitted
-// corpus, top 10: the exhaustive loop 0.093 ms + 3.67 ns per posting (least squares over 1,000
-// queries; the 0.093 ms is the collect pass over 200k accumulators and the per-query glue), the
-// pruned loop's median per posting about 8 + 1.3 per term (ns; 2 terms 4.9, 6 terms 13.4, 10
-// terms 17.6, 14 terms 24.2).
-const EXHAUSTIVE_NS_PER_POSTING = 3.7;
-const EXHAUSTIVE_NS_PER_DOC = 0.45;
-const PRUNED_NS_PER_POSTING = 8;
-const PRUNED_NS_PER_POSTING_PER_TERM = 1.3;
+// The cost model's constants, in nanoseconds (choosePruned): chosen on a grid to minimise the
+// summed per-query time of the loop chosen, measured with bench/engine-profile.ts at 1M chunks of
+// the topical and i.i.d. corpora, top 10 (every query's time in both loops; each corpus weighed by
+// its exhaustive total). The fitted corpus at 2.1M was left out of the fit, to check it on.
+const EXHAUSTIVE_NS_PER_POSTING = 2.5;
+const EXHAUSTIVE_NS_PER_DOC = 0.05;
+const PRUNED_NS_PER_RAREST = 20;
+const PRUNED_NS_PER_POSTING_PER_TERM = 0.5;
 
 /** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2 (the kernel's buffers are this long). */
 const SEGMENT_DOCS = MAX_SEGMENT_DOCS;
