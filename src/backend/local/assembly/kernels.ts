@@ -43,12 +43,15 @@
 
 /** addScaled4's step, four lanes at p: p += s0 x0 + s1 x1 + s2 x2 + s3 x3, added in that order. */
 @inline function addScaledLanes4(p: usize, s0: v128, s1: v128, s2: v128, s3: v128, x0: v128, x1: v128, x2: v128, x3: v128): void {
-  let acc = v128.load(p);
+  v128.store(p, mulAdd4(v128.load(p), s0, s1, s2, s3, x0, x1, x2, x3));
+}
+
+/** acc + s0 x0 + s1 x1 + s2 x2 + s3 x3, lane-wise, added in that order (one accumulator: a chain). */
+@inline function mulAdd4(acc: v128, s0: v128, s1: v128, s2: v128, s3: v128, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
   acc = f32x4.add(acc, f32x4.mul(s0, x0));
   acc = f32x4.add(acc, f32x4.mul(s1, x1));
   acc = f32x4.add(acc, f32x4.mul(s2, x2));
-  acc = f32x4.add(acc, f32x4.mul(s3, x3));
-  v128.store(p, acc);
+  return f32x4.add(acc, f32x4.mul(s3, x3));
 }
 
 /** out[t,o] = b[o] + sum_c inp[t,c] * w[o,c]   (inp: T x C, w: OC x C, out: T x OC; b may be 0). */
@@ -377,15 +380,9 @@ export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv
 
 /** innerProduct of a head of 32 floats held in r0..r7 with the 32 at p. */
 @inline function innerProduct32(r0: v128, r1: v128, r2: v128, r3: v128, r4: v128, r5: v128, r6: v128, r7: v128, p: usize): f32 {
-  let acc = f32x4.add(f32x4.splat(0), f32x4.mul(r0, v128.load(p)));
-  acc = f32x4.add(acc, f32x4.mul(r1, v128.load(p + 16)));
-  acc = f32x4.add(acc, f32x4.mul(r2, v128.load(p + 32)));
-  acc = f32x4.add(acc, f32x4.mul(r3, v128.load(p + 48)));
-  acc = f32x4.add(acc, f32x4.mul(r4, v128.load(p + 64)));
-  acc = f32x4.add(acc, f32x4.mul(r5, v128.load(p + 80)));
-  acc = f32x4.add(acc, f32x4.mul(r6, v128.load(p + 96)));
-  acc = f32x4.add(acc, f32x4.mul(r7, v128.load(p + 112)));
-  return hsum(acc);
+  // From +0, lane by lane in order, as innerProduct sums: the chain addScaledLanes4 adds too.
+  const low = mulAdd4(f32x4.splat(0), r0, r1, r2, r3, v128.load(p), v128.load(p + 16), v128.load(p + 32), v128.load(p + 48));
+  return hsum(mulAdd4(low, r4, r5, r6, r7, v128.load(p + 64), v128.load(p + 80), v128.load(p + 96), v128.load(p + 112)));
 }
 
 /** addScaled of a head of 32 floats held in r0..r7: dst += s * r. */
