@@ -45,6 +45,50 @@ class Cells {
   }
 }
 
+/**
+ * A store that grows in pieces and never copies one (at a million chunks the pairs alone are over
+ * half a gigabyte): per piece (pointer, capacity, used), capacity and use in `unit`-byte units.
+ * The last piece is the one written; `reserve` starts a new one when it has no room.
+ */
+class Pieces {
+  list: Cells = new Cells(12);
+  count: u32 = 0;
+  /** The last piece: where it starts, its capacity and how much of it is used. */
+  last: usize = 0;
+  cap: u32 = 0;
+  used: u32 = 0;
+  constructor(public unit: u32) {}
+  /** Room for `n` more units in the last piece, else a new piece of max(size, n) units. */
+  reserve(n: u32, size: u32): void {
+    if (this.used + n <= this.cap) return;
+    this.cap = max<u32>(size, n);
+    this.last = heap.alloc(<usize>this.cap * this.unit);
+    this.used = 0;
+    const at = this.list.ensure(this.count + 1) + <usize>this.count * 12;
+    store<u32>(at, <u32>this.last);
+    store<u32>(at, this.cap, 4);
+    store<u32>(at, 0, 8);
+    this.count++;
+  }
+  /** The last piece now uses `used` units. */
+  setUsed(used: u32): void {
+    this.used = used;
+    store<u32>(this.list.ptr + <usize>(this.count - 1) * 12, used, 8);
+  }
+  /** Where piece k starts. */
+  start(k: u32): usize {
+    return <usize>load<u32>(this.list.ptr + <usize>k * 12);
+  }
+  /** Piece k's capacity. */
+  capacity(k: u32): u32 {
+    return load<u32>(this.list.ptr + <usize>k * 12, 4);
+  }
+  /** How much of piece k is used. */
+  usedIn(k: u32): u32 {
+    return load<u32>(this.list.ptr + <usize>k * 12, 8);
+  }
+}
+
 /** Whether the len bytes at a and b are equal. */
 // @ts-ignore: decorator
 @inline function same(a: usize, b: usize, len: u32): bool {
@@ -191,15 +235,9 @@ const df = new Cells(4);
 /**
  * Every document's (term, tf) pairs, its distinct terms in order of first appearance: in pieces
  * of whole documents, each a u32 array of terms then a u16 array of their frequencies (capped at
- * 0xffff), `capacity` pairs each; (pointer, capacity, pairs used) per piece in `pairPieces`. Never
- * copied: at a million chunks they are over half a gigabyte.
+ * 0xffff), `capacity` pairs each.
  */
-const pairPieces = new Cells(12);
-let pairPieceCount: u32 = 0;
-let pairTerms: usize = 0;
-let pairTfs: usize = 0;
-let pairCap: u32 = 0;
-let pairUsed: u32 = 0;
+const pairs = new Pieces(6);
 let pairTotal: f64 = 0;
 const PAIR_PIECE: u32 = 1 << 22;
 /** Per document, its number of pairs. */
@@ -255,8 +293,9 @@ export function classBits(): usize {
 export function countTerms(p: usize, len: u32): u32 {
   const end = p + len;
   // At most one word per two bytes, plus one.
-  reservePairs((len >>> 1) + 1);
-  const out = pairTerms + (<usize>pairUsed << 2);
+  pairs.reserve((len >>> 1) + 1, PAIR_PIECE);
+  const used = pairs.used;
+  const out = pairs.last + (<usize>used << 2);
   tf.ensure(1);
   let n: u32 = 0;
   let kept: u32 = 0;
@@ -305,7 +344,7 @@ export function countTerms(p: usize, len: u32): u32 {
     store<u32>(at, count + 1);
   }
   const tfs = tf.ptr;
-  const outTfs = pairTfs + (<usize>pairUsed << 1);
+  const outTfs = pairs.last + (<usize>pairs.cap << 2) + (<usize>used << 1);
   for (let j: u32 = 0; j < n; j++) {
     const t = load<u32>(out + (<usize>j << 2));
     const at = tfs + (<usize>t << 2);
@@ -314,27 +353,12 @@ export function countTerms(p: usize, len: u32): u32 {
     const d = df.ptr + (<usize>t << 2);
     store<u32>(d, load<u32>(d) + 1);
   }
-  pairUsed += n;
+  pairs.setUsed(used + n);
   pairTotal += <f64>n;
-  store<u32>(pairPieces.ptr + <usize>(pairPieceCount - 1) * 12, pairUsed, 8);
   store<u32>(docPairs.ensure(pairDocs + 1) + (<usize>pairDocs << 2), n);
   pairDocs++;
   docLength = kept;
   return n;
-}
-
-/** Room for `n` more pairs in the last piece (a new piece if it has not). */
-function reservePairs(n: u32): void {
-  if (pairUsed + n <= pairCap) return;
-  pairCap = max<u32>(PAIR_PIECE, n);
-  pairTerms = heap.alloc(<usize>pairCap * 6);
-  pairTfs = pairTerms + (<usize>pairCap << 2);
-  pairUsed = 0;
-  const at = pairPieces.ensure(pairPieceCount + 1) + <usize>pairPieceCount * 12;
-  store<u32>(at, <u32>pairTerms);
-  store<u32>(at, pairCap, 4);
-  store<u32>(at, 0, 8);
-  pairPieceCount++;
 }
 
 /** Pairs so far. */
@@ -349,10 +373,9 @@ export function documentFrequencies(): usize {
 
 /** Replace every pair's term t by the u32 at map + 4t. */
 export function remapTerms(map: usize): void {
-  for (let k: u32 = 0; k < pairPieceCount; k++) {
-    const piece = pairPieces.ptr + <usize>k * 12;
-    const terms = <usize>load<u32>(piece);
-    const used = load<u32>(piece, 8);
+  for (let k: u32 = 0; k < pairs.count; k++) {
+    const terms = pairs.start(k);
+    const used = pairs.usedIn(k);
     for (let i: u32 = 0; i < used; i++) {
       const at = terms + (<usize>i << 2);
       store<u32>(at, load<u32>(map + (<usize>load<u32>(at) << 2)));
@@ -371,11 +394,10 @@ export function scatter(lo: u32, span: u32, postOff: usize, docs: usize, tfs: us
   for (let r: u32 = 0; r < span; r++) store<u32>(cursor + (<usize>r << 2), load<u32>(postOff + (<usize>(lo + r) << 2)) - base);
   const counts = docPairs.ptr;
   let doc: u32 = 0;
-  for (let k: u32 = 0; k < pairPieceCount; k++) {
-    const piece = pairPieces.ptr + <usize>k * 12;
-    const terms = <usize>load<u32>(piece);
-    const pieceTfs = terms + (<usize>load<u32>(piece, 4) << 2);
-    const used = load<u32>(piece, 8);
+  for (let k: u32 = 0; k < pairs.count; k++) {
+    const terms = pairs.start(k);
+    const pieceTfs = terms + (<usize>pairs.capacity(k) << 2);
+    const used = pairs.usedIn(k);
     // A document's pairs never straddle two pieces; one without pairs may sit at either end.
     for (let i: u32 = 0; i < used; doc++) {
       const end = i + load<u32>(counts + (<usize>doc << 2));
@@ -452,14 +474,9 @@ const scratch = new Cells(1);
 
 /**
  * The forward list: per block, varint(words), then per word in id order a varint id gap (from -1),
- * varint(n) and its n chunk offsets (a byte each). In pieces (a block never straddles two), so
- * that no piece is ever copied: (pointer, bytes used) pairs in `pieces`, the last one `fwd`.
+ * varint(n) and its n chunk offsets (a byte each). In pieces of bytes (a block never straddles two).
  */
-const pieces = new Cells(8);
-let pieceCount: u32 = 0;
-let fwd: usize = 0;
-let fwdCap: u32 = 0;
-let fwdLen: u32 = 0;
+const forward = new Pieces(1);
 const FWD_PIECE_MAX: u32 = 16 << 20;
 
 /** Start a prefilter of blocks of `size` documents (1 to 256); call before grepAdd. */
@@ -580,20 +597,6 @@ let varintEnd: usize = 0;
   return v;
 }
 
-/** Room for `extra` more bytes in the forward list's last piece. */
-function ensureFwd(extra: u32): void {
-  if (fwdLen + extra <= fwdCap) return;
-  if (fwd !== 0) {
-    const at = pieces.ensure(pieceCount + 1) + (<usize>pieceCount << 3);
-    store<u32>(at, <u32>fwd);
-    store<u32>(at, fwdLen, 4);
-    pieceCount++;
-  }
-  fwdCap = max<u32>(min<u32>(max<u32>(fwdCap << 1, 1 << 16), FWD_PIECE_MAX), extra);
-  fwd = heap.alloc(fwdCap);
-  fwdLen = 0;
-}
-
 /** The block's words in id order (least-significant-digit radix sort); returns where they are. */
 function sortBlockWords(n: u32): usize {
   let from = blockWords.ptr;
@@ -633,8 +636,9 @@ function flushBlock(): void {
   const n = blockWordCount;
   const words = sortBlockWords(n);
   // Per word at most 5 bytes of id gap and 2 of count, plus a byte per chunk.
-  ensureFwd(5 + 7 * n + blockPairs);
-  let p = writeVarint(fwd + fwdLen, n);
+  // Pieces double from 64 KiB up to FWD_PIECE_MAX.
+  forward.reserve(5 + 7 * n + blockPairs, min<u32>(max<u32>(forward.cap << 1, 1 << 16), FWD_PIECE_MAX));
+  let p = writeVarint(forward.last + forward.used, n);
   let prev: u32 = 0xffffffff; // the first gap is from -1
   for (let j: u32 = 0; j < n; j++) {
     const id = load<u32>(words + (<usize>j << 2));
@@ -659,7 +663,7 @@ function flushBlock(): void {
     }
     prev = id;
   }
-  fwdLen = <u32>(p - fwd);
+  forward.setUsed(<u32>(p - forward.last));
   blockWordCount = 0;
   blockPairs = 0;
   block++;
@@ -711,9 +715,9 @@ export function grepFill(plan: usize, bitmaps: usize, bitmapWordsEach: u32, out:
   const varints = out - <usize>lo;
   const maskBytes = (blockSize + 7) >>> 3;
   let blk: u32 = 0;
-  for (let k: u32 = 0; k <= pieceCount; k++) {
-    const start = k < pieceCount ? <usize>load<u32>(pieces.ptr + (<usize>k << 3)) : fwd;
-    const used = k < pieceCount ? load<u32>(pieces.ptr + (<usize>k << 3), 4) : fwdLen;
+  for (let k: u32 = 0; k < forward.count; k++) {
+    const start = forward.start(k);
+    const used = forward.usedIn(k);
     let p = start;
     const end = start + used;
     for (; p < end; blk++) {

@@ -101,78 +101,57 @@ export interface InvoiceWorld {
   orderRows: OrderRow[];
 }
 
-const SCHEMA = `
-CREATE TABLE suppliers (
-  id TEXT PRIMARY KEY,            -- UUID; the only way LookupOrderRows accepts a supplier
-  name TEXT NOT NULL,
-  name_folded TEXT NOT NULL,      -- fold(name): SQLite's LOWER only folds ASCII
-  org_number TEXT NOT NULL,
-  vat_number TEXT NOT NULL,
-  iban TEXT NOT NULL,             -- as registered: sometimes grouped, sometimes compact
-  bankgiro TEXT NOT NULL,
-  postgiro TEXT                   -- plusgiro; not every supplier has one
-);
-CREATE TABLE products (
-  id INTEGER PRIMARY KEY,
-  supplier_id TEXT NOT NULL REFERENCES suppliers(id),
-  name TEXT NOT NULL,
-  name_folded TEXT NOT NULL,
-  annual_price REAL NOT NULL
-);
-CREATE TABLE corporations (
-  id INTEGER PRIMARY KEY,
-  name TEXT NOT NULL
-);
-CREATE TABLE organisations (
-  id INTEGER PRIMARY KEY,
-  corporation_id INTEGER NOT NULL REFERENCES corporations(id),
-  name TEXT NOT NULL
-);
-CREATE TABLE departments (
-  id INTEGER PRIMARY KEY,
-  organisation_id INTEGER NOT NULL REFERENCES organisations(id),
-  name TEXT NOT NULL
-);
-CREATE TABLE invoices (
-  id INTEGER PRIMARY KEY,
-  invoice_no TEXT NOT NULL UNIQUE,
-  supplier_id TEXT NOT NULL REFERENCES suppliers(id),
-  organisation_id INTEGER NOT NULL REFERENCES organisations(id),
-  invoice_date TEXT NOT NULL,
-  due_date TEXT NOT NULL,
-  amount_excl_vat REAL NOT NULL,
-  vat REAL NOT NULL,
-  total REAL NOT NULL,
-  status TEXT NOT NULL
-);
-CREATE TABLE order_rows (
-  id TEXT PRIMARY KEY,
-  subscription_no INTEGER NOT NULL,
-  product_id INTEGER NOT NULL REFERENCES products(id),
-  department_id INTEGER NOT NULL REFERENCES departments(id),
-  subscriber_name TEXT NOT NULL,
-  subscriber_folded TEXT NOT NULL,
-  period_start TEXT NOT NULL,
-  period_end TEXT NOT NULL,
-  quantity INTEGER NOT NULL,
-  amount REAL NOT NULL
-);
-CREATE TABLE invoice_rows (
-  id INTEGER PRIMARY KEY,
-  invoice_id INTEGER NOT NULL REFERENCES invoices(id),
-  order_row_id TEXT NOT NULL UNIQUE REFERENCES order_rows(id),
-  line_no INTEGER NOT NULL,
-  amount REAL NOT NULL,
-  vat REAL NOT NULL
-);
-CREATE INDEX order_rows_subscription ON order_rows(subscription_no);
-CREATE INDEX products_supplier ON products(supplier_id);
-CREATE INDEX order_rows_product ON order_rows(product_id);
-CREATE INDEX invoice_rows_invoice ON invoice_rows(invoice_id);
-`;
+/**
+ * The tables, in the order the content hash reads them: each column declared `name TYPE
+ * [constraints]`. Every column but a primary key is NOT NULL unless its type ends in `?`.
+ */
+const TABLE_COLUMNS = {
+  suppliers: [
+    'id TEXT PRIMARY KEY', // UUID; the only way LookupOrderRows accepts a supplier
+    'name TEXT',
+    'name_folded TEXT', // fold(name): SQLite's LOWER only folds ASCII
+    'org_number TEXT',
+    'vat_number TEXT',
+    'iban TEXT', // as registered: sometimes grouped, sometimes compact
+    'bankgiro TEXT',
+    'postgiro TEXT?', // plusgiro; not every supplier has one
+  ],
+  products: ['id INTEGER PRIMARY KEY', 'supplier_id TEXT REFERENCES suppliers(id)', 'name TEXT', 'name_folded TEXT', 'annual_price REAL'],
+  corporations: ['id INTEGER PRIMARY KEY', 'name TEXT'],
+  organisations: ['id INTEGER PRIMARY KEY', 'corporation_id INTEGER REFERENCES corporations(id)', 'name TEXT'],
+  departments: ['id INTEGER PRIMARY KEY', 'organisation_id INTEGER REFERENCES organisations(id)', 'name TEXT'],
+  invoices: [
+    'id INTEGER PRIMARY KEY', 'invoice_no TEXT UNIQUE', 'supplier_id TEXT REFERENCES suppliers(id)', 'organisation_id INTEGER REFERENCES organisations(id)',
+    'invoice_date TEXT', 'due_date TEXT', 'amount_excl_vat REAL', 'vat REAL', 'total REAL', 'status TEXT',
+  ],
+  order_rows: [
+    'id TEXT PRIMARY KEY', 'subscription_no INTEGER', 'product_id INTEGER REFERENCES products(id)', 'department_id INTEGER REFERENCES departments(id)',
+    'subscriber_name TEXT', 'subscriber_folded TEXT', 'period_start TEXT', 'period_end TEXT', 'quantity INTEGER', 'amount REAL',
+  ],
+  invoice_rows: [
+    'id INTEGER PRIMARY KEY', 'invoice_id INTEGER REFERENCES invoices(id)', 'order_row_id TEXT UNIQUE REFERENCES order_rows(id)',
+    'line_no INTEGER', 'amount REAL', 'vat REAL',
+  ],
+} as const;
+
+/** A column declaration of TABLE_COLUMNS as SQL. */
+function columnSql(declaration: string): string {
+  const [name, type, ...constraints] = declaration.split(' ') as [string, string, ...string[]];
+  if (type.endsWith('?')) return [name, type.slice(0, -1), ...constraints].join(' ');
+  if (constraints[0] === 'PRIMARY') return declaration;
+  return [name, type, 'NOT NULL', ...constraints].join(' ');
+}
+
+const SCHEMA = [
+  ...Object.entries(TABLE_COLUMNS).map(([table, columns]) => `CREATE TABLE ${table} (${columns.map(columnSql).join(', ')});`),
+  'CREATE INDEX order_rows_subscription ON order_rows(subscription_no);',
+  'CREATE INDEX products_supplier ON products(supplier_id);',
+  'CREATE INDEX order_rows_product ON order_rows(product_id);',
+  'CREATE INDEX invoice_rows_invoice ON invoice_rows(invoice_id);',
+].join('\n');
 
 /** Tables in the order the content hash reads them. */
-export const TABLES = ['suppliers', 'products', 'corporations', 'organisations', 'departments', 'invoices', 'order_rows', 'invoice_rows'] as const;
+export const TABLES = Object.keys(TABLE_COLUMNS) as (keyof typeof TABLE_COLUMNS)[];
 
 /** Periodicals carry 6% VAT in Sweden. */
 const VAT_RATE = 0.06;

@@ -1,5 +1,5 @@
 import { noArgument } from '../../agent/registry.js';
-import { namedRubrics } from '../../reward/rubric.js';
+import { answerSuite } from '../answer-suite.js';
 import { openOwnTasks } from '../own-tasks.js';
 import type { Suite } from '../types.js';
 import { invoiceBaselineAgent, invoiceOracleAgent } from './agents.js';
@@ -8,21 +8,17 @@ import { invoiceBucket, invoiceParts } from './reward.js';
 import { loadInvoiceSuite } from './index.js';
 import { INVOICE_TOOL_SPECS } from './tools.js';
 
-/** The one rubric: the share of gold values in the reply. */
-const RUBRICS = namedRubrics('invoices', { invoices: { gold_share: 1 } });
-
 /**
  * The invoice suite: customer emails answered from a procedurally generated SQLite database with
  * three SQL tools; it brings its own tasks (the emails) and has no search index.
  */
-export const invoiceSuite: Suite = {
+export const invoiceSuite: Suite = answerSuite({
   kind: 'invoices',
   summary: 'the invoice emails: answer a customer from the database with three SQL tools',
-  rubrics: RUBRICS,
+  // The one rubric: the share of gold values in the reply.
+  rubrics: { invoices: { gold_share: 1 } },
   defaultRubric: 'invoices',
   rewardParts: invoiceParts,
-  usesBeta: false,
-  result: 'answer',
   buckets: ['correct', 'partial', 'wrong', 'no_answer'],
   bucket: invoiceBucket,
   success: (parts) => parts['pass'] === 1,
@@ -38,4 +34,4 @@ export const invoiceSuite: Suite = {
     const suite = loadInvoiceSuite();
     return openOwnTasks(invoiceSuite, options, (split) => suite.tasks(split ?? 'all'), (budgets) => (budgets ? new InvoiceEnvironment(suite.tools, budgets) : suite.env));
   },
-};
+});

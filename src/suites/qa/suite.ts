@@ -1,32 +1,28 @@
 import { InputError } from '../../errors.js';
 import { qaRewardParts } from './reward.js';
-import { namedRubrics } from '../../reward/rubric.js';
+import { answerSuite } from '../answer-suite.js';
 import { openTaskSetSuite } from '../search/task-set.js';
 import type { Suite } from '../types.js';
 import { QA_AGENTS } from './agents.js';
 import { QA_TOOLS, QaEnvironment } from './env.js';
 
 /**
- * Named rubrics: exact match (Search-R1), token F1, F1 with the 0.1 format floor (ReSearch), and
- * exact match + 0.3 x partial credit. The default, F1 + format floor, is the QA shape the ReSearch
- * paper found most stable across seeds.
+ * The QA suite: search a corpus, then answer; an episode returns an answer, scored against the
+ * task's answers. Named rubrics: exact match (Search-R1), token F1, F1 with the 0.1 format floor
+ * (ReSearch), and exact match + 0.3 x partial credit. The default, F1 + format floor, is the QA
+ * shape the ReSearch paper found most stable across seeds.
  */
-const RUBRICS = namedRubrics('qa', {
-  'qa-em': { exact_match: 1 },
-  'qa-f1': { f1: 1 },
-  'qa-f1-format': { f1_format: 1 },
-  'qa-partial': { exact_match: 1, partial_credit: 0.3 },
-});
-
-/** The QA suite: search a corpus, then answer; an episode returns an answer, scored against the task's answers. */
-export const qaSuite: Suite = {
+export const qaSuite: Suite = answerSuite({
   kind: 'qa',
   summary: 'the QA variant: top-3 search, 5 searches, then an answer',
-  rubrics: RUBRICS,
+  rubrics: {
+    'qa-em': { exact_match: 1 },
+    'qa-f1': { f1: 1 },
+    'qa-f1-format': { f1_format: 1 },
+    'qa-partial': { exact_match: 1, partial_credit: 0.3 },
+  },
   defaultRubric: 'qa-f1-format',
   rewardParts: qaRewardParts,
-  usesBeta: false,
-  result: 'answer',
   // correct (exact match), near miss (answered, token F1 >= 0.5), wrong (answered), no answer.
   buckets: ['correct', 'near_miss', 'wrong', 'no_answer'],
   bucket(parts) {
@@ -45,4 +41,4 @@ export const qaSuite: Suite = {
       const missing = tasks.find((t) => !t.answers?.length);
       if (missing) throw new InputError(`env qa needs tasks with answers; task '${missing.id}' of ${where} has none`);
     }),
-};
+});

@@ -43,12 +43,15 @@
 
 /** addScaled4's step, four lanes at p: p += s0 x0 + s1 x1 + s2 x2 + s3 x3, added in that order. */
 @inline function addScaledLanes4(p: usize, s0: v128, s1: v128, s2: v128, s3: v128, x0: v128, x1: v128, x2: v128, x3: v128): void {
-  let acc = v128.load(p);
+  v128.store(p, mulAdd4(v128.load(p), s0, s1, s2, s3, x0, x1, x2, x3));
+}
+
+/** acc + s0 x0 + s1 x1 + s2 x2 + s3 x3, lane-wise, added in that order (one accumulator: a chain). */
+@inline function mulAdd4(acc: v128, s0: v128, s1: v128, s2: v128, s3: v128, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
   acc = f32x4.add(acc, f32x4.mul(s0, x0));
   acc = f32x4.add(acc, f32x4.mul(s1, x1));
   acc = f32x4.add(acc, f32x4.mul(s2, x2));
-  acc = f32x4.add(acc, f32x4.mul(s3, x3));
-  v128.store(p, acc);
+  return f32x4.add(acc, f32x4.mul(s3, x3));
 }
 
 /** out[t,o] = b[o] + sum_c inp[t,c] * w[o,c]   (inp: T x C, w: OC x C, out: T x OC; b may be 0). */
@@ -377,15 +380,9 @@ export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv
 
 /** innerProduct of a head of 32 floats held in r0..r7 with the 32 at p. */
 @inline function innerProduct32(r0: v128, r1: v128, r2: v128, r3: v128, r4: v128, r5: v128, r6: v128, r7: v128, p: usize): f32 {
-  let acc = f32x4.add(f32x4.splat(0), f32x4.mul(r0, v128.load(p)));
-  acc = f32x4.add(acc, f32x4.mul(r1, v128.load(p + 16)));
-  acc = f32x4.add(acc, f32x4.mul(r2, v128.load(p + 32)));
-  acc = f32x4.add(acc, f32x4.mul(r3, v128.load(p + 48)));
-  acc = f32x4.add(acc, f32x4.mul(r4, v128.load(p + 64)));
-  acc = f32x4.add(acc, f32x4.mul(r5, v128.load(p + 80)));
-  acc = f32x4.add(acc, f32x4.mul(r6, v128.load(p + 96)));
-  acc = f32x4.add(acc, f32x4.mul(r7, v128.load(p + 112)));
-  return hsum(acc);
+  // From +0, lane by lane in order, as innerProduct sums: the chain addScaledLanes4 adds too.
+  const low = mulAdd4(f32x4.splat(0), r0, r1, r2, r3, v128.load(p), v128.load(p + 16), v128.load(p + 32), v128.load(p + 48));
+  return hsum(mulAdd4(low, r4, r5, r6, r7, v128.load(p + 64), v128.load(p + 80), v128.load(p + 96), v128.load(p + 112)));
 }
 
 /** addScaled of a head of 32 floats held in r0..r7: dst += s * r. */
@@ -406,6 +403,31 @@ export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv
   v128.store(p + 64, r4); v128.store(p + 80, r5); v128.store(p + 96, r6); v128.store(p + 112, r7);
 }
 
+/**
+ * dst, a head of 32 floats, += w[t2] * wScale * the head at rows + t2 * rowStride for t2 = 0..t,
+ * added in that order in eight registers; each weight times wScale is stored back into w (the
+ * forward pass normalizes its probabilities so; the backward pass's wScale is 1).
+ */
+@inline function addWeightedRows32(dst: usize, w: usize, wScale: f32, rows: usize, rowStride: usize, t: i32): void {
+  let a0 = v128.load(dst), a1 = v128.load(dst + 16), a2 = v128.load(dst + 32), a3 = v128.load(dst + 48);
+  let a4 = v128.load(dst + 64), a5 = v128.load(dst + 80), a6 = v128.load(dst + 96), a7 = v128.load(dst + 112);
+  for (let t2 = 0; t2 <= t; t2++) {
+    const wt = load<f32>(w + (<usize>t2 << 2)) * wScale;
+    store<f32>(w + (<usize>t2 << 2), wt);
+    const s = f32x4.splat(wt);
+    const r = rows + <usize>t2 * rowStride;
+    a0 = f32x4.add(a0, f32x4.mul(s, v128.load(r)));
+    a1 = f32x4.add(a1, f32x4.mul(s, v128.load(r + 16)));
+    a2 = f32x4.add(a2, f32x4.mul(s, v128.load(r + 32)));
+    a3 = f32x4.add(a3, f32x4.mul(s, v128.load(r + 48)));
+    a4 = f32x4.add(a4, f32x4.mul(s, v128.load(r + 64)));
+    a5 = f32x4.add(a5, f32x4.mul(s, v128.load(r + 80)));
+    a6 = f32x4.add(a6, f32x4.mul(s, v128.load(r + 96)));
+    a7 = f32x4.add(a7, f32x4.mul(s, v128.load(r + 112)));
+  }
+  store32(dst, a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
 function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32, scale: f32): void {
   const row3 = <usize>(3 * C) << 2;
   const kOff = <usize>C << 2, vOff = <usize>(2 * C) << 2;
@@ -423,23 +445,9 @@ function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: 
         if (s > maxv) maxv = s;
       }
       const inv: f32 = 1 / expScoresAndSum(a, t, maxv);
-      let o0 = f32x4.splat(0), o1 = f32x4.splat(0), o2 = f32x4.splat(0), o3 = f32x4.splat(0);
-      let o4 = f32x4.splat(0), o5 = f32x4.splat(0), o6 = f32x4.splat(0), o7 = f32x4.splat(0);
-      for (let t2 = 0; t2 <= t; t2++) {
-        const pn = load<f32>(a + (<usize>t2 << 2)) * inv;
-        store<f32>(a + (<usize>t2 << 2), pn);
-        const v = qkv + <usize>t2 * row3 + vOff + hb;
-        const p = f32x4.splat(pn);
-        o0 = f32x4.add(o0, f32x4.mul(p, v128.load(v)));
-        o1 = f32x4.add(o1, f32x4.mul(p, v128.load(v + 16)));
-        o2 = f32x4.add(o2, f32x4.mul(p, v128.load(v + 32)));
-        o3 = f32x4.add(o3, f32x4.mul(p, v128.load(v + 48)));
-        o4 = f32x4.add(o4, f32x4.mul(p, v128.load(v + 64)));
-        o5 = f32x4.add(o5, f32x4.mul(p, v128.load(v + 80)));
-        o6 = f32x4.add(o6, f32x4.mul(p, v128.load(v + 96)));
-        o7 = f32x4.add(o7, f32x4.mul(p, v128.load(v + 112)));
-      }
-      store32(out + (<usize>t * C << 2) + hb, o0, o1, o2, o3, o4, o5, o6, o7);
+      const o = out + (<usize>t * C << 2) + hb;
+      for (let i: usize = 0; i < 128; i += 16) v128.store(o + i, f32x4.splat(0));
+      addWeightedRows32(o, a, inv, qkv + vOff + hb, row3, t);
     }
   }
 }
@@ -464,31 +472,19 @@ function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: 
         dot += p * dp;
         addScaled32(dqkv + vr, f32x4.splat(p), d0, d1, d2, d3, d4, d5, d6, d7);
       }
-      // Softmax backward, then the score's gradient into q and k.
+      // Softmax backward: scratch becomes the score's gradient ds, added into k's gradient as ds q,
+      // then into q's as the sum of ds k.
       const qr = <usize>t * row3 + hb;
-      const q = qkv + qr, dq = dqkv + qr;
+      const q = qkv + qr;
       const q0 = v128.load(q), q1 = v128.load(q + 16), q2 = v128.load(q + 32), q3 = v128.load(q + 48);
       const q4 = v128.load(q + 64), q5 = v128.load(q + 80), q6 = v128.load(q + 96), q7 = v128.load(q + 112);
-      let g0 = v128.load(dq), g1 = v128.load(dq + 16), g2 = v128.load(dq + 32), g3 = v128.load(dq + 48);
-      let g4 = v128.load(dq + 64), g5 = v128.load(dq + 80), g6 = v128.load(dq + 96), g7 = v128.load(dq + 112);
       for (let t2 = 0; t2 <= t; t2++) {
         const p = load<f32>(a + (<usize>t2 << 2));
         const ds = p * (load<f32>(scratch + (<usize>t2 << 2)) - dot) * scale;
-        if (ds == 0) continue;
-        const dsv = f32x4.splat(ds);
-        const kr = <usize>t2 * row3 + kOff + hb;
-        const k = qkv + kr;
-        g0 = f32x4.add(g0, f32x4.mul(dsv, v128.load(k)));
-        g1 = f32x4.add(g1, f32x4.mul(dsv, v128.load(k + 16)));
-        g2 = f32x4.add(g2, f32x4.mul(dsv, v128.load(k + 32)));
-        g3 = f32x4.add(g3, f32x4.mul(dsv, v128.load(k + 48)));
-        g4 = f32x4.add(g4, f32x4.mul(dsv, v128.load(k + 64)));
-        g5 = f32x4.add(g5, f32x4.mul(dsv, v128.load(k + 80)));
-        g6 = f32x4.add(g6, f32x4.mul(dsv, v128.load(k + 96)));
-        g7 = f32x4.add(g7, f32x4.mul(dsv, v128.load(k + 112)));
-        addScaled32(dqkv + kr, dsv, q0, q1, q2, q3, q4, q5, q6, q7);
+        store<f32>(scratch + (<usize>t2 << 2), ds);
+        if (ds != 0) addScaled32(dqkv + <usize>t2 * row3 + kOff + hb, f32x4.splat(ds), q0, q1, q2, q3, q4, q5, q6, q7);
       }
-      store32(dq, g0, g1, g2, g3, g4, g5, g6, g7);
+      addWeightedRows32(dqkv + qr, scratch, 1, qkv + kOff + hb, row3, t);
     }
   }
 }
