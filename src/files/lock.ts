@@ -20,6 +20,15 @@ export interface Lock {
   release(): void;
 }
 
+/** The refusal when a live sleuth holds the lock (exit 2, like any InputError). */
+export class LockHeldError extends InputError {}
+
+/** Whether a live process holds `target`'s lock now. */
+export function lockHeld(target: string): boolean {
+  const holder = holderOf(lockPath(target));
+  return typeof holder === 'number' && processAlive(holder);
+}
+
 /** The lock file of `target`. */
 export function lockPath(target: string): string {
   const full = resolve(target);
@@ -47,7 +56,7 @@ export function acquireLock(target: string, what: string): Lock {
       const holder = holderOf(path);
       if (holder === 'not a lock') throw new InputError(`${what} ${target}: ${path} exists and is not a sleuth lock (one process id), so sleuth leaves it alone; remove it or choose another path`);
       if (holder !== undefined && processAlive(holder)) {
-        throw new InputError(`${what} ${target} is being written by another sleuth (process ${holder}, lock ${path}); wait for it to finish, or stop it first`);
+        throw new LockHeldError(`${what} ${target} is being written by another sleuth (process ${holder}, lock ${path}); wait for it to finish, or stop it first`);
       }
       if (attempt > 0) throw new InputError(`${what} ${target}: cannot take the lock ${path} (another writer keeps replacing it)`);
       if (holder !== undefined) removeStale(path, holder);

@@ -5,6 +5,7 @@ import type { Chunk } from '../corpus/chunk.js';
 import { embeddedCorpusPath } from '../corpus/embedded.js';
 import { readChunks } from '../corpus/read.js';
 import { InputError } from '../errors.js';
+import { LockHeldError, lockHeld } from '../files/lock.js';
 import { buildIndex, type BuildOptions } from './build.js';
 import { readManifest } from './format.js';
 import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC } from './grep/format.js';
@@ -63,15 +64,34 @@ export async function ensureDefaultIndex(dir: string = defaultIndexDir(), option
  */
 export async function ensureCorpusIndex(files: readonly string[], dir: string, options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
   const source = corpusSource(files);
+  const started = Date.now();
+  for (;;) {
+    if (indexCurrent(dir, source)) return dir;
+    try {
+      await buildIndex(chunksOf(files), dir, { ...options, source });
+      return dir;
+    } catch (err) {
+      // Another sleuth is building this very index (two commands started at once on a fresh
+      // checkout): wait for it to finish, then use what it built if it is the one wanted.
+      if (!(err instanceof LockHeldError) || Date.now() - started > LOCK_WAIT_MS) throw err;
+      while (lockHeld(dir) && Date.now() - started <= LOCK_WAIT_MS) await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+}
+
+/** How long ensureCorpusIndex waits for another sleuth building the same index. */
+const LOCK_WAIT_MS = 10 * 60_000;
+
+/** Whether dir holds an intact index of the current formats built from `source`. */
+function indexCurrent(dir: string, source: string): boolean {
   try {
     const m = readManifest(dir);
     const intact = Object.entries(m.files).every(([name, bytes]) => existsSync(join(dir, name)) && statSync(join(dir, name)).size === bytes);
-    if (m.source === source && intact && grepCurrent(dir)) return dir;
+    return m.source === source && intact && grepCurrent(dir);
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
+    return false;
   }
-  await buildIndex(chunksOf(files), dir, { ...options, source });
-  return dir;
 }
 
 async function* chunksOf(files: readonly string[]): AsyncGenerator<Chunk> {

@@ -44,4 +44,11 @@ describe('ensureDefaultIndex', () => {
     await ensureDefaultIndex(dir);
     expect((await openIndex(dir)).size).toBe(index.size);
   });
+
+  it('waits for another build of the same index (two commands at once on a fresh checkout) and uses it', async () => {
+    const dir = join(root, 'twice');
+    const [a, b] = await Promise.all([ensureDefaultIndex(dir), ensureDefaultIndex(dir)]);
+    expect([a, b]).toEqual([dir, dir]);
+    expect((await openIndex(dir)).search('Corliss Archer Kiss and Tell', 5).map((h) => h.title)).toContain('Kiss and Tell (1945 film)');
+  });
 });
