@@ -18,7 +18,7 @@ import { AnalyzerConfig } from './analyzer.js';
  *   terms.bin / terms.off (u32, T+1)      the vocabulary, sorted by UTF-8 bytes
  *   post.off (u32, T+1)                   each term's first posting (its document frequency is the difference)
  *   post.data (u32 words)                 the postings, each term's in blocks of 128 (block-postings.ts):
- *                                         bit-packed document gaps and term frequencies
+ *                                         document gaps and term frequencies in whole-byte widths
  *   block.at (u32, B+1)                   each block's first word in post.data; a term's blocks follow
  *                                         one another, ceil(df/128) of them (block-postings.ts's blockOffsets)
  *   block.last (u32, B)                   each block's last document number

@@ -108,7 +108,7 @@ export class ScoringMemory {
       blockAt: take((blocks + 1) * 4),
       blockLast: take(blocks * 4),
       blockMax: take(blocks * 4),
-      // The decoder reads 8 bytes at a value's word: 16 bytes to spare past the last block.
+      // The decoders read up to 12 bytes past a block's values: 16 bytes to spare past the last block.
       data: take(words * 4 + 16),
     };
     if (next > WASM_MAX_BYTES) return undefined;

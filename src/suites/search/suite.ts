@@ -1,4 +1,4 @@
-import { F4, type Rubric } from '../../reward/rubric.js';
+import { namedRubrics, type Rubric } from '../../reward/rubric.js';
 import type { Suite } from '../types.js';
 import { SEARCH_AGENTS } from './agents.js';
 import { SEARCH_DEFAULTS, SearchEnvironment } from './env.js';
@@ -11,13 +11,13 @@ import { SEARCH_LOOKUP_TOOLS, searchToolSpecs } from './tools.js';
  * is 1 then and F4 is 0); `-traj` adds +0.2 x trajectory recall; `-format` subtracts 0.1 when any
  * call was off-form.
  */
-const RUBRICS: Rubric[] = [
-  { name: 'f4', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2 } },
-  { name: 'f4-traj', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2, trajectory_recall: 0.2 } },
-  { name: 'f4-format', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2, offform: -0.1 } },
-  { name: 'f4-traj-format', kind: 'search', beta: F4, weights: { fbeta: 1, empty: -0.2, trajectory_recall: 0.2, offform: -0.1 } },
-  { name: 'f1', kind: 'search', beta: F4, weights: { f1: 1, empty: -0.2 } },
-];
+const RUBRICS: Rubric[] = namedRubrics('search', {
+  f4: { fbeta: 1, empty: -0.2 },
+  'f4-traj': { fbeta: 1, empty: -0.2, trajectory_recall: 0.2 },
+  'f4-format': { fbeta: 1, empty: -0.2, offform: -0.1 },
+  'f4-traj-format': { fbeta: 1, empty: -0.2, trajectory_recall: 0.2, offform: -0.1 },
+  f1: { f1: 1, empty: -0.2 },
+});
 
 /** The search suite: six tools over a corpus (tools.ts); an episode returns a curated set of chunks. */
 export const searchSuite: Suite = {
