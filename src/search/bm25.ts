@@ -333,12 +333,14 @@ export function choosePruned(terms: readonly KernelTerm[], _k: number, docs: num
 
 // The cost model's constants, in nanoseconds (choosePruned): chosen on a grid to minimise the
 // summed per-query time of the loop chosen, measured with bench/engine-profile.ts at 1M chunks of
-// the topical and i.i.d. corpora, top 10 (every query's time in both loops; each corpus weighed by
-// its exhaustive total). The fitted corpus at 2.1M was left out of the fit, to check it on.
-const EXHAUSTIVE_NS_PER_POSTING = 2.5;
-const EXHAUSTIVE_NS_PER_DOC = 0.05;
-const PRUNED_NS_PER_RAREST = 20;
-const PRUNED_NS_PER_POSTING_PER_TERM = 0.5;
+// the topical, i.i.d. and fitted corpora, top 10 (every query's time in both loops; each corpus
+// weighed by its exhaustive total). The fitted corpus at 2.1M was left out of the fit, to check it
+// on. The best per-document term on that grid was 0: at these sizes the collect pass reads only
+// the essential terms' documents whenever they are few.
+const EXHAUSTIVE_NS_PER_POSTING = 1.5;
+const EXHAUSTIVE_NS_PER_DOC = 0;
+const PRUNED_NS_PER_RAREST = 30;
+const PRUNED_NS_PER_POSTING_PER_TERM = 0.25;
 
 /** Documents per scoring segment: 16 Ki accumulators and norms (256 KiB) stay in L2 (the kernel's buffers are this long). */
 const SEGMENT_DOCS = MAX_SEGMENT_DOCS;
