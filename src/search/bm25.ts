@@ -235,7 +235,10 @@ export class Bm25Scorer {
       let firstEssential = 0;
       while (firstEssential < q && cum[firstEssential]! < min * SLACK) firstEssential++;
       for (let j = 0; j < q; j++) record[byBound[j]!] = j >= firstEssential;
-      for (let i = 0; i < q; i++) scoring.accumulate(i, base, limit, record[i]);
+      let added = 0;
+      for (let i = 0; i < q; i++) added += scoring.accumulate(i, base, limit, record[i]);
+      // A segment none of the terms reaches (most, for a query of rare terms) has nothing to collect.
+      if (added === 0) continue;
       const n = scoring.collectTouched(limit - base, min);
       const { outDocs, outScores } = scoring;
       for (let j = 0; j < n; j++) heap.offer(base + outDocs[j]!, outScores[j]!);

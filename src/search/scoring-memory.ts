@@ -17,7 +17,7 @@ interface Bm25Exports {
   queryBytes(): number;
   touchedMax(): number;
   reset(q: number): void;
-  accumulate(j: number, base: number, limit: number, record: number): void;
+  accumulate(j: number, base: number, limit: number, record: number): number;
   collect(len: number, min: number, outDocs: number, outScores: number): number;
   collectTouched(len: number, min: number, outDocs: number, outScores: number): number;
   pruned(q: number, k: number, floor: number, scale: number): number;
@@ -150,9 +150,9 @@ export class ScoringMemory {
     this.x.reset(terms.length);
   }
 
-  /** See accumulate in ./assembly/bm25.ts: adds term slot j's postings in [base, limit) into acc; record: list their documents for collectTouched. */
-  accumulate(j: number, base: number, limit: number, record = false): void {
-    this.x.accumulate(j, base, limit, record ? 1 : 0);
+  /** See accumulate in ./assembly/bm25.ts: adds term slot j's postings in [base, limit) into acc (record: lists their documents for collectTouched); returns how many. */
+  accumulate(j: number, base: number, limit: number, record = false): number {
+    return this.x.accumulate(j, base, limit, record ? 1 : 0);
   }
 
   /** See collect in ./assembly/bm25.ts: accumulators of [0, len) above min to outDocs/outScores, then zeroed. */

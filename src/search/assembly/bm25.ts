@@ -280,9 +280,10 @@ function addBlock(b: u32, prev: u32, idf: f64, accBase: usize, record: usize, ba
 /**
  * The exhaustive loop: add term j's weights into the accumulators for its documents in [base,
  * limit) (acc[doc - base]); its cursor stays at the first document not added. A block is decoded
- * once, whatever the number of scoring segments it spans.
+ * once, whatever the number of scoring segments it spans. Returns how many postings it added.
  */
-export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
+export function accumulate(j: u32, base: u32, limit: u32, record: bool): u32 {
+  let added: u32 = 0;
   // The touched list takes a quarter of the segment at most.
   const touchedCap = min<u32>((limit - base) >> 2, TOUCHED_MAX);
   const idf = f64At(tIdf, j);
@@ -294,7 +295,7 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
   const accBase = acc - (<usize>base << 3);
   for (let b = u32At(cBlock, j); b < end; b++) {
     // A block whose documents all come at or after limit waits, undecoded, for a later segment.
-    if (b != start && u32At(blockLast, b - 1) >= limit - 1) return;
+    if (b != start && u32At(blockLast, b - 1) >= limit - 1) return added;
     const n = sizeOf(j, b);
     const decoded = u32At(cDecoded, j) == b;
     if (n == BLOCK && !decoded && u32At(blockLast, b) < limit) {
@@ -308,6 +309,7 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
       }
       addBlock(b, b == start ? END : u32At(blockLast, b - 1), idf, accBase, into, base);
       scored += BLOCK;
+      added += BLOCK;
       setU32(cBlock, j, b + 1);
       continue;
     }
@@ -328,6 +330,7 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
       while (u32At(docs, stop) < limit) stop++;
     }
     scored += stop - pos;
+    added += stop - pos;
     if (record && !touchedFull) {
       if (touchedCount + stop - pos <= touchedCap) {
         for (let i = pos; i < stop; i++) setU32(touched, touchedCount++, u32At(docs, i) - base);
@@ -349,9 +352,10 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): void {
       }
     }
     setU32(cPos, j, pos);
-    if (pos < n) return;
+    if (pos < n) return added;
     setU32(cBlock, j, b + 1);
   }
+  return added;
 }
 
 /**
