@@ -432,12 +432,9 @@ export function collectTouched(len: u32, min: f64, outDocs: usize, outScores: us
   return n;
 }
 
-/** Term j's first document at or after target (END if none), its cursor moved there. */
+/** Term j's cursor moved to the first document at or after target in its decoded block (which holds one); returns it. */
 // @ts-ignore: decorator
-@inline function seek(j: u32, target: u32): u32 {
-  const b = u32At(cBlock, j);
-  // Most seeks end in the block already decoded: no call, no block search.
-  if (u32At(cDecoded, j) != b || u32At(blockLast, b) < target) return seekBlocks(j, target);
+@inline function seekInBlock(j: u32, target: u32): u32 {
   const docs = bufDocs + <usize>j * BLOCK * 4;
   let pos = u32At(cPos, j);
   while (u32At(docs, pos) < target) pos++;
@@ -445,6 +442,15 @@ export function collectTouched(len: u32, min: f64, outDocs: usize, outScores: us
   const d = u32At(docs, pos);
   setU32(cDoc, j, d);
   return d;
+}
+
+/** Term j's first document at or after target (END if none), its cursor moved there. */
+// @ts-ignore: decorator
+@inline function seek(j: u32, target: u32): u32 {
+  const b = u32At(cBlock, j);
+  // Most seeks end in the block already decoded: no call, no block search.
+  if (u32At(cDecoded, j) != b || u32At(blockLast, b) < target) return seekBlocks(j, target);
+  return seekInBlock(j, target);
 }
 
 /** seek past the decoded block. */
@@ -459,13 +465,7 @@ function seekBlocks(j: u32, target: u32): u32 {
     return END;
   }
   loadBlock(j, b);
-  const docs = bufDocs + <usize>j * BLOCK * 4;
-  let pos = u32At(cPos, j);
-  while (u32At(docs, pos) < target) pos++;
-  setU32(cPos, j, pos);
-  const d = u32At(docs, pos);
-  setU32(cDoc, j, d);
-  return d;
+  return seekInBlock(j, target);
 }
 
 /** A bound on term j's weight in document d and the documents after it up to its block's end (0 past its last). */
