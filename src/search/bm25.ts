@@ -209,7 +209,7 @@ export class Bm25Scorer {
       const df = postOff[t + 1]! - postOff[t]!;
       return { start: blockOff[t]!, end: blockOff[t + 1]!, lastN: df - BLOCK * (blockOff[t + 1]! - blockOff[t]! - 1), order: i, idf: idfs[i]!, ub: idfs[i]! * this.p.maxTf[t]! * scale };
     });
-    if (k <= MAX_PRUNED_K && (this.strategy === 'pruned' || (this.strategy === 'auto' && choosePruned(terms, k, this.p.docs)))) {
+    if (k <= MAX_PRUNED_K && (this.strategy === 'pruned' || (this.strategy === 'auto' && choosePruned(terms)))) {
       // Ascending bounds: the non-essential terms are a prefix.
       scoring.setQuery([...terms].sort((x, y) => x.ub - y.ub || x.order - y.order));
       const n = scoring.pruned(q, k, floor, scale);
@@ -315,14 +315,15 @@ function byRank(a: ScoredDoc, b: ScoredDoc): number {
  * most MAX_PRUNED_K, at most MAX_QUERY_TERMS terms): when a cost model of per-query times
  * (bench/engine-profile.ts; docs/search-engine.md) says it is the faster one.
  *
- * The exhaustive loop costs about EXHAUSTIVE_NS_PER_POSTING per posting of the query's terms plus
- * EXHAUSTIVE_NS_PER_DOC per document of the index (the accumulators it reads and zeroes). The
- * pruned loop costs nothing per document; its candidates come from the rare terms, so it costs
- * PRUNED_NS_PER_RAREST per posting of the rarest term, and more per posting of all the terms the
- * more terms the query has (each candidate looks at every essential term, and a lookup in a
- * non-essential term may decode a block for one posting): PRUNED_NS_PER_POSTING_PER_TERM * q.
+ * The exhaustive loop costs about EXHAUSTIVE_NS_PER_POSTING per posting of the query's terms (its
+ * collect pass reads only the essential terms' documents when they are few, and skips segments no
+ * term reaches, so nothing is per document of the index). The pruned loop's candidates come from
+ * the rare terms, so it costs PRUNED_NS_PER_RAREST per posting of the rarest term, and more per
+ * posting of all the terms the more terms the query has (each candidate looks at every essential
+ * term, and a lookup in a non-essential term may decode a block for one posting):
+ * PRUNED_NS_PER_POSTING_PER_TERM * q.
  */
-export function choosePruned(terms: readonly KernelTerm[], _k: number, docs: number): boolean {
+export function choosePruned(terms: readonly KernelTerm[]): boolean {
   let postings = 0;
   let rarest = Infinity;
   for (const t of terms) {
@@ -331,17 +332,15 @@ export function choosePruned(terms: readonly KernelTerm[], _k: number, docs: num
     rarest = Math.min(rarest, df);
   }
   const pruned = postings * PRUNED_NS_PER_POSTING_PER_TERM * terms.length + rarest * PRUNED_NS_PER_RAREST;
-  return pruned < postings * EXHAUSTIVE_NS_PER_POSTING + docs * EXHAUSTIVE_NS_PER_DOC;
+  return pruned < postings * EXHAUSTIVE_NS_PER_POSTING;
 }
 
 // The cost model's constants, in nanoseconds (choosePruned): chosen on a grid to minimise the
 // summed per-query time of the loop chosen, measured with bench/engine-profile.ts at 1M chunks of
 // the topical, i.i.d. and fitted corpora, top 10 (every query's time in both loops; each corpus
 // weighed by its exhaustive total). The fitted corpus at 2.1M was left out of the fit, to check it
-// on. The best per-document term on that grid was 0: at these sizes the collect pass reads only
-// the essential terms' documents whenever they are few.
+// on. The grid held a per-document term for the exhaustive loop too; its best value was 0.
 const EXHAUSTIVE_NS_PER_POSTING = 1.5;
-const EXHAUSTIVE_NS_PER_DOC = 0;
 const PRUNED_NS_PER_RAREST = 30;
 const PRUNED_NS_PER_POSTING_PER_TERM = 0.25;
 

@@ -224,6 +224,22 @@ function loadBlock(j: u32, b: u32): void {
   return f64At(tIdf, j) * (tf / (tf + f64At(norm, doc)));
 }
 
+/**
+ * Room for n more entries in the touched list (at most cap in all): where to write them, or 0 once
+ * the list is full (collectTouched then scans every accumulator instead).
+ */
+// @ts-ignore: decorator
+@inline function reserveTouched(n: u32, cap: u32): usize {
+  if (touchedFull) return 0;
+  if (touchedCount + n > cap) {
+    touchedFull = true;
+    return 0;
+  }
+  const at = touched + (<usize>touchedCount << 2);
+  touchedCount += n;
+  return at;
+}
+
 /** acc[d] += idf * one[d]: the weight of tf 1. */
 // @ts-ignore: decorator
 @inline function addOne(accBase: usize, d: u32, idf: f64): void {
@@ -300,13 +316,7 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): u32 {
     const decoded = u32At(cDecoded, j) == b;
     if (n == BLOCK && !decoded && u32At(blockLast, b) < limit) {
       // The common case: a whole block inside the segment, added as it is unpacked.
-      let into: usize = 0;
-      if (record && !touchedFull) {
-        if (touchedCount + BLOCK <= touchedCap) {
-          into = touched + (<usize>touchedCount << 2);
-          touchedCount += BLOCK;
-        } else touchedFull = true;
-      }
+      const into = record ? reserveTouched(BLOCK, touchedCap) : 0;
       addBlock(b, b == start ? END : u32At(blockLast, b - 1), idf, accBase, into, base);
       scored += BLOCK;
       added += BLOCK;
@@ -331,26 +341,11 @@ export function accumulate(j: u32, base: u32, limit: u32, record: bool): u32 {
     }
     scored += stop - pos;
     added += stop - pos;
-    if (record && !touchedFull) {
-      if (touchedCount + stop - pos <= touchedCap) {
-        for (let i = pos; i < stop; i++) setU32(touched, touchedCount++, u32At(docs, i) - base);
-      } else touchedFull = true;
-    }
-    if (tfWidth == 0) {
-      // Every tf is 1: its weight is idf * one[d], one[d] = 1 / (1 + norm[d]) (the same f64 operations).
-      for (; pos < stop; pos++) {
-        const d = u32At(docs, pos);
-        const slot = accBase + (<usize>d << 3);
-        store<f64>(slot, load<f64>(slot) + idf * f64At(one, d));
-      }
-    } else {
-      for (; pos < stop; pos++) {
-        const d = u32At(docs, pos);
-        const tf = <f64>(u32At(tfs, pos) + 1);
-        const slot = accBase + (<usize>d << 3);
-        store<f64>(slot, load<f64>(slot) + idf * (tf / (tf + f64At(norm, d))));
-      }
-    }
+    const into = record ? reserveTouched(stop - pos, touchedCap) : 0;
+    if (into) for (let i = pos; i < stop; i++) setU32(into, i - pos, u32At(docs, i) - base);
+    // Every tf 1 (width 0): the table's weights, no tf read.
+    if (tfWidth == 0) for (; pos < stop; pos++) addOne(accBase, u32At(docs, pos), idf);
+    else for (; pos < stop; pos++) addTf(accBase, u32At(docs, pos), u32At(tfs, pos), idf);
     setU32(cPos, j, pos);
     if (pos < n) return added;
     setU32(cBlock, j, b + 1);
