@@ -381,7 +381,7 @@ default), unless --fresh.`,
   const previous = !values.fresh && existing ? existing : { runs: [] };
   // A kept run keeps the machine (and its load average) it was measured with: the file's, when it had none of its own.
   const kept: (Run & { date?: string; machine?: unknown })[] = previous.runs.map((r) => ({ date: previous.date, machine: 'machine' in previous ? previous.machine : undefined, ...r }));
-  // Sections other benchmarks merge into the file (bench/pruning.ts's pruning, notes) stay as they are.
+  // Sections other benchmarks merged into the file (the pruning runs of the raw-postings engine, notes) stay as they are.
   const { machine: _machine, runs: _runs, skipped: _skipped, date: _date, ...others }: Record<string, unknown> = existing ?? {};
   const started = new Date().toISOString();
   const loadAtStart = loadNow();
