@@ -18,13 +18,18 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { demoJson } from '../src/cli/commands/demo.js';
 import { curvesSvg } from '../src/explorer/curves-svg.js';
 import { loadRunRows } from '../src/eval/compare.js';
 import { readJsonl } from '../src/runs/jsonl.js';
-import { FULL_PLAN, hopRecall, LONG_PLAN, MUSIQUE_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
+import { agentEpisodes, explorationCurve, type EpisodeRecord } from '../src/demo/learn-report.js';
+import { loadSampler } from '../src/backend/local/index.js';
+import { loadTaskSet } from '../src/tasks/registry.js';
+import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../src/train/config.js';
+import { FULL_PLAN, hopRecall, presetPath, LONG_PLAN, MUSIQUE_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
 import { badFlag, benchArgs } from './args.js';
 
 const USAGE = `
@@ -70,11 +75,42 @@ for (const seed of seeds) {
   process.stderr.write(`seed ${seed}: ${r.wallSeconds.toFixed(0)}s; test reward baseline ${fmt(r.baseline['reward'])}, base ${fmt(r.base['reward'])}, SFT ${fmt(r.sft['reward'])}, GRPO ${fmt(r.grpo['reward'])}; GRPO - baseline ${g.delta.toFixed(3)} [${g.ci_low.toFixed(3)}, ${g.ci_high.toFixed(3)}]\n`);
 }
 
+// How each agent searched and curated on the report split, and every episode in a compact form (committed beside the summary).
+const config = parseTrainConfig(mergeConfig(readConfigFile(presetPath(plan.preset)), plan.grpo), `configs/${plan.preset}.json with the plan`);
+const rubric = rubricOf(config);
+const reportTasks = new Map((await loadTaskSet(config.tasks)).tasks(plan.reportSplit).map((t) => [t.id, t]));
+const tokenizer = loadSampler(results[0]!.sftRun.best.samplerPath).tokenizer;
+const episodesDir = join(dirname(out), `${basename(out, '.json')}-episodes`);
+const REPORTED = ['baseline', 'base', 'sft', 'grpo'] as const;
+const perSeedAgents = results.map((r) => {
+  const dirs: Record<string, string> = { ...r.evalDirs, ...(r.oracle ? { oracle: r.oracle.dir } : {}) };
+  const agents = Object.fromEntries(Object.entries(dirs).map(([a, d]) => [a, agentEpisodes(a, d, reportTasks, rubric, tokenizer)]));
+  const episodes: EpisodeRecord[] = Object.values(agents).flatMap((a) => a.episodes);
+  mkdirSync(episodesDir, { recursive: true });
+  writeFileSync(join(episodesDir, `seed-${r.seed}.jsonl.gz.tmp`), gzipSync(episodes.map((e) => JSON.stringify(e)).join('\n') + '\n'));
+  renameSync(join(episodesDir, `seed-${r.seed}.jsonl.gz.tmp`), join(episodesDir, `seed-${r.seed}.jsonl.gz`));
+  const exploration = explorationCurve(readJsonl<Record<string, unknown>>(join(r.dir, 'grpo', 'metrics.jsonl')).records);
+  return { agents, exploration };
+});
+const last10 = (curve: { zero_variance_share: number; entropy: number }[], key: 'zero_variance_share' | 'entropy') => {
+  const xs = curve.slice(-10).map((c) => c[key]).filter((x) => Number.isFinite(x));
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+};
+const meanOver = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
 const rowsOf = (agent: 'baseline' | 'base' | 'sft' | 'grpo') => results.map((r) => loadRunRows(r.evalDirs[agent]));
 const grpoRows = rowsOf('grpo');
 const perSeed = results.map((r) => {
   const j = demoJson(r);
-  return { seed: r.seed, wall_s: r.wallSeconds, grpo_from: r.grpoFrom, baseline: j['baseline'], base: j['base'], sft: j['sft'], grpo: j['grpo'], grpo_vs_baseline: r.grpoVsBaseline, grpo_vs_base: r.grpoVsBase, dir: r.dir };
+  const extra = perSeedAgents[results.indexOf(r)]!;
+  return {
+    seed: r.seed, wall_s: r.wallSeconds, grpo_from: r.grpoFrom, baseline: j['baseline'], base: j['base'], sft: j['sft'], grpo: j['grpo'], grpo_vs_baseline: r.grpoVsBaseline, grpo_vs_base: r.grpoVsBase,
+    // Where the run went, relative to the checkout (the episodes themselves are in episodes_file).
+    dir: relative(root, r.dir),
+    episodes_file: relative(root, join(episodesDir, `seed-${r.seed}.jsonl.gz`)),
+    perfect_curation: Object.fromEntries(Object.entries(extra.agents).map(([a, x]) => [a, x.perfect_curation])),
+    exploration: { zero_variance_share_last10: last10(extra.exploration, 'zero_variance_share'), entropy_last10: last10(extra.exploration, 'entropy'), per_step: extra.exploration },
+  };
 });
 const meanOf = (agent: 'baseline' | 'base' | 'sft' | 'grpo', key: 'reward' | 'recall' | 'precision' | 'curated_size') => results.reduce((s, r) => s + Number(r[agent][key]), 0) / results.length;
 const meanBehaviour = (agent: 'baseline' | 'grpo', key: 'searches_per_episode' | 'own_search_share' | 'musique_trajectory_recall') => {
@@ -95,6 +131,15 @@ const summary = {
   musique_trajectory_recall: { grpo: meanBehaviour('grpo', 'musique_trajectory_recall'), baseline: meanBehaviour('baseline', 'musique_trajectory_recall') },
   ...(results[0]!.bestScript ? { best_script: results[0]!.bestScript, grpo_vs_best_script: pairedDelta(rowsOf('baseline'), grpoRows) } : {}),
   ...(results[0]!.oracle ? { oracle: { spec: results[0]!.oracle.spec, ...pickMeans(results.map((r) => r.oracle!.summary)) } as Record<string, unknown> } : {}),
+  // Of every seed's report-split episodes: the moves each agent wrote and how it curated.
+  moves: Object.fromEntries([...REPORTED, 'oracle'].filter((a) => perSeedAgents[0]!.agents[a]).map((a) => [a, poolMoves(perSeedAgents.map((p) => p.agents[a]!.moves))])),
+  // What curating exactly the gold chunks among the hits each agent was shown would score (mean of seeds).
+  perfect_curation: Object.fromEntries([...REPORTED, 'oracle'].filter((a) => perSeedAgents[0]!.agents[a]).map((a) => [a, meanOver(perSeedAgents.map((p) => p.agents[a]!.perfect_curation))])),
+  exploration: {
+    zero_variance_share_last10: meanOver(perSeedAgents.map((p) => last10(p.exploration, 'zero_variance_share') ?? NaN)),
+    entropy_last10: meanOver(perSeedAgents.map((p) => last10(p.exploration, 'entropy') ?? NaN)),
+    zero_variance_share_first10: meanOver(perSeedAgents.map((p) => meanOver(p.exploration.slice(0, 10).map((c) => c.zero_variance_share)))),
+  },
   hop_recall: Object.fromEntries([...(['baseline', 'base', 'sft', 'grpo'] as const).map((a) => [a, meanRecords(results.map((r) => hopRecall(r[a])))] as const), ...(results[0]!.oracle ? [['oracle', meanRecords(results.map((r) => hopRecall(r.oracle!.summary)))] as const] : [])]),
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', loadavg_at_end: loadavg() },
   date: new Date().toISOString(),
@@ -116,6 +161,25 @@ if (results[0]!.oracle) console.log(`oracle (${results[0]!.oracle.spec}, privile
 console.log(`wrote ${out}`);
 // Done: a worker thread left open by a backend must not keep the bench alive.
 process.exit(0);
+
+/** Move shares pooled over seeds (each seed's shares weighted by its episodes or follow-ups). */
+function poolMoves(seeds: ReturnType<typeof agentEpisodes>['moves'][]): ReturnType<typeof agentEpisodes>['moves'] {
+  const episodes = seeds.reduce((s, m) => s + m.episodes, 0);
+  const followUps = seeds.reduce((s, m) => s + m.follow_ups, 0);
+  const byFollow = (f: (m: (typeof seeds)[number]) => number) => (followUps ? seeds.reduce((s, m) => s + f(m) * m.follow_ups, 0) / followUps : 0);
+  const byEpisode = (f: (m: (typeof seeds)[number]) => number) => (episodes ? seeds.reduce((s, m) => s + f(m) * m.episodes, 0) / episodes : 0);
+  const first = seeds[0]!;
+  return {
+    episodes,
+    follow_ups: followUps,
+    follow_up: Object.fromEntries(Object.keys(first.follow_up).map((k) => [k, byFollow((m) => m.follow_up[k as keyof typeof m.follow_up])])) as typeof first.follow_up,
+    follow_up_span_or_subset: byFollow((m) => m.follow_up_span_or_subset),
+    // Curate shares weighted by episodes (about one curate call each).
+    curate: Object.fromEntries(Object.keys(first.curate).map((k) => [k, byEpisode((m) => m.curate[k as keyof typeof m.curate])])) as typeof first.curate,
+    curated_not_all_shown: byEpisode((m) => m.curated_not_all_shown),
+    curated_size: byEpisode((m) => m.curated_size),
+  };
+}
 
 /** Means over seeds of the retrieval numbers of summaries. */
 function pickMeans(summaries: Record<string, unknown>[]): Record<string, number> {

@@ -6,6 +6,7 @@ import { ownSearches } from '../agent/rollout.js';
 import { baselineAgent, followSweepAgent } from '../suites/search/agents.js';
 import type { Agent } from '../agent/types.js';
 import { fixedScripts, multiSearchSpec } from '../suites/search/multihop.js';
+import { spanScripts, spanSpec } from '../suites/search/span-scripts.js';
 import { loadSampler } from '../backend/local/index.js';
 import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval/compare.js';
 import { taskMeans, type Summary } from '../eval/metrics.js';
@@ -113,8 +114,8 @@ export const MUSIQUE_PLAN: DemoPlan = {
   useShippedBase: true,
   reportSplit: 'test',
   reportLimit: 0,
-  teacher: 'bridge-sweep',
-  scripts: ['baseline', ...fixedScripts().map(multiSearchSpec)],
+  teacher: 'span-sweep',
+  scripts: ['baseline', ...fixedScripts().map(multiSearchSpec), ...spanScripts().map(spanSpec)],
   oracle: 'hop-oracle',
 };
 

@@ -73,7 +73,7 @@ describe('references in the compact format', () => {
     expect(error('bm25_search', { q: { a: 1 } })).toContain('is not a question word');
     expect(error('bm25_search', { t: 3 })).toBe('t: 3 is not a hit shown in this episode (hits are numbered 1 to 2)');
     expect(error('grep_corpus', { t: 1, q: 2 })).toContain('one reference');
-    expect(error('read_document', { q: 1 })).toContain('read_document takes no q, t or h references');
+    expect(error('read_document', { q: 1 })).toContain("read_document takes no q, t, h or s references");
   });
 
   it("writes a teacher's searches as references, and they expand back to the same BM25 terms", () => {
@@ -117,7 +117,7 @@ describe('references in the compact format', () => {
     expect(error({ h: '2:x' })).toContain('is not a word of hit 2');
     expect(error({ h: ':3' })).toContain("is not a shown hit's text");
     expect(error({ h: { a: 1 } })).toContain("is not a shown hit's text");
-    expect(refs.expand('curate', { h: 2 })).toEqual({ ok: false, error: 'curate takes no q, t or h references (only bm25_search and grep_corpus do)' });
+    expect(refs.expand('curate', { h: 2 })).toEqual({ ok: false, error: 'curate takes no q, t, h or s references (only bm25_search and grep_corpus do; curate takes s)' });
     expect(refs.expand('grep_corpus', { h: 2, t: 1 })).toMatchObject({ ok: false, error: expect.stringContaining('one reference') });
   });
 

@@ -2,12 +2,15 @@ import type { ToolSpec } from '../../env/types.js';
 import type { BpeTokenizer } from './bpe.js';
 import { CompactRenderer, type CompactOptions } from './renderer.js';
 
+/** Candidate spans shown per new hit (spans.ts): the names and numbers a follow-up can point at. */
+export const LOCAL_SPANS = 3;
+
 /**
  * How sleuth's small local model sees an episode: ids as per-episode numbers, titles, and short
  * snippets, so that a search with ten hits costs about 120 tokens and a whole episode fits the
  * model's context.
  */
-export const LOCAL_RESULT_FORMAT: CompactOptions = { maxSnippet: 40, maxText: 240, maxString: 120, aliasIds: true, references: true };
+export const LOCAL_RESULT_FORMAT: CompactOptions = { maxSnippet: 40, maxText: 240, maxString: 120, aliasIds: true, references: true, spans: LOCAL_SPANS };
 
 /**
  * The compact format with the tool list cut to signatures (`- curate(ids)`) and the system prompt

@@ -1,4 +1,5 @@
 import { Analyzer } from '../../search/analyzer.js';
+import { candidateSpans } from './spans.js';
 
 /**
  * References: short numbers the small local model writes instead of text it would have to copy.
@@ -22,6 +23,17 @@ import { Analyzer } from '../../search/analyzer.js';
  *   bm25_search {"h":"2:5-7","q":"1-2"} → {"query":"Shirley Temple Black Corliss Archer"}
  *   bm25_search {"h":2,"q":"1-"}       → {"query":"<hit 2's text> Corliss Archer Kiss Tell"}
  *
+ *   s: a candidate span of a shown hit's text (spans.ts), numbered across the episode as the hits
+ *      are, shown on the hit's line (`2 Journal of Psychotherapy Integration [4-6]: 7 American
+ *      Psychological Association; 8 1993`): one number, a list, or a string of spans. Without q, a
+ *      search adds the question words that the span's hit lacks (its title and text): what is left
+ *      to ask of the bridge entity, the next hop's words. With q, exactly those words.
+ *
+ *   bm25_search {"s":7}                → {"query":"American Psychological Association first president"}
+ *   bm25_search {"s":7,"q":"1-"}       → {"query":"American Psychological Association <every question word>"}
+ *   grep_corpus {"s":7}                → {"pattern":"American\\s+Psychological\\s+Association"}
+ *   curate {"s":7}                     → the shown hits whose title or text holds span 7
+ *
  * Hit numbers in curate and drop take the same string form: curate {"ids":"1-3,7"}. Every hit line
  * ends its title with the numbers of the question words the title contains (`3 Kiss and Tell
  * (1945 film) [3-4]: snippet`), as a search engine highlights matched terms.
@@ -39,7 +51,7 @@ const ANALYZER = new Analyzer();
  * `pattern`), named as the search suite's tools.ts declares them. The compact format is below the
  * suites, so it cannot read their table; test/suites/search-tools.test.ts checks these against it.
  */
-export const REFERENCE_TOOLS = { search: 'bm25_search', scan: 'grep_corpus' } as const;
+export const REFERENCE_TOOLS = { search: 'bm25_search', scan: 'grep_corpus', curate: 'curate' } as const;
 
 /** Whether a tool's calls may carry references (and a prompt with such a tool gets numbered question words). */
 export function takesReferences(name: string): boolean {
@@ -95,7 +107,13 @@ export function readSpans(value: unknown, last: number): { ok: true; numbers: nu
   return numbers.length ? { ok: true, numbers } : { ok: false, item: value };
 }
 
-/** One episode's references: the question's numbered words and the titles of the hits shown. */
+/** A candidate span shown in an episode: its text and the hit (alias) whose text it came from. */
+export interface ShownSpan {
+  text: string;
+  hit: number;
+}
+
+/** One episode's references: the question's numbered words, the titles and texts of the hits shown, and their spans. */
 export class EpisodeReferences {
   /** The question's keywords as written, numbered from 1; their analyzed terms beside them. */
   readonly words: string[] = [];
@@ -103,6 +121,10 @@ export class EpisodeReferences {
   private readonly titles = new Map<number, string>();
   /** Each shown hit's text as the environment returned it, split into words by white space. */
   private readonly texts = new Map<number, string[]>();
+  /** The candidate spans shown, numbered from 1 (spans[n - 1] is span n). */
+  readonly spans: ShownSpan[] = [];
+  /** Lower-cased spans shown so far (a span is shown once per episode). */
+  private readonly spanKeys = new Set<string>();
 
   /** Number the question's keywords (the words BM25 keeps), each distinct term once, in order. */
   setQuestion(question: string): void {
@@ -131,6 +153,57 @@ export class EpisodeReferences {
     if (words.length && !this.texts.has(alias)) this.texts.set(alias, words);
   }
 
+  /**
+   * Number a newly shown hit's candidate spans (at most `max`) and return them as the hit line's
+   * tail, `7 American Psychological Association; 8 1993` ('' when it has none).
+   */
+  noteSpans(alias: number, title: string, text: string, max: number): string {
+    const found = candidateSpans(text, { question: new Set(this.terms), title, seen: this.spanKeys, max });
+    const first = this.spans.length + 1;
+    for (const t of found) this.spans.push({ text: t, hit: alias });
+    return found.map((t, i) => `${first + i} ${t}`).join('; ');
+  }
+
+  /** The numbered question words (as written) that a shown hit's title and text lack, in order. */
+  missingWords(alias: number): number[] {
+    const have = new Set(ANALYZER.terms(`${this.titles.get(alias) ?? ''} ${(this.texts.get(alias) ?? []).join(' ')}`));
+    return this.terms.flatMap((t, i) => (have.has(t) ? [] : [i + 1]));
+  }
+
+  /** The shown hits (aliases, ascending) whose title or text holds span n's text, ignoring case. */
+  hitsWithSpan(n: number): number[] {
+    const span = this.spans[n - 1];
+    if (!span) return [];
+    const needle = span.text.toLowerCase();
+    const hits = new Set([...this.titles.keys(), ...this.texts.keys()]);
+    return [...hits].filter((a) => `${this.titles.get(a) ?? ''} ${(this.texts.get(a) ?? []).join(' ')}`.toLowerCase().includes(needle)).sort((a, b) => a - b);
+  }
+
+  /** The smallest span n whose hitsWithSpan is exactly `aliases` (in any order), if any: how curate {"s":n} is written. */
+  spanCovering(aliases: readonly number[]): number | undefined {
+    const want = [...new Set(aliases)].sort((a, b) => a - b).join(',');
+    for (let n = 1; n <= this.spans.length; n++) if (this.hitsWithSpan(n).join(',') === want) return n;
+    return undefined;
+  }
+
+  /**
+   * curate {"s": spans} as hit numbers: the shown hits that hold any of the spans, or why a span
+   * is wrong. Arguments without `s` are returned as they are.
+   */
+  expandCurate(args: unknown): Expansion {
+    if (!isObject(args) || !('s' in args)) return { ok: true, arguments: args };
+    const { s, ...rest } = args;
+    const read = readSpans(s, this.spans.length);
+    if (!read.ok) return { ok: false, error: this.badSpan(read.item) };
+    const hits = [...new Set(read.numbers.flatMap((n) => this.hitsWithSpan(n)))].sort((a, b) => a - b);
+    const given = rest.ids === undefined ? [] : Array.isArray(rest.ids) ? rest.ids : [rest.ids];
+    return { ok: true, arguments: { ...rest, ids: [...given, ...hits.filter((h) => !given.includes(h))] } };
+  }
+
+  private badSpan(item: unknown): string {
+    return `s: ${JSON.stringify(item)} is not a shown span (spans are numbered ${this.spans.length ? `1 to ${this.spans.length}` : 'from 1, and none is shown yet'})`;
+  }
+
   /** The numbers of the question words a text contains, in order, as a span string ('' for none). */
   matchedWords(text: string): string {
     const found = new Set<number>();
@@ -143,22 +216,27 @@ export class EpisodeReferences {
 
   /** The call's arguments with every reference replaced by its text, or why a reference is wrong. */
   expand(name: string, args: unknown): Expansion {
-    if (!isObject(args) || !('q' in args || 't' in args || 'h' in args)) return { ok: true, arguments: args };
-    if (!takesReferences(name)) return { ok: false, error: `${name} takes no q, t or h references (only ${REFERENCE_TOOLS.search} and ${REFERENCE_TOOLS.scan} do)` };
-    const { q, t, h, ...rest } = args;
+    if (!isObject(args) || !('q' in args || 't' in args || 'h' in args || 's' in args)) return { ok: true, arguments: args };
+    if (!takesReferences(name)) return { ok: false, error: `${name} takes no q, t, h or s references (only ${REFERENCE_TOOLS.search} and ${REFERENCE_TOOLS.scan} do; ${REFERENCE_TOOLS.curate} takes s)` };
+    const { q, t, h, s, ...rest } = args;
     const titles = t === undefined ? { ok: true as const, texts: [] } : this.titleTexts(t);
     if (!titles.ok) return titles;
     const spans = h === undefined ? { ok: true as const, texts: [] } : this.hitTexts(h);
     if (!spans.ok) return spans;
-    const words = q === undefined ? { ok: true as const, texts: [] } : this.wordTexts(q);
+    const named = s === undefined ? { ok: true as const, numbers: [] } : readSpans(s, this.spans.length);
+    if (!named.ok) return { ok: false, error: this.badSpan(named.item) };
+    const spanTexts = named.numbers.map((n) => this.spans[n - 1]!.text);
+    // A span without q brings the question words its hit lacks: what is left to ask of it.
+    const implicit = q === undefined && named.numbers.length > 0 && name === REFERENCE_TOOLS.search;
+    const words = implicit ? { ok: true as const, texts: this.missingWords(this.spans[named.numbers[0]! - 1]!.hit).map((i) => this.words[i - 1]!) } : q === undefined ? { ok: true as const, texts: [] } : this.wordTexts(q);
     if (!words.ok) return words;
     if (name === REFERENCE_TOOLS.search) {
-      const query = [typeof rest.query === 'string' ? rest.query : '', ...titles.texts, ...spans.texts, ...words.texts].filter(Boolean).join(' ');
+      const query = [typeof rest.query === 'string' ? rest.query : '', ...titles.texts, ...spans.texts, ...spanTexts, ...words.texts].filter(Boolean).join(' ');
       return { ok: true, arguments: { ...rest, query } };
     }
-    // grep: one literal phrase: a title or words of a hit's text (as written), or a span of question words (any case).
-    const literal = [...titles.texts, ...spans.texts];
-    if (literal.length + (words.texts.length ? 1 : 0) !== 1) return { ok: false, error: `${REFERENCE_TOOLS.scan} takes one reference: t (one hit), h (one hit text) or q (question words)` };
+    // grep: one literal phrase: a title, words of a hit's text or a span (as written), or a span of question words (any case).
+    const literal = [...titles.texts, ...spans.texts, ...spanTexts];
+    if (literal.length + (words.texts.length ? 1 : 0) !== 1) return { ok: false, error: `${REFERENCE_TOOLS.scan} takes one reference: t (one hit), h (one hit text), s (one span) or q (question words)` };
     const pattern = literal.length ? literalPattern(literal[0]!, 12) : `(?i)${literalPattern(words.texts.join(' '), 12)}`;
     return { ok: true, arguments: { ...rest, pattern } };
   }
@@ -172,16 +250,24 @@ export class EpisodeReferences {
     if (!isObject(args)) return args;
     if (name === REFERENCE_TOOLS.scan && typeof args.pattern === 'string') {
       for (const [alias, title] of this.titles) if (literalPattern(title, 12) === args.pattern) return { ...withoutKey(args, 'pattern'), t: alias };
-      return args;
+      const n = this.spans.findIndex((sp) => literalPattern(sp.text, 12) === args.pattern);
+      return n >= 0 ? { ...withoutKey(args, 'pattern'), s: n + 1 } : args;
     }
     if (name !== REFERENCE_TOOLS.search || typeof args.query !== 'string') return args;
     let rest = args.query.trim();
+    // The longest shown span the query starts with: a span is one number (s), where the same
+    // words as a run of its hit's text would be "HIT:A-B".
+    let span: number | undefined;
+    this.spans.forEach((sp, i) => {
+      if ((rest === sp.text || rest.startsWith(`${sp.text} `)) && (span === undefined || sp.text.length > this.spans[span - 1]!.text.length)) span = i + 1;
+    });
+    if (span !== undefined) rest = rest.slice(this.spans[span - 1]!.text.length).trim();
     // Words of a shown hit's text the query starts with: all of it (h: N), or the longest run (h: "N:A-B").
-    const h = this.textPrefix(rest);
+    const h = span === undefined ? this.textPrefix(rest) : undefined;
     if (h !== undefined) rest = rest.slice(h.length).trim();
     let t: number | undefined;
     // The longest shown title the query starts with.
-    for (const [alias, title] of this.titles) {
+    for (const [alias, title] of span === undefined ? this.titles : []) {
       if ((rest === title || rest.startsWith(`${title} `)) && (t === undefined || title.length > this.titles.get(t)!.length)) t = alias;
     }
     if (t !== undefined) rest = rest.slice(this.titles.get(t)!.length).trim();
@@ -192,12 +278,22 @@ export class EpisodeReferences {
       if (n < 0) representable = false;
       else numbers.push(n + 1);
     });
-    if (!representable || (t === undefined && h === undefined && numbers.length === 0)) return args;
+    if (!representable || (t === undefined && h === undefined && span === undefined && numbers.length === 0)) return args;
     // A query that repeats a word is not exactly a set of numbered words: keep it as written.
     if (new Set(numbers).size !== numbers.length) return args;
     const out: Args = withoutKey(args, 'query');
     if (t !== undefined) out.t = t;
     if (h !== undefined) out.h = h.ref;
+    if (span !== undefined) {
+      out.s = span;
+      // s alone stands for the span and the words its hit lacks; other words are written as q.
+      const implicit = this.missingWords(this.spans[span - 1]!.hit);
+      if (numbers.join(',') !== implicit.join(',')) {
+        if (!numbers.length) return args;
+        out.q = spanString(numbers, this.terms.length);
+      }
+      return out;
+    }
     if (numbers.length) out.q = spanString(numbers, this.terms.length);
     return out;
   }

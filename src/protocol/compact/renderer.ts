@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParsedCall, ParsedTurn, Renderer } from '../types.js';
 import { BpeTokenizer } from './bpe.js';
-import { EpisodeReferences, readSpans, spanString, takesReferences } from './references.js';
+import { EpisodeReferences, readSpans, REFERENCE_TOOLS, spanString, takesReferences } from './references.js';
 
 /**
  * The compact chat format of sleuth's small local model: few template tokens, JSON tool calls,
@@ -38,6 +38,12 @@ export interface CompactOptions {
    * (`q`) and shown hits' titles (`t`) instead of copying text (references.ts). Needs aliasIds for `t`.
    */
   references?: boolean;
+  /**
+   * With references: show each newly shown hit's candidate spans (at most this many; spans.ts),
+   * numbered across the episode, in place of its snippet, and let search, grep and curate name
+   * them (`s`). 0 or absent: snippets, no spans.
+   */
+  spans?: number;
 }
 
 /**
@@ -135,7 +141,16 @@ export class CompactRenderer implements Renderer {
     const aliases = this.aliases;
     if (!aliases) return assistantText(text, calls);
     const shown = (v: unknown) => (typeof v === 'string' ? (aliases.known(v) ?? v) : v);
-    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(mapIdArguments(c.arguments, shown), aliases.size) : mapIdArguments(c.arguments, shown) })));
+    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(this.curateBySpan(c.name, mapIdArguments(c.arguments, shown)), aliases.size) : mapIdArguments(c.arguments, shown) })));
+  }
+
+  /** A curate call whose hits are exactly those holding one shown span, written as that span: {"s": n}. */
+  private curateBySpan(name: string, args: unknown): unknown {
+    if (!this.opts.spans || !this.refs || name !== REFERENCE_TOOLS.curate || !isObject(args) || !Array.isArray(args.ids) || !args.ids.length || !args.ids.every((v) => typeof v === 'number')) return args;
+    const n = this.refs.spanCovering(args.ids as number[]);
+    if (n === undefined) return args;
+    const { ids: _ids, ...rest } = args;
+    return { ...rest, s: n };
   }
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
@@ -177,6 +192,13 @@ export class CompactRenderer implements Renderer {
         const read = readSpans(args.ids, aliases.size);
         if (read.ok) c.arguments = { ...args, ids: read.numbers };
         else c.argumentError = `ids: ${JSON.stringify(read.item)} is not a shown hit (hits are numbered 1 to ${aliases.size})`;
+      }
+      // curate {"s": N}: the shown hits holding span N, as hit numbers.
+      for (const c of calls) {
+        if (c.name !== REFERENCE_TOOLS.curate || c.status === 'unparseable' || c.argumentError) continue;
+        const e = refs.expandCurate(c.arguments);
+        if (e.ok) c.arguments = e.arguments;
+        else c.argumentError = e.error;
       }
     }
     if (aliases) for (const c of calls) c.arguments = mapIdArguments(c.arguments, (v) => aliases.resolve(v));
@@ -261,6 +283,7 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
   const maxSnippet = opts.maxSnippet ?? 80;
   const maxText = opts.maxText ?? 400;
   const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+  const maxSpans = refs && aliases ? (opts.spans ?? 0) : 0;
   const idOf = (id: unknown, title: unknown, text?: unknown) => {
     if (!aliases) return String(id ?? '');
     const n = aliases.alias(String(id ?? ''));
@@ -288,8 +311,13 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
       const shown = aliases?.known(String(h.id ?? '')) !== undefined;
       const title = String(h.title ?? '');
       const matched = refs?.matchedWords(title);
-      const head = `${idOf(h.id, h.title, h.snippet ?? h.text)} ${title}${matched ? ` [${matched}]` : ''}`;
-      return shown ? head : `${head}: ${cut(String(h.snippet ?? h.text ?? ''), maxSnippet)}`;
+      const text = String(h.snippet ?? h.text ?? '');
+      const n = idOf(h.id, h.title, h.snippet ?? h.text);
+      const head = `${n} ${title}${matched ? ` [${matched}]` : ''}`;
+      if (shown) return head;
+      // With spans, a new hit shows its candidate spans, numbered, where the snippet was (the snippet when it has none).
+      const spans = maxSpans && typeof n === 'number' ? refs!.noteSpans(n, title, text, maxSpans) : '';
+      return `${head}: ${spans || cut(text, maxSnippet)}`;
     };
     const lines = value.hits.map((h) => (isObject(h) ? line(h) : JSON.stringify(shrink(h))));
     return [fields.join(' '), ...(lines.length ? lines : ['no hits'])].join('\n');

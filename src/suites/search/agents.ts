@@ -9,6 +9,7 @@ import type { Agent, ToolExchange } from '../../agent/types.js';
 import type { SuiteAgentFactory } from '../types.js';
 import { bridgeSweepAgent, hopOracleAgent, multiSearchAgent, parseMultiSearch } from './multihop.js';
 import { hitLists, keywordQuery } from './script-results.js';
+import { parseSpanPlan, spanAgent, spanSweepAgent } from './span-scripts.js';
 import { SEARCH_TOOL } from './tools.js';
 
 export { keywordQuery };
@@ -227,6 +228,14 @@ export const SEARCH_AGENTS: ReadonlyMap<string, SuiteAgentFactory> = new Map<str
     (arg, spec) => {
       if (arg !== undefined) throw new InputError(`agent '${spec}': bridge-sweep takes no argument`);
       return bridgeSweepAgent(spec);
+    },
+  ],
+  ['span', (arg, spec) => spanAgent(parseSpanPlan(arg, spec), spec)],
+  [
+    'span-sweep',
+    (arg, spec) => {
+      if (arg !== undefined) throw new InputError(`agent '${spec}': span-sweep takes no argument`);
+      return spanSweepAgent(spec);
     },
   ],
   [
