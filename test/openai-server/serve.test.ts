@@ -122,7 +122,8 @@ describe('the chat rendering of the server', () => {
     ];
     const { tokens, renderer } = renderChat(localRenderer(tok), messages, []);
     const text = renderer.decode(tokens);
-    expect(text).toContain('<|tool|>seen=2 curated=0\n1 Paris: Paris is the capital of France.\n2 France: France is a country.<|end|>');
+    // A new hit shows its candidate spans in place of its snippet (the snippet where it has none: France's only name is its title).
+    expect(text).toContain('<|tool|>seen=2 curated=0\n1 Paris: 1 France\n2 France: France is a country.<|end|>');
     expect(text).toContain('<|call|>{"name":"curate","arguments":{"ids":"2"}}<|end|><|tool|>{"added":[2],"curated":1,"cap":30}<|end|><|assistant|>');
     expect(text).not.toContain('ffeeddccbb');
     const reply = renderer.parse(renderer.encode('<|call|>{"name":"read_document","arguments":{"id":1}}<|end|>'));
