@@ -29,11 +29,11 @@ import { agentEpisodes, explorationCurve, type EpisodeRecord } from '../src/demo
 import { loadSampler } from '../src/backend/local/index.js';
 import { loadTaskSet } from '../src/tasks/registry.js';
 import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../src/train/config.js';
-import { FULL_PLAN, hopRecall, presetPath, LONG_PLAN, MUSIQUE_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
+import { FULL_PLAN, hopRecall, presetPath, LONG_PLAN, MUSIQUE_LONG_PLAN, MUSIQUE_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
 import { badFlag, benchArgs } from './args.js';
 
 const USAGE = `
-usage: node dist/bench/learn.js [--plan long|demo|quick|musique|musique-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR] [--curves FILE]
+usage: node dist/bench/learn.js [--plan long|demo|quick|musique|musique-long|musique-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR] [--curves FILE]
 
 Runs baseline, base model, SFT and GRPO once per training seed and reports every seed on the test
 split, their mean, and paired intervals over seeds x tasks.
@@ -43,6 +43,7 @@ split, their mean, and paired intervals over seeds x tasks.
             quick: a seconds-long run of the whole pipeline on a tiny model;
             musique: SFT from the bridge teacher, GRPO from its checkpoint, the baseline the best
             fixed script on dev, the hop oracle beside on test (a ceiling);
+            musique-long: the same on the shipped 1.32M model in a 2,048-token context;
             musique-quick: its seconds-long version
   --seeds   training seeds, comma-separated (default 0,1,2)
   --out     the result file (default bench/results/learn.json)
@@ -50,7 +51,7 @@ split, their mean, and paired intervals over seeds x tasks.
   --curves  also draw the first seed's GRPO curves to this SVG file
 `;
 
-const PLANS: Record<string, DemoPlan> = { long: LONG_PLAN, demo: FULL_PLAN, quick: QUICK_PLAN, musique: MUSIQUE_PLAN, 'musique-quick': MUSIQUE_QUICK_PLAN };
+const PLANS: Record<string, DemoPlan> = { long: LONG_PLAN, demo: FULL_PLAN, quick: QUICK_PLAN, musique: MUSIQUE_PLAN, 'musique-long': MUSIQUE_LONG_PLAN, 'musique-quick': MUSIQUE_QUICK_PLAN };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, curves: { type: 'string' } }, USAGE);

@@ -68,6 +68,8 @@ export interface DemoPlan {
   grpoFrom: 'base' | 'sft';
   /** Start from the shipped pretrained base model (else a fresh one of localModel's size). */
   useShippedBase: boolean;
+  /** Which shipped model: the 0.3M base (default) or the 1.32M long-episode one (2,048 tokens). */
+  shippedSize?: 'base' | 'long';
   /** The split every reported number comes from, and how many of its tasks (0: all). */
   reportSplit: string;
   reportLimit: number;
@@ -118,6 +120,12 @@ export const MUSIQUE_PLAN: DemoPlan = {
   scripts: ['baseline', ...fixedScripts().map(multiSearchSpec), ...spanScripts().map(spanSpec)],
   oracle: 'hop-oracle',
 };
+
+/**
+ * MUSIQUE_PLAN on the shipped 1.32M long-episode model, whose 2,048-token context holds more of
+ * each hit; the same teacher, scripts and steps (bench:learn --plan musique-long; measured on dev).
+ */
+export const MUSIQUE_LONG_PLAN: DemoPlan = { ...MUSIQUE_PLAN, shippedSize: 'long', grpo: { model: 'shipped-long', budgets: { maxTurns: 6, maxTokensPerTurn: 128, contextTokens: 2048 } } };
 
 /** `sleuth demo --tasks musique`: MUSIQUE_PLAN with 40 GRPO steps (2m43s on 2 cores). */
 export const MUSIQUE_DEMO_PLAN: DemoPlan = { ...MUSIQUE_PLAN, grpo: { steps: 40, evalEvery: 8 } };
@@ -204,7 +212,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const { plan, dir, log } = o;
 
   await phase('index', async () => ensureDefaultIndex());
-  const shipped = plan.useShippedBase ? shippedBasePath() : undefined;
+  const shipped = plan.useShippedBase ? shippedBasePath(plan.shippedSize ?? 'base') : undefined;
   const preset = presetPath(plan.preset);
   const raw = mergeConfig(readConfigFile(preset), { ...plan.grpo, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
   let config: TrainConfig = parseTrainConfig(raw, `configs/${plan.preset}.json with the plan`);

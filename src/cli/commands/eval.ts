@@ -43,7 +43,9 @@ export const EVAL_FLAGS = {
 export const evalFlagsUsage = (samples: number) => `  --agent SPEC          baseline[:K], oracle, openai:MODEL[@BASE_URL], local:PATH|shipped|shipped-long,
                         tinker:MODEL (required); multi-hop scripts: titles:K,FOLLOW[,FOLLOWK[,CURATE[,CHAIN]]]
                         (follow the top hits' titles), hit-text:... (follow their text with the question's
-                        keywords), and hop-oracle[:K[,CURATE]] (searches the gold sub-questions: privileged, a ceiling)
+                        keywords), span:K,HIT.SPAN[+HIT.SPAN...],FOLLOWK,FIRST,THEN[,all] (follow candidate
+                        spans of the top hits, e.g. span:10,1.1,5,10,5), and hop-oracle[:K[,CURATE]]
+                        (searches the gold sub-questions: privileged, a ceiling)
   --tasks NAME          task set (default: default)
   --split S             split of the task set (default: eval)
   --samples N           rollouts per task (default: ${samples})

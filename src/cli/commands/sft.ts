@@ -18,7 +18,8 @@ and trained with cross-entropy on the model-written tokens only, for --epochs ep
 with the best eval reward is the result (DIR/summary.json: best.samplerPath).
 
   --teacher SPEC     baseline[:K], baseline-sweep:K1,K2,.. (attempt j uses K_j), follow-sweep
-                     (attempt j uses follow plan j), follow:K1,TITLES,K2[,q], oracle,
+                     (attempt j uses follow plan j), follow:K1,TITLES,K2[,q], bridge-sweep and
+                     span-sweep (multi-hop: follow a hit's text, or a candidate span of it), oracle,
                      local:PATH, openai:MODEL[@URL] (required)
   --attempts N       attempts per query (default 5)
   --cap N            demonstrations kept per query at most (default 1)
