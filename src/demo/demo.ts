@@ -73,7 +73,11 @@ export interface DemoPlan {
   /** The split every reported number comes from, and how many of its tasks (0: all). */
   reportSplit: string;
   reportLimit: number;
-  /** The SFT teacher, an agent spec (default `follow-sweep`). */
+  /**
+   * The SFT teacher, an agent spec (default `follow-sweep`), or BEST_SCRIPT: the fixed script the
+   * plan chose on dev, so that SFT starts GRPO from the best plan a script can write and GRPO −
+   * the script is what reinforcement learning adds.
+   */
   teacher?: string;
   /**
    * Fixed scripts (agent specs): the one with the best mean reward on the GRPO curves' split (dev)
@@ -83,6 +87,9 @@ export interface DemoPlan {
   /** A privileged ceiling (an agent spec) evaluated on the report split beside the others; never a method. */
   oracle?: string;
 }
+
+/** DemoPlan.teacher: the best of the plan's fixed scripts on dev. */
+export const BEST_SCRIPT = 'best-script';
 
 const SFT_PLAN: SftPlan = { trainLimit: 160, attempts: 6, threshold: 0.3, epochs: 1, batchSize: 8, learningRate: 1e-3, keep: 'best' };
 
@@ -111,12 +118,12 @@ export const MUSIQUE_PLAN: DemoPlan = {
   grpo: {},
   // Chosen on dev: up to 3 epochs (the best on dev is kept) of the best two of ten bridge-teacher
   // attempts per query; dev reward 0.612, 0.611, 0.570 by epoch, the base model 0.535.
-  sft: { ...SFT_PLAN, trainLimit: 0, attempts: 10, cap: 2, epochs: 3 },
+  sft: { ...SFT_PLAN, trainLimit: 0, attempts: 1, cap: 1, epochs: 3 },
   grpoFrom: 'sft',
   useShippedBase: true,
   reportSplit: 'test',
   reportLimit: 0,
-  teacher: 'span-sweep',
+  teacher: BEST_SCRIPT,
   scripts: ['baseline', ...fixedScripts().map(multiSearchSpec), ...spanScripts().map(spanSpec)],
   oracle: 'hop-oracle',
 };
@@ -260,7 +267,8 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const sftRun = await phase('sft', async () => {
     const sftConfig = parseTrainConfig({ ...raw, model: basePath, epochs: plan.sft.epochs, adam: { ...config.adam, learningRate: plan.sft.learningRate } }, 'demo sft');
     const setup = await createBackend(sftConfig, { checkpointDir: join(dir, 'sft', 'checkpoints') });
-    const teacher = plan.teacher ? scripted(plan.teacher) : followSweepAgent();
+    if (plan.teacher === BEST_SCRIPT && !bestScript) throw new Error(`plan's teacher is the best fixed script, but the plan has no scripts`);
+    const teacher = plan.teacher === BEST_SCRIPT ? scripted(bestScript!.spec) : plan.teacher ? scripted(plan.teacher) : followSweepAgent();
     const r = await runSft({
       dir: join(dir, 'sft'),
       record: { ...sftConfig, teacher: teacher.spec, attempts: plan.sft.attempts, cap: plan.sft.cap ?? 1, threshold: plan.sft.threshold, keep: plan.sft.keep },

@@ -18,7 +18,7 @@ import type { Task } from '../tasks/task.js';
 /** A search or grep call by what it names (the local model's written form). */
 export type SearchMove = 'question' | 'question-subset' | 'title' | 'hit-text' | 'hit-text-span' | 'span' | 'free-text';
 /** A curate call by how it names its hits. */
-export type CurateMove = 'curate-all-shown' | 'curate-hits' | 'curate-by-span';
+export type CurateMove = 'curate-all-shown' | 'curate-top' | 'curate-hits' | 'curate-by-span';
 
 const SEARCHES = new Set(['bm25_search', 'grep_corpus']);
 
@@ -38,6 +38,7 @@ export function searchMove(written: Record<string, unknown>, questionWords: numb
 /** How one written curate call names its hits. */
 export function curateMove(written: Record<string, unknown>): CurateMove {
   if ('s' in written) return 'curate-by-span';
+  if ('top' in written) return 'curate-top';
   return written.ids === '1-' ? 'curate-all-shown' : 'curate-hits';
 }
 
@@ -110,7 +111,7 @@ export interface MoveShares {
 /** Move shares of an agent's episodes, from their written calls (writtenCalls). */
 export function moveShares(episodes: readonly { rollout: Rollout; written: WrittenCall[][]; questionWords: number }[]): MoveShares {
   const follow: Record<SearchMove, number> = { question: 0, 'question-subset': 0, title: 0, 'hit-text': 0, 'hit-text-span': 0, span: 0, 'free-text': 0 };
-  const curate: Record<CurateMove, number> = { 'curate-all-shown': 0, 'curate-hits': 0, 'curate-by-span': 0 };
+  const curate: Record<CurateMove, number> = { 'curate-all-shown': 0, 'curate-top': 0, 'curate-hits': 0, 'curate-by-span': 0 };
   let followUps = 0, curates = 0, notAll = 0, size = 0;
   for (const e of episodes) {
     const calls = e.written.flat();

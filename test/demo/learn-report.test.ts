@@ -24,6 +24,7 @@ describe("bench:learn's report of moves and curation", () => {
     expect(curateMove({ ids: '1-' })).toBe('curate-all-shown');
     expect(curateMove({ ids: '1-3,11' })).toBe('curate-hits');
     expect(curateMove({ s: 4 })).toBe('curate-by-span');
+    expect(curateMove({ top: '5,3' })).toBe('curate-top');
   });
 
   it('counts follow-ups (every search after the first) and sets that are not all shown', () => {
@@ -35,7 +36,7 @@ describe("bench:learn's report of moves and curation", () => {
     expect(m.follow_up['question-subset']).toBeCloseTo(1 / 3);
     expect(m.follow_up['hit-text']).toBeCloseTo(1 / 3);
     expect(m.follow_up_span_or_subset).toBeCloseTo(2 / 3);
-    expect(m.curate).toEqual({ 'curate-all-shown': 0.5, 'curate-hits': 0, 'curate-by-span': 0.5 });
+    expect(m.curate).toEqual({ 'curate-all-shown': 0.5, 'curate-top': 0, 'curate-hits': 0, 'curate-by-span': 0.5 });
     expect(m.curated_not_all_shown).toBe(0.5);
     expect(m.curated_size).toBe(1.5);
   });

@@ -29,9 +29,12 @@ describe('candidate spans of a hit text', () => {
   it('keeps spans that bring a word the question and the title lack, once per episode, at most max', () => {
     const seen = new Set<string>();
     const first = candidateSpans(HIT1, { question: terms(QUESTION), title: 'Journal of Psychotherapy Integration', seen, max: 3 });
-    expect(first).toEqual(['American Psychological Association', 'Society', 'Exploration of Psychotherapy Integration']);
-    // The same span in a later hit is not shown again; max bounds the rest.
-    expect(candidateSpans(HIT2, { question: terms(QUESTION), title: 'American Psychological Association', seen, max: 2 })).toEqual(['APA', 'United States']);
+    // Nearest a question word first: "published by the American Psychological Association", "Integration. It was established in 1991".
+    expect(first).toEqual(['American Psychological Association', 'Society', '1991']);
+    // The same span in a later hit is not shown again; max bounds the rest. G. Stanley Hall stands by "first president".
+    expect(candidateSpans(HIT2, { question: terms(QUESTION), title: 'American Psychological Association', seen, max: 2 })).toEqual(['APA', 'G. Stanley Hall']);
+    // A snippet cut mid-text opens with an ellipsis, which is no part of the first name.
+    expect(rawSpans('…America Corporation completed its purchase of Countrywide Financial').map((x) => x.text)).toEqual(['America Corporation', 'Countrywide Financial']);
     expect(candidateSpans(HIT2, { question: terms(QUESTION), title: '', seen: new Set(), max: 0 })).toEqual([]);
   });
 });
@@ -52,13 +55,13 @@ describe('span references', () => {
   it('expand s with the words its hit lacks, or with the words named, and a grep for the span itself', () => {
     const refs = refsWithSpans();
     expect(refs.words).toEqual(['first', 'president', 'association', 'published', 'Journal', 'Psychotherapy', 'Integration']);
-    expect(refs.spans.map((s) => `${s.hit}:${s.text}`)).toEqual(['1:American Psychological Association', '1:Society', '1:Exploration of Psychotherapy Integration', '2:APA', '2:United States', '2:G. Stanley Hall']);
+    expect(refs.spans.map((s) => `${s.hit}:${s.text}`)).toEqual(['1:American Psychological Association', '1:Society', '1:1991', '2:APA', '2:G. Stanley Hall', '2:United States']);
     // Hit 1 has association, published, Journal, Psychotherapy, Integration: first and president are left to ask.
     expect(refs.missingWords(1)).toEqual([1, 2]);
     expect(refs.expand('bm25_search', { s: 1 })).toEqual({ ok: true, arguments: { query: 'American Psychological Association first president' } });
     expect(refs.expand('bm25_search', { s: 1, q: '1-', k: 5 })).toEqual({ ok: true, arguments: { query: 'American Psychological Association first president association published Journal Psychotherapy Integration', k: 5 } });
     expect(refs.expand('bm25_search', { s: '1,4', q: 2 })).toEqual({ ok: true, arguments: { query: 'American Psychological Association APA president' } });
-    expect(refs.expand('grep_corpus', { s: 6 })).toEqual({ ok: true, arguments: { pattern: 'G\\.\\s+Stanley\\s+Hall' } });
+    expect(refs.expand('grep_corpus', { s: 5 })).toEqual({ ok: true, arguments: { pattern: 'G\\.\\s+Stanley\\s+Hall' } });
   });
 
   it('answer a span that was never shown with an error naming it', () => {
@@ -88,12 +91,32 @@ describe('span references', () => {
   it('curate s: every shown hit whose title or text holds the span', () => {
     const refs = refsWithSpans();
     expect(refs.hitsWithSpan(1)).toEqual([1, 2]);
-    expect(refs.hitsWithSpan(6)).toEqual([2]);
+    expect(refs.hitsWithSpan(5)).toEqual([2]);
     expect(refs.expandCurate({ s: 1 })).toEqual({ ok: true, arguments: { ids: [1, 2] } });
-    expect(refs.expandCurate({ s: '6', ids: [1] })).toEqual({ ok: true, arguments: { ids: [1, 2] } });
+    expect(refs.expandCurate({ s: '5', ids: [1] })).toEqual({ ok: true, arguments: { ids: [1, 2] } });
     expect(refs.expandCurate({ s: 9 })).toMatchObject({ ok: false, error: expect.stringContaining('s: 9 is not a shown span') });
     expect(refs.spanCovering([2, 1])).toBe(1);
     expect(refs.spanCovering([2])).toBe(4);
+  });
+
+  it('curate top: the top k of every result list, or of each list by its own number, and a teacher\'s set written that way', () => {
+    const r = localRenderer(tok).forEpisode();
+    r.prompt({ system: 'S', user: QUESTION, tools: [{ name: 'bm25_search', description: '', parameters: {} }] });
+    const list = (ids: string[]) => JSON.stringify({ hits: ids.map((id) => ({ id, title: `T ${id}`, snippet: 'x' })) });
+    r.renderToolContent(list(['a1', 'a2', 'a3', 'a4']));
+    // The second search shows a2 again (number 2) and two new hits (5, 6).
+    r.renderToolContent(list(['b5', 'a2', 'b6']));
+    const parsed = r.parse(enc('<|call|>{"name":"curate","arguments":{"top":"2,1"}}<|call|>{"name":"curate","arguments":{"top":1}}<|call|>{"name":"curate","arguments":{"top":"3,9,1"}}<|call|>{"name":"curate","arguments":{"top":"x"}}<|end|>'));
+    expect(parsed.calls.map((c) => c.arguments)).toEqual([{ ids: ['a1', 'a2', 'b5'] }, { ids: ['a1', 'b5'] }, { top: '3,9,1' }, { top: 'x' }]);
+    expect(parsed.calls[2]!.argumentError).toContain('top: "3,9,1" is not a number of hits per result list (2 result lists shown');
+    expect(parsed.calls[3]!.argumentError).toContain('top: "x"');
+    const written = (ids: string[]) => r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids } }] }));
+    // The longest top of each list inside the set: list 2's top 2 (b5, a2) are both in it.
+    expect(written(['a1', 'a2', 'a3', 'b5'])).toBe('<|call|>{"name":"curate","arguments":{"top":"3,2"}}<|end|>');
+    expect(written(['a1', 'b5'])).toBe('<|call|>{"name":"curate","arguments":{"top":"1"}}<|end|>');
+    // Every hit shown stays "1-"; a set that is no list's top stays hit numbers.
+    expect(written(['a1', 'a2', 'a3', 'a4', 'b5', 'b6'])).toBe('<|call|>{"name":"curate","arguments":{"ids":"1-"}}<|end|>');
+    expect(written(['a3'])).toBe('<|call|>{"name":"curate","arguments":{"ids":"3"}}<|end|>');
   });
 
   it('round-trip through the local renderer: spans on hit lines, s in searches and curates, real calls out', () => {
@@ -103,10 +126,10 @@ describe('span references', () => {
     const hits = { outcome: 'ok' as const, content: JSON.stringify({ hits: [{ id: 'aaaaaaaaaa', title: 'Journal of Psychotherapy Integration', snippet: HIT1 }, { id: 'bbbbbbbbbb', title: 'American Psychological Association', snippet: HIT2 }], seen: 2, curated: 0 }), chunkIds: ['aaaaaaaaaa', 'bbbbbbbbbb'] };
     const shown = r.renderToolContent(hits.content);
     expect(LOCAL_SPANS).toBe(3);
-    expect(shown).toBe('seen=2 curated=0\n1 Journal of Psychotherapy Integration [5-7]: 1 American Psychological Association; 2 Society; 3 Exploration of Psychotherapy Integration\n2 American Psychological Association [3]: 4 APA; 5 United States; 6 G. Stanley Hall');
+    expect(shown).toBe('seen=2 curated=0\n1 Journal of Psychotherapy Integration [5-7]: 1 American Psychological Association; 2 Society; 3 1991\n2 American Psychological Association [3]: 4 APA; 5 G. Stanley Hall; 6 United States');
     // A hit shown again is its number and title only, with no new spans.
     expect(r.renderToolContent(hits.content)).toBe('seen=2 curated=0\n1 Journal of Psychotherapy Integration [5-7]\n2 American Psychological Association [3]');
-    const turn = r.parse(enc('<|call|>{"name":"bm25_search","arguments":{"k":5,"s":1}}<|call|>{"name":"curate","arguments":{"s":6}}<|call|>{"name":"curate","arguments":{"s":8}}<|end|>'));
+    const turn = r.parse(enc('<|call|>{"name":"bm25_search","arguments":{"k":5,"s":1}}<|call|>{"name":"curate","arguments":{"s":5}}<|call|>{"name":"curate","arguments":{"s":8}}<|end|>'));
     expect(turn.calls.map((c) => c.arguments)).toEqual([{ k: 5, query: 'American Psychological Association first president' }, { ids: ['bbbbbbbbbb'] }, { s: 8 }]);
     expect(turn.calls[2]!.argumentError).toContain('s: 8 is not a shown span');
     // A teacher's curate of exactly the hits holding a span is written as that span.

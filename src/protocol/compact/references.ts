@@ -33,6 +33,8 @@ import { candidateSpans } from './spans.js';
  *   bm25_search {"s":7,"q":"1-"}       → {"query":"American Psychological Association <every question word>"}
  *   grep_corpus {"s":7}                → {"pattern":"American\\s+Psychological\\s+Association"}
  *   curate {"s":7}                     → the shown hits whose title or text holds span 7
+ *   curate {"top":"5,3"}               → the top 5 hits of the first search or grep, the top 3 of
+ *                                        the second; one number is the top of every result list
  *
  * Hit numbers in curate and drop take the same string form: curate {"ids":"1-3,7"}. Every hit line
  * ends its title with the numbers of the question words the title contains (`3 Kiss and Tell
@@ -125,6 +127,8 @@ export class EpisodeReferences {
   readonly spans: ShownSpan[] = [];
   /** Lower-cased spans shown so far (a span is shown once per episode). */
   private readonly spanKeys = new Set<string>();
+  /** Each search or grep result's hits (aliases) in rank order, in the order the results came. */
+  readonly lists: number[][] = [];
 
   /** Number the question's keywords (the words BM25 keeps), each distinct term once, in order. */
   setQuestion(question: string): void {
@@ -164,6 +168,40 @@ export class EpisodeReferences {
     return found.map((t, i) => `${first + i} ${t}`).join('; ');
   }
 
+  /** Note one search or grep result's hits (aliases), in rank order: what curate {"top": ...} counts in. */
+  noteList(aliases: number[]): void {
+    this.lists.push(aliases);
+  }
+
+  /** The hits (aliases) of curate {"top": k}: the top k_i of result list i (one k: of every list). */
+  topHits(top: unknown): { ok: true; hits: number[] } | { ok: false; error: string } {
+    const ks = typeof top === 'number' ? [top] : typeof top === 'string' ? top.split(',').map((x) => (/^\s*\d+\s*$/u.test(x) ? Number(x) : NaN)) : Array.isArray(top) ? top.map((x) => (typeof x === 'number' ? x : NaN)) : [NaN];
+    if (!ks.length || ks.some((k) => !Number.isInteger(k) || k < 0) || ks.length > Math.max(1, this.lists.length)) {
+      return { ok: false, error: `top: ${JSON.stringify(top)} is not a number of hits per result list (${this.lists.length} result lists shown; write one number for every list, or one per list: "5,3")` };
+    }
+    const hits = new Set<number>();
+    this.lists.forEach((list, i) => list.slice(0, ks.length === 1 ? ks[0] : (ks[i] ?? 0)).forEach((a) => hits.add(a)));
+    return { ok: true, hits: [...hits].sort((a, b) => a - b) };
+  }
+
+  /**
+   * How curate {"top": ...} writes a set of hits (aliases), if it can: the top k_i of each result
+   * list, k_i the longest prefix of list i inside the set, when those prefixes make up the set
+   * exactly. One number when every list's is the same.
+   */
+  topCovering(aliases: readonly number[]): string | undefined {
+    if (!this.lists.length) return undefined;
+    const want = new Set(aliases);
+    const ks = this.lists.map((list) => {
+      let k = 0;
+      while (k < list.length && want.has(list[k]!)) k++;
+      return k;
+    });
+    const got = new Set(this.lists.flatMap((list, i) => list.slice(0, ks[i])));
+    if (got.size !== want.size || [...want].some((a) => !got.has(a))) return undefined;
+    return ks.every((k) => k === ks[0]) ? String(ks[0]) : ks.join(',');
+  }
+
   /** The numbered question words (as written) that a shown hit's title and text lack, in order. */
   missingWords(alias: number): number[] {
     const have = new Set(ANALYZER.terms(`${this.titles.get(alias) ?? ''} ${(this.texts.get(alias) ?? []).join(' ')}`));
@@ -187,17 +225,27 @@ export class EpisodeReferences {
   }
 
   /**
-   * curate {"s": spans} as hit numbers: the shown hits that hold any of the spans, or why a span
-   * is wrong. Arguments without `s` are returned as they are.
+   * curate {"s": spans} and {"top": k} as hit numbers: the shown hits that hold any of the spans,
+   * and the top k of each result list; or why a reference is wrong. Arguments without either are
+   * returned as they are.
    */
   expandCurate(args: unknown): Expansion {
-    if (!isObject(args) || !('s' in args)) return { ok: true, arguments: args };
-    const { s, ...rest } = args;
-    const read = readSpans(s, this.spans.length);
-    if (!read.ok) return { ok: false, error: this.badSpan(read.item) };
-    const hits = [...new Set(read.numbers.flatMap((n) => this.hitsWithSpan(n)))].sort((a, b) => a - b);
+    if (!isObject(args) || !('s' in args || 'top' in args)) return { ok: true, arguments: args };
+    const { s, top, ...rest } = args;
+    const hits: number[] = [];
+    if (s !== undefined) {
+      const read = readSpans(s, this.spans.length);
+      if (!read.ok) return { ok: false, error: this.badSpan(read.item) };
+      hits.push(...read.numbers.flatMap((n) => this.hitsWithSpan(n)));
+    }
+    if (top !== undefined) {
+      const t = this.topHits(top);
+      if (!t.ok) return t;
+      hits.push(...t.hits);
+    }
     const given = rest.ids === undefined ? [] : Array.isArray(rest.ids) ? rest.ids : [rest.ids];
-    return { ok: true, arguments: { ...rest, ids: [...given, ...hits.filter((h) => !given.includes(h))] } };
+    const named = [...new Set(hits)].sort((a, b) => a - b);
+    return { ok: true, arguments: { ...rest, ids: [...given, ...named.filter((h) => !given.includes(h))] } };
   }
 
   private badSpan(item: unknown): string {

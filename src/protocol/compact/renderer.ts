@@ -144,13 +144,20 @@ export class CompactRenderer implements Renderer {
     return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(this.curateBySpan(c.name, mapIdArguments(c.arguments, shown)), aliases.size) : mapIdArguments(c.arguments, shown) })));
   }
 
-  /** A curate call whose hits are exactly those holding one shown span, written as that span: {"s": n}. */
+  /**
+   * A curate call written the shortest way the model can: every hit shown stays "1-" (idSpans);
+   * the top k of each result list becomes {"top": "k1,k2"}; exactly the hits holding one shown
+   * span becomes {"s": n}; anything else stays hit numbers.
+   */
   private curateBySpan(name: string, args: unknown): unknown {
-    if (!this.opts.spans || !this.refs || name !== REFERENCE_TOOLS.curate || !isObject(args) || !Array.isArray(args.ids) || !args.ids.length || !args.ids.every((v) => typeof v === 'number')) return args;
-    const n = this.refs.spanCovering(args.ids as number[]);
-    if (n === undefined) return args;
+    if (!this.opts.spans || !this.refs || !this.aliases || name !== REFERENCE_TOOLS.curate || !isObject(args) || !Array.isArray(args.ids) || !args.ids.length || !args.ids.every((v) => typeof v === 'number')) return args;
+    const ids = args.ids as number[];
     const { ids: _ids, ...rest } = args;
-    return { ...rest, s: n };
+    if (new Set(ids).size === this.aliases.size) return args;
+    const top = this.refs.topCovering(ids);
+    if (top !== undefined) return { ...rest, top };
+    const n = this.refs.spanCovering(ids);
+    return n === undefined ? args : { ...rest, s: n };
   }
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
@@ -320,6 +327,8 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
       return `${head}: ${spans || cut(text, maxSnippet)}`;
     };
     const lines = value.hits.map((h) => (isObject(h) ? line(h) : JSON.stringify(shrink(h))));
+    // The result list in rank order, as curate {"top": k} counts it.
+    if (refs && aliases) refs.noteList(value.hits.filter(isObject).map((h) => aliases.alias(String(h.id ?? ''))));
     return [fields.join(' '), ...(lines.length ? lines : ['no hits'])].join('\n');
   }
   if (isObject(value) && typeof value.id === 'string' && typeof value.text === 'string') {

@@ -17,8 +17,11 @@ import { Analyzer } from '../../search/analyzer.js';
  *   - a number of three or more digits (a year: 1945), with a month before it when there is one.
  *
  * A candidate is kept when it has a keyword that neither the question nor the hit's title has (it
- * brings something new to search with), once per episode; candidates are ranked by where they
- * appear in the text, the first first.
+ * brings something new to search with), once per episode. Candidates are ranked by how close they
+ * stand to a word of the question in the text (then by position): the bridge is what the text says
+ * of the question's subject ("... published by the American Psychological Association"). Measured
+ * on the MuSiQue train split, top hit: span 1 is the bridge for 23.8% of questions ranked this way,
+ * 20.1% ranked by position; a follow-up of span 1 finds hop 2's gold for 33.0% against 28.1%.
  */
 
 const ANALYZER = new Analyzer();
@@ -42,7 +45,8 @@ function words(text: string): Word[] {
   const out: Word[] = [];
   for (const m of text.matchAll(/\S+/gu)) {
     const raw = m[0];
-    const lead = /^[("'“‘[]+/u.exec(raw)?.[0].length ?? 0;
+    // An ellipsis opens a snippet cut mid-text ("…America Corporation"): it is not part of the word.
+    const lead = /^[("'“‘[…]+/u.exec(raw)?.[0].length ?? 0;
     const trail = /[)"'”’\],.;:!?]+$/u.exec(raw.slice(lead))?.[0].length ?? 0;
     const word = raw.slice(lead, raw.length - trail);
     if (word) out.push({ text: word, start: m.index + lead, end: m.index + lead + word.length });
@@ -107,14 +111,25 @@ export function rawSpans(text: string): { text: string; start: number }[] {
 }
 
 /**
- * A hit's candidate spans (at most `max`), in order of position: those with a keyword that the
- * question, the hit's title and every earlier candidate (`seen`, the episode's) lack. `seen` gets
- * the kept candidates' keywords.
+ * A hit's candidate spans (at most `max`), nearest a question word first: those with a keyword
+ * that the question and the hit's title lack, and not shown before in the episode (`seen`, which
+ * gets the kept candidates, lower-cased).
  */
 export function candidateSpans(text: string, o: { question: ReadonlySet<string>; title: string; seen: Set<string>; max: number }): string[] {
   const known = new Set([...o.question, ...ANALYZER.terms(o.title)]);
+  const asked: [number, number][] = [];
+  ANALYZER.forEachTerm(text, (term, start, end) => {
+    if (o.question.has(term)) asked.push([start, end]);
+  });
+  const distance = (s: { text: string; start: number }) => {
+    const end = s.start + s.text.length;
+    return Math.min(Infinity, ...asked.filter(([a, b]) => b <= s.start || a >= end).map(([a, b]) => (b <= s.start ? s.start - b : a - end)));
+  };
+  const ranked = rawSpans(text)
+    .map((s) => ({ ...s, d: distance(s) }))
+    .sort((a, b) => a.d - b.d || a.start - b.start);
   const out: string[] = [];
-  for (const s of rawSpans(text)) {
+  for (const s of ranked) {
     if (out.length >= o.max) break;
     const key = s.text.toLowerCase();
     if (o.seen.has(key)) continue;
