@@ -111,12 +111,17 @@ describe('span references', () => {
     expect(parsed.calls[2]!.argumentError).toContain('top: "3,9,1" is not a number of hits per result list (2 result lists shown');
     expect(parsed.calls[3]!.argumentError).toContain('top: "x"');
     const written = (ids: string[]) => r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids } }] }));
-    // The longest top of each list inside the set: list 2's top 2 (b5, a2) are both in it.
-    expect(written(['a1', 'a2', 'a3', 'b5'])).toBe('<|call|>{"name":"curate","arguments":{"top":"3,2"}}<|end|>');
+    // The simplest form that names the set: top 3 of the first list, top 1 of the later one.
+    expect(written(['a1', 'a2', 'a3', 'b5'])).toBe('<|call|>{"name":"curate","arguments":{"top":"3,1"}}<|end|>');
     expect(written(['a1', 'b5'])).toBe('<|call|>{"name":"curate","arguments":{"top":"1"}}<|end|>');
+    expect(written(['a1', 'a2', 'a3', 'b5', 'b6'])).toBe('<|call|>{"name":"curate","arguments":{"top":"3"}}<|end|>');
     // Every hit shown stays "1-"; a set that is no list's top stays hit numbers.
     expect(written(['a1', 'a2', 'a3', 'a4', 'b5', 'b6'])).toBe('<|call|>{"name":"curate","arguments":{"ids":"1-"}}<|end|>');
     expect(written(['a3'])).toBe('<|call|>{"name":"curate","arguments":{"ids":"3"}}<|end|>');
+    // A third list: "2,1" is the top 2 of the first and the top 1 of each later one.
+    r.renderToolContent(list(['c7', 'c8']));
+    expect(r.parse(enc('<|call|>{"name":"curate","arguments":{"top":"2,1"}}<|end|>')).calls[0]!.arguments).toEqual({ ids: ['a1', 'a2', 'b5', 'c7'] });
+    expect(written(['a1', 'a2', 'b5', 'c7'])).toBe('<|call|>{"name":"curate","arguments":{"top":"2,1"}}<|end|>');
   });
 
   it('round-trip through the local renderer: spans on hit lines, s in searches and curates, real calls out', () => {

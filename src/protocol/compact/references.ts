@@ -34,7 +34,8 @@ import { candidateSpans } from './spans.js';
  *   grep_corpus {"s":7}                → {"pattern":"American\\s+Psychological\\s+Association"}
  *   curate {"s":7}                     → the shown hits whose title or text holds span 7
  *   curate {"top":"5,3"}               → the top 5 hits of the first search or grep, the top 3 of
- *                                        the second; one number is the top of every result list
+ *                                        each later one (the last number stands for the rest);
+ *                                        one number is the top of every result list
  *
  * Hit numbers in curate and drop take the same string form: curate {"ids":"1-3,7"}. Every hit line
  * ends its title with the numbers of the question words the title contains (`3 Kiss and Tell
@@ -177,29 +178,39 @@ export class EpisodeReferences {
   topHits(top: unknown): { ok: true; hits: number[] } | { ok: false; error: string } {
     const ks = typeof top === 'number' ? [top] : typeof top === 'string' ? top.split(',').map((x) => (/^\s*\d+\s*$/u.test(x) ? Number(x) : NaN)) : Array.isArray(top) ? top.map((x) => (typeof x === 'number' ? x : NaN)) : [NaN];
     if (!ks.length || ks.some((k) => !Number.isInteger(k) || k < 0) || ks.length > Math.max(1, this.lists.length)) {
-      return { ok: false, error: `top: ${JSON.stringify(top)} is not a number of hits per result list (${this.lists.length} result lists shown; write one number for every list, or one per list: "5,3")` };
+      return { ok: false, error: `top: ${JSON.stringify(top)} is not a number of hits per result list (${this.lists.length} result lists shown; write one number for every list, or one per list, the last for the rest: "5,3")` };
     }
+    return { ok: true, hits: this.topOf(ks) };
+  }
+
+  /** The hits of the top ks[i] of list i, the last number standing for every later list. */
+  private topOf(ks: readonly number[]): number[] {
     const hits = new Set<number>();
-    this.lists.forEach((list, i) => list.slice(0, ks.length === 1 ? ks[0] : (ks[i] ?? 0)).forEach((a) => hits.add(a)));
-    return { ok: true, hits: [...hits].sort((a, b) => a - b) };
+    this.lists.forEach((list, i) => list.slice(0, ks[Math.min(i, ks.length - 1)]).forEach((a) => hits.add(a)));
+    return [...hits].sort((a, b) => a - b);
   }
 
   /**
-   * How curate {"top": ...} writes a set of hits (aliases), if it can: the top k_i of each result
-   * list, k_i the longest prefix of list i inside the set, when those prefixes make up the set
-   * exactly. One number when every list's is the same.
+   * How curate {"top": ...} writes a set of hits (aliases), if it can, in the simplest form that
+   * names exactly that set: one number for every list ("3"), else one for the first list and one
+   * for every later list ("5,3"), smallest numbers first; else one per list, each the longest
+   * prefix of its list inside the set. A teacher's "top 5 of the question, top 3 of each follow-up"
+   * is then "5,3" in every episode, whatever the lists share.
    */
   topCovering(aliases: readonly number[]): string | undefined {
     if (!this.lists.length) return undefined;
-    const want = new Set(aliases);
+    const want = [...new Set(aliases)].sort((a, b) => a - b).join(',');
+    const longest = Math.max(...this.lists.map((l) => l.length));
+    const names = (ks: number[]) => this.topOf(ks).join(',') === want;
+    for (let k = 1; k <= longest; k++) if (names([k])) return String(k);
+    if (this.lists.length > 1) for (let a = 0; a <= longest; a++) for (let b = 0; b <= longest; b++) if (names([a, b])) return `${a},${b}`;
+    const inSet = new Set(aliases);
     const ks = this.lists.map((list) => {
       let k = 0;
-      while (k < list.length && want.has(list[k]!)) k++;
+      while (k < list.length && inSet.has(list[k]!)) k++;
       return k;
     });
-    const got = new Set(this.lists.flatMap((list, i) => list.slice(0, ks[i])));
-    if (got.size !== want.size || [...want].some((a) => !got.has(a))) return undefined;
-    return ks.every((k) => k === ks[0]) ? String(ks[0]) : ks.join(',');
+    return names(ks) ? ks.join(',') : undefined;
   }
 
   /** The numbered question words (as written) that a shown hit's title and text lack, in order. */
