@@ -112,12 +112,17 @@ export const QUICK_PLAN: DemoPlan = {
   reportLimit: 4,
 };
 
-/** The multi-hop task set's plan: the bridge teacher, the fixed scripts chosen on dev, the hop oracle. */
+/**
+ * The multi-hop task set's plan: the fixed scripts (titles, hit text, spans) chosen on dev, SFT
+ * from the best of them, GRPO from the SFT checkpoint, the hop oracle beside. Chosen on dev, seed
+ * 0, by GRPO's dev reward at step 100 (docs/commands.md has the runs): the span teacher (the best
+ * two of ten attempts over span and hit-text plans) 0.645; the best script as teacher 0.669 at
+ * GRPO's learning rate of 5e-4, 0.691 at 2e-4 (from 0.695 at step 0).
+ */
 export const MUSIQUE_PLAN: DemoPlan = {
   preset: 'local-musique',
   grpo: {},
-  // Chosen on dev: up to 3 epochs (the best on dev is kept) of the best two of ten bridge-teacher
-  // attempts per query; dev reward 0.612, 0.611, 0.570 by epoch, the base model 0.535.
+  // The teacher is one deterministic script: one attempt per query, up to 3 epochs (the best on dev is kept).
   sft: { ...SFT_PLAN, trainLimit: 0, attempts: 1, cap: 1, epochs: 3 },
   grpoFrom: 'sft',
   useShippedBase: true,
@@ -132,7 +137,7 @@ export const MUSIQUE_PLAN: DemoPlan = {
  * MUSIQUE_PLAN on the shipped 1.32M long-episode model, whose 2,048-token context holds more of
  * each hit; the same teacher, scripts and steps (bench:learn --plan musique-long; measured on dev).
  */
-export const MUSIQUE_LONG_PLAN: DemoPlan = { ...MUSIQUE_PLAN, shippedSize: 'long', grpo: { model: 'shipped-long', budgets: { maxTurns: 6, maxTokensPerTurn: 128, contextTokens: 2048 } } };
+export const MUSIQUE_LONG_PLAN: DemoPlan = { ...MUSIQUE_PLAN, shippedSize: 'long', grpo: { ...MUSIQUE_PLAN.grpo, model: 'shipped-long', budgets: { maxTurns: 6, maxTokensPerTurn: 128, contextTokens: 2048 } } };
 
 /** `sleuth demo --tasks musique`: MUSIQUE_PLAN with 40 GRPO steps (2m43s on 2 cores). */
 export const MUSIQUE_DEMO_PLAN: DemoPlan = { ...MUSIQUE_PLAN, grpo: { steps: 40, evalEvery: 8 } };

@@ -17,7 +17,7 @@ the follow teacher, run GRPO (curves on the dev split), evaluate every agent on 
 and compare them with paired bootstrap intervals. The model writes every search itself.
 
   --quick        a seconds-long version (a tiny model, a few tasks): checks the pipeline, not the gain
-  --tasks musique  the multi-hop MuSiQue set instead: SFT from the bridge teacher, GRPO (40 steps)
+  --tasks musique  the multi-hop MuSiQue set instead: SFT from the best fixed script on dev, GRPO (40 steps)
                  from its checkpoint, the baseline the best fixed script on dev, the hop oracle
                  beside it (a ceiling), per-hop recall; about 3 minutes on 2 cores
   --out DIR      the run directory (default runs/demo-TIMESTAMP)
