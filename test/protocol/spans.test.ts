@@ -118,6 +118,8 @@ describe('span references', () => {
     // Every hit shown stays "1-"; a set that is no list's top stays hit numbers.
     expect(written(['a1', 'a2', 'a3', 'a4', 'b5', 'b6'])).toBe('<|call|>{"name":"curate","arguments":{"ids":"1-"}}<|end|>');
     expect(written(['a3'])).toBe('<|call|>{"name":"curate","arguments":{"ids":"3"}}<|end|>');
+    // Two runs that are no list's top stay hit numbers too.
+    expect(written(['a2', 'a4'])).toBe('<|call|>{"name":"curate","arguments":{"ids":"2,4"}}<|end|>');
     // A third list: "2,1" is the top 2 of the first and the top 1 of each later one.
     r.renderToolContent(list(['c7', 'c8']));
     expect(r.parse(enc('<|call|>{"name":"curate","arguments":{"top":"2,1"}}<|end|>')).calls[0]!.arguments).toEqual({ ids: ['a1', 'a2', 'b5', 'c7'] });
@@ -137,8 +139,8 @@ describe('span references', () => {
     const turn = r.parse(enc('<|call|>{"name":"bm25_search","arguments":{"k":5,"s":1}}<|call|>{"name":"curate","arguments":{"s":5}}<|call|>{"name":"curate","arguments":{"s":8}}<|end|>'));
     expect(turn.calls.map((c) => c.arguments)).toEqual([{ k: 5, query: 'American Psychological Association first president' }, { ids: ['bbbbbbbbbb'] }, { s: 8 }]);
     expect(turn.calls[2]!.argumentError).toContain('s: 8 is not a shown span');
-    // A teacher's curate of exactly the hits holding a span is written as that span.
-    expect(r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids: ['bbbbbbbbbb'] } }] }))).toBe('<|call|>{"name":"curate","arguments":{"s":4}}<|end|>');
+    // A teacher's curate of one run of hit numbers stays hit numbers, even where a span names the same hits.
+    expect(r.decode(writeTurnTokens(r, { calls: [{ name: 'curate', arguments: { ids: ['bbbbbbbbbb'] } }] }))).toBe('<|call|>{"name":"curate","arguments":{"ids":"2"}}<|end|>');
     expect(r.decode(writeTurnTokens(r, { calls: [{ name: 'bm25_search', arguments: { query: 'American Psychological Association first president', k: 5 } }] }))).toBe('<|call|>{"name":"bm25_search","arguments":{"k":5,"s":1}}<|end|>');
   });
 });
