@@ -12,8 +12,8 @@ const usage = `usage: sleuth demo [--quick] [--tasks default|musique] [--out DIR
        sleuth demo --build-base [--size base|long] [--out FILE]
 
 The main job, on the embedded default with the local CPU model and no network: build the index,
-evaluate the scripted baseline and the base model, SFT the small model by rejection sampling from
-the follow teacher, run GRPO (curves on the dev split), evaluate every agent on the test split,
+evaluate the scripted baseline and the base model, SFT the small model on the baseline's own plan
+(the top 10 of the question's keywords), run GRPO (curves on the dev split), evaluate every agent on the test split,
 and compare them with paired bootstrap intervals. The model writes every search itself.
 
   --quick        a seconds-long version (a tiny model, a few tasks): checks the pipeline, not the gain
