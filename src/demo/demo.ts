@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -156,6 +156,27 @@ export const MUSIQUE_QUICK_PLAN: DemoPlan = {
   scripts: ['baseline', 'hit-text:10,1,5,10'],
   oracle: 'hop-oracle',
 };
+
+/**
+ * The committed MuSiQue result (bench/results/learn.json of this package): GRPO minus the best
+ * fixed script, for the demo to print beside its own; undefined where the file is absent or not
+ * that benchmark's.
+ */
+export function committedMusiqueResult(): { delta: number; ci_low: number; ci_high: number; script: string } | undefined {
+  for (const rel of ['../../../bench/results/learn.json', '../../bench/results/learn.json']) {
+    const p = fileURLToPath(new URL(rel, import.meta.url));
+    if (!existsSync(p)) continue;
+    try {
+      const j = JSON.parse(readFileSync(p, 'utf8')) as { plan?: unknown; grpo_vs_best_script?: { delta?: unknown; ci_low?: unknown; ci_high?: unknown }; best_script?: { spec?: unknown } };
+      const d = j.grpo_vs_best_script;
+      if (j.plan !== 'musique' || !d || typeof d.delta !== 'number' || typeof d.ci_low !== 'number' || typeof d.ci_high !== 'number') return undefined;
+      return { delta: d.delta, ci_low: d.ci_low, ci_high: d.ci_high, script: typeof j.best_script?.spec === 'string' ? j.best_script.spec : 'the best fixed script' };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
 
 /** The best of the fixed scripts on dev, and every candidate's dev reward. */
 export interface ScriptChoice {

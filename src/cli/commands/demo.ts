@@ -3,7 +3,7 @@ import { InputError } from '../../errors.js';
 import { formatComparison } from '../../eval/report.js';
 import { outputWidth } from '../../text/width.js';
 import { BUILDS, buildBaseModel } from '../../demo/base-build.js';
-import { FULL_PLAN, hopRecall, MUSIQUE_DEMO_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
+import { committedMusiqueResult, FULL_PLAN, hopRecall, MUSIQUE_DEMO_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, runDemo, type DemoResult } from '../../demo/demo.js';
 import { clock } from '../../train/progress.js';
 import { parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
@@ -120,6 +120,18 @@ function hopLines(r: DemoResult): string[] {
   ];
 }
 
+/**
+ * One line where GRPO scores below the fixed script on a single-hop set: why, and the committed
+ * MuSiQue result, where searching pays, beside it.
+ */
+function whyBelowScript(r: DemoResult): string[] {
+  const g = r.grpoVsBaseline;
+  if (r.bestScript || !(g.shown && g.delta < 0)) return [];
+  const m = committedMusiqueResult();
+  const musique = m ? `GRPO - ${m.script} is ${m.delta >= 0 ? '+' : ''}${m.delta.toFixed(3)} [${m.ci_low.toFixed(3)}, ${m.ci_high.toFixed(3)}] (bench/results/learn.json; npx sleuth demo --tasks musique)` : 'see npx sleuth demo --tasks musique';
+  return [`  why: one search answers most of these questions and the script makes it with all 10 hits; on multi-hop MuSiQue, ${musique}`];
+}
+
 export function report(r: DemoResult, quick = false): string {
   const b = (name: 'baseline' | 'base' | 'sft' | 'grpo') => {
     const x = r.behaviour[name];
@@ -140,11 +152,12 @@ export function report(r: DemoResult, quick = false): string {
     `  ${verdictOf('GRPO', 'base model', r.grpoVsBase)}`,
     `  ${verdictOf('GRPO', 'baseline', r.grpoVsBaseline)}`,
     `  ${verdictOf('GRPO', 'SFT', r.grpoVsSft)}`,
+    ...whyBelowScript(r),
     'how they searched:',
     ...(['baseline', 'base', 'sft', 'grpo'] as const).map((n) => `  ${n.padEnd(8)} ${b(n)}`),
     ...hopLines(r),
     '',
     `run directory: ${r.dir}`,
-    `explore it:    sleuth explore ${r.dir}`,
+    `explore it:    npx sleuth explore ${r.dir}`,
   ].join('\n');
 }
