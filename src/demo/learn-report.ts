@@ -2,7 +2,7 @@ import type { Rollout } from '../agent/rollout.js';
 import type { Rubric } from '../reward/rubric.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 import { localRenderer } from '../protocol/compact/local.js';
-import { REFERENCE_TOOLS } from '../protocol/compact/references.js';
+import { MAX_QUESTION_WORDS, REFERENCE_TOOLS } from '../protocol/compact/references.js';
 import { latestRollouts, readRollouts } from '../runs/store.js';
 import { scoreRollout } from '../suites/registry.js';
 import { keywordQuery } from '../suites/search/script-results.js';
@@ -65,9 +65,9 @@ export function writtenCalls(rollout: Rollout, tokenizer: BpeTokenizer): Written
   });
 }
 
-/** Numbered question words of a query (the compact format's `words:` line). */
+/** Numbered question words of a query (the compact format's `words:` line, at most MAX_QUESTION_WORDS). */
 export function questionWordCount(query: string): number {
-  return keywordQuery(query).split(/\s+/u).filter(Boolean).length;
+  return Math.min(MAX_QUESTION_WORDS, keywordQuery(query).split(/\s+/u).filter(Boolean).length);
 }
 
 /** An agent's report-split episodes: their move shares, the perfect-curation ceiling, and each episode's record. */

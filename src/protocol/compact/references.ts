@@ -121,6 +121,8 @@ export class EpisodeReferences {
   /** The question's keywords as written, numbered from 1; their analyzed terms beside them. */
   readonly words: string[] = [];
   private readonly terms: string[] = [];
+  /** The same terms as a set (what a hit's candidate spans must bring beyond). */
+  private termSet = new Set<string>();
   private readonly titles = new Map<number, string>();
   /** Each shown hit's text as the environment returned it, split into words by white space. */
   private readonly texts = new Map<number, string[]>();
@@ -141,6 +143,7 @@ export class EpisodeReferences {
         this.words.push(question.slice(start, end));
       }
     });
+    this.termSet = new Set(this.terms);
   }
 
   /** The line the user message ends with: `words: 1 Corliss 2 Archer ...` (empty without words). */
@@ -163,7 +166,7 @@ export class EpisodeReferences {
    * tail, `7 American Psychological Association; 8 1993` ('' when it has none).
    */
   noteSpans(alias: number, title: string, text: string, max: number): string {
-    const found = candidateSpans(text, { question: new Set(this.terms), title, seen: this.spanKeys, max });
+    const found = candidateSpans(text, { question: this.termSet, title, seen: this.spanKeys, max });
     const first = this.spans.length + 1;
     for (const t of found) this.spans.push({ text: t, hit: alias });
     return found.map((t, i) => `${first + i} ${t}`).join('; ');
@@ -215,7 +218,7 @@ export class EpisodeReferences {
 
   /** The numbered question words (as written) that a shown hit's title and text lack, in order. */
   missingWords(alias: number): number[] {
-    const have = new Set(ANALYZER.terms(`${this.titles.get(alias) ?? ''} ${(this.texts.get(alias) ?? []).join(' ')}`));
+    const have = new Set(ANALYZER.terms(this.hitText(alias)));
     return this.terms.flatMap((t, i) => (have.has(t) ? [] : [i + 1]));
   }
 
@@ -225,7 +228,12 @@ export class EpisodeReferences {
     if (!span) return [];
     const needle = span.text.toLowerCase();
     const hits = new Set([...this.titles.keys(), ...this.texts.keys()]);
-    return [...hits].filter((a) => `${this.titles.get(a) ?? ''} ${(this.texts.get(a) ?? []).join(' ')}`.toLowerCase().includes(needle)).sort((a, b) => a - b);
+    return [...hits].filter((a) => this.hitText(a).toLowerCase().includes(needle)).sort((a, b) => a - b);
+  }
+
+  /** A shown hit's title and text as one string (what spans are found in and words checked against). */
+  private hitText(alias: number): string {
+    return `${this.titles.get(alias) ?? ''} ${(this.texts.get(alias) ?? []).join(' ')}`;
   }
 
   /** The smallest span n whose hitsWithSpan is exactly `aliases` (in any order), if any: how curate {"s":n} is written. */

@@ -141,7 +141,7 @@ export class CompactRenderer implements Renderer {
     const aliases = this.aliases;
     if (!aliases) return assistantText(text, calls);
     const shown = (v: unknown) => (typeof v === 'string' ? (aliases.known(v) ?? v) : v);
-    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(this.curateBySpan(c.name, mapIdArguments(c.arguments, shown)), aliases.size) : mapIdArguments(c.arguments, shown) })));
+    return assistantText(text, calls.map((c) => ({ name: c.name, arguments: refs ? idSpans(this.curateByReference(c.name, mapIdArguments(c.arguments, shown)), aliases.size) : mapIdArguments(c.arguments, shown) })));
   }
 
   /**
@@ -152,7 +152,7 @@ export class CompactRenderer implements Renderer {
    * search's top 3 that "1-3" writes, left the default demo's SFT model writing neither (test
    * reward 0.00 against 0.59).
    */
-  private curateBySpan(name: string, args: unknown): unknown {
+  private curateByReference(name: string, args: unknown): unknown {
     if (!this.opts.spans || !this.refs || !this.aliases || name !== REFERENCE_TOOLS.curate || !isObject(args) || !Array.isArray(args.ids) || !args.ids.length || !args.ids.every((v) => typeof v === 'number')) return args;
     const ids = args.ids as number[];
     const { ids: _ids, ...rest } = args;
