@@ -38,7 +38,11 @@ export interface ToolResult {
   errorKind?: string;
 }
 
-export type EndReason = 'finish' | 'answer' | 'turns' | 'tokens' | 'context' | 'error';
+/**
+ * How an episode ended. `budget`: a search past the environment's search budget, which ends the
+ * episode without an answer, as the Wikipedia research-agent tutorial's harness does.
+ */
+export type EndReason = 'finish' | 'answer' | 'turns' | 'tokens' | 'context' | 'budget' | 'error';
 
 // ---------------------------------------------------------------------------------------------
 // Episodes. An Environment is a definition (tools, prompts); start(task) opens one episode whose

@@ -80,9 +80,30 @@ export function cutAtAction(text: string): string {
   return text;
 }
 
+/** One retrieved document as Search-R1 shows it: `Doc i(Title: t) text` (i from 1). */
+export function docLine(i: number, doc: { title: string; text: string }): string {
+  return `Doc ${i}(Title: ${doc.title}) ${doc.text}`;
+}
+
 /** Retrieved documents as Search-R1 shows them: `Doc i(Title: t) text` lines inside <information>. */
 export function formatInformation(docs: readonly { title: string; text: string }[]): string {
-  return `<information>${docs.map((d, i) => `Doc ${i + 1}(Title: ${d.title}) ${d.text}\n`).join('')}</information>`;
+  return `<information>${docs.map((d, i) => `${docLine(i + 1, d)}\n`).join('')}</information>`;
+}
+
+/**
+ * The documents of a text made of docLine lines, in order, and its other lines (a note such as
+ * "That was your last search."); undefined when no line is a document. A title ends at the first
+ * `) `, so titles may hold parentheses ("Kiss and Tell (1945 film)").
+ */
+export function parseDocLines(text: string): { docs: { title: string; text: string }[]; other: string[] } | undefined {
+  const docs: { title: string; text: string }[] = [];
+  const other: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^Doc \d+\(Title: (.*?)\) (.*)$/u.exec(line);
+    if (m) docs.push({ title: m[1]!, text: m[2]! });
+    else if (line.trim()) other.push(line.trim());
+  }
+  return docs.length ? { docs, other } : undefined;
 }
 
 /** How the model is told to act (appended to the system prompt by the tags renderer). */

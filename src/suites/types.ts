@@ -50,6 +50,8 @@ export interface Suite {
   readonly agents: ReadonlyMap<string, SuiteAgentFactory>;
   /** Its tasks come from a task set (`--tasks`); false for a suite that brings its own. */
   readonly taskSets: boolean;
+  /** The environment options beyond budgets and search workers that its environment takes (the CLI refuses the others' flags). */
+  readonly environmentOptions?: ReadonlySet<EnvironmentOption>;
   /** Load the suite's tasks and corpus (no threads are started: see OpenedSuite.environment). */
   open(options?: SuiteOpenOptions): Promise<OpenedSuite>;
 }
@@ -70,13 +72,20 @@ export interface SuiteOpenOptions {
   tasks?: string;
 }
 
+/** EnvironmentOptions a suite may or may not take (Suite.environmentOptions). */
+export type EnvironmentOption = 'defaultK' | 'searchBudget' | 'closedBook';
+
 export interface EnvironmentOptions {
   /** Budgets the environment suggests (default: the suite's own). */
   budgets?: Budgets;
   /** Worker threads answering searches and greps (suites over a search index; 0 = this thread). */
   searchWorkers?: number;
-  /** Hits per search when the model does not say (suites with a search tool). */
+  /** Hits per search when the model does not say (suites with a search tool; the QA suite's fixed top-k). */
   defaultK?: number;
+  /** Searches an episode may make (suites with a search budget: qa). */
+  searchBudget?: number;
+  /** No search tool: the model answers from what it knows (suites whose episodes end in an answer: qa). */
+  closedBook?: boolean;
 }
 
 export interface OpenedSuite {

@@ -10,6 +10,7 @@ import { loadPrices, priceModelOf, type Price } from '../../eval/cost.js';
 import { formatSummary } from '../../eval/report.js';
 import { runEval, type EvalResult } from '../../eval/runner.js';
 import type { Task } from '../../tasks/task.js';
+import type { EnvironmentOption, EnvironmentOptions, Suite } from '../../suites/types.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
 import { liveProgress } from '../progress.js';
 import { terminalSafe } from '../safe-text.js';
@@ -35,6 +36,9 @@ export const EVAL_FLAGS = {
   'context-tokens': { type: 'string' },
   'opening-search': { type: 'string' },
   'search-workers': { type: 'string' },
+  'top-k': { type: 'string' },
+  'max-searches': { type: 'string' },
+  'closed-book': { type: 'boolean' },
   seed: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -68,6 +72,10 @@ export const evalFlagsUsage = (samples: number) => `  --agent SPEC          base
                         environment's, 30,720 for search); never more than the model holds
   --opening-search K    local: agents open every episode with a search for the whole question
                         (K hits): for a model trained with openingSearch; sleuth demo's are not
+  --top-k N             qa: paragraphs per search (default 3; the tutorial's ablation: 1)
+  --max-searches N      qa: searches per episode; one more ends the episode unanswered (default 5;
+                        the tutorial's ablation: 2)
+  --closed-book         qa: no search tool; the model answers from what it knows (the floor)
   --search-workers N    answer searches and greps in N worker threads (default 0: in this one);
                         for many episodes in flight over a large corpus
   --seed N              seeds each (task, sample) episode of a sampling agent, and the bootstrap (default 0)
@@ -129,6 +137,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   const seed = intFlag(values.seed, 'seed', 0);
   const openingSearch = values['opening-search'] === undefined ? 0 : intFlag(values['opening-search'], 'opening-search', 0, 1, 50);
   const searchWorkers = intFlag(values['search-workers'], 'search-workers', 0, 0, 64);
+  const environmentOptions = environmentFlags(values, suite);
   if (openingSearch && !agentSpec.startsWith('local:')) throw new InputError(`--opening-search is for local: agents (the harness writes their first turn), not '${agentSpec}'`);
 
   const pricesPath = values.prices ? resolve(values.prices) : undefined;
@@ -151,7 +160,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
   if (limit !== undefined) tasks = tasks.slice(0, limit);
   if (tasks.length === 0) throw new InputError(`--tasks ${tasksName} --split ${split}: no tasks`);
   // Last, after every check of the flags: search workers keep the process alive until closed.
-  const { env, close: closeBackend } = await opened.environment({ searchWorkers });
+  const { env, close: closeBackend } = await opened.environment({ searchWorkers, ...environmentOptions });
   const budgets = evalBudgets(env.defaultBudgets, agent, budgetFlags);
 
   const config = {
@@ -171,6 +180,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     apiKeyEnv: agentSpec.startsWith('openai:') ? (values['api-key-env'] ?? 'OPENAI_API_KEY') : null,
     temperature: values.temperature === undefined ? null : Number(values.temperature),
     openingSearch,
+    ...environmentOptions,
     searchWorkers,
     seed,
     createdAt: new Date().toISOString(),
@@ -197,7 +207,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
           rubric,
           budgets,
           config,
-          identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
+          identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch', 'defaultK', 'searchBudget', 'closedBook'],
           price,
           seed,
           bootstrap: { seed },
@@ -256,3 +266,20 @@ ${evalFlagsUsage(1)}
     return 0;
   },
 };
+
+/** --top-k, --max-searches and --closed-book as environment options, refused where the suite's environment does not take them. */
+function environmentFlags(values: Values, suite: Suite): EnvironmentOptions {
+  const flags: [string, EnvironmentOption, unknown][] = [
+    ['top-k', 'defaultK', values['top-k'] === undefined ? undefined : intFlag(values['top-k'], 'top-k', 3, 1, 50)],
+    ['max-searches', 'searchBudget', values['max-searches'] === undefined ? undefined : intFlag(values['max-searches'], 'max-searches', 5, 0, 100)],
+    ['closed-book', 'closedBook', values['closed-book'] ? true : undefined],
+  ];
+  const options: Record<string, unknown> = {};
+  for (const [flag, option, value] of flags) {
+    if (value === undefined) continue;
+    if (!suite.environmentOptions?.has(option)) throw new InputError(`--${flag}: --env ${suite.kind} does not take it (its environment has no such setting)`);
+    options[option] = value;
+  }
+  if (options.closedBook && options.searchBudget !== undefined) throw new InputError('--closed-book: there is no search to budget; leave --max-searches out');
+  return options as EnvironmentOptions;
+}

@@ -56,9 +56,26 @@ const ANALYZER = new Analyzer();
  */
 export const REFERENCE_TOOLS = { search: 'bm25_search', scan: 'grep_corpus', curate: 'curate' } as const;
 
+/**
+ * The QA environment's tools (suites/qa/env.ts): a search that takes a query as bm25_search does,
+ * and an answer that may name a shown span (`s`) or a shown hit's title (`t`) instead of writing it:
+ *
+ *   answer {"s":7}                     → {"answer":"American Psychological Association"}
+ *   answer {"t":2}                     → {"answer":"<hit 2's title>"}
+ *
+ * The small model can point where it cannot spell a name; the answer is expanded before it is
+ * scored, so rewards and the explorer see the text.
+ */
+export const ANSWER_TOOLS = { search: 'search', answer: 'answer' } as const;
+
 /** Whether a tool's calls may carry references (and a prompt with such a tool gets numbered question words). */
 export function takesReferences(name: string): boolean {
-  return name === REFERENCE_TOOLS.search || name === REFERENCE_TOOLS.scan;
+  return name === REFERENCE_TOOLS.search || name === REFERENCE_TOOLS.scan || name === ANSWER_TOOLS.search;
+}
+
+/** A tool whose query is built from references as bm25_search's is. */
+function isQuerySearch(name: string): boolean {
+  return name === REFERENCE_TOOLS.search || name === ANSWER_TOOLS.search;
 }
 
 /** Most words of the question that get numbers (the rest can still be written out). */
@@ -284,6 +301,7 @@ export class EpisodeReferences {
   /** The call's arguments with every reference replaced by its text, or why a reference is wrong. */
   expand(name: string, args: unknown): Expansion {
     if (!isObject(args) || !('q' in args || 't' in args || 'h' in args || 's' in args)) return { ok: true, arguments: args };
+    if (name === ANSWER_TOOLS.answer) return this.expandAnswer(args);
     if (!takesReferences(name)) return { ok: false, error: `${name} takes no q, t, h or s references (only ${REFERENCE_TOOLS.search} and ${REFERENCE_TOOLS.scan} do; ${REFERENCE_TOOLS.curate} takes s)` };
     const { q, t, h, s, ...rest } = args;
     const titles = t === undefined ? { ok: true as const, texts: [] } : this.titleTexts(t);
@@ -294,10 +312,10 @@ export class EpisodeReferences {
     if (!named.ok) return { ok: false, error: this.badSpan(named.item) };
     const spanTexts = named.numbers.map((n) => this.spans[n - 1]!.text);
     // A span without q brings the question words its hit lacks: what is left to ask of it.
-    const implicit = q === undefined && named.numbers.length > 0 && name === REFERENCE_TOOLS.search;
+    const implicit = q === undefined && named.numbers.length > 0 && isQuerySearch(name);
     const words = implicit ? { ok: true as const, texts: this.missingWords(this.spans[named.numbers[0]! - 1]!.hit).map((i) => this.words[i - 1]!) } : q === undefined ? { ok: true as const, texts: [] } : this.wordTexts(q);
     if (!words.ok) return words;
-    if (name === REFERENCE_TOOLS.search) {
+    if (isQuerySearch(name)) {
       const query = [typeof rest.query === 'string' ? rest.query : '', ...titles.texts, ...spans.texts, ...spanTexts, ...words.texts].filter(Boolean).join(' ');
       return { ok: true, arguments: { ...rest, query } };
     }
@@ -308,19 +326,42 @@ export class EpisodeReferences {
     return { ok: true, arguments: { ...rest, pattern } };
   }
 
+  /** answer {"s": n} or {"t": n} as {"answer": text}: exactly one reference, and nothing else to answer with. */
+  private expandAnswer(args: Args): Expansion {
+    const { s, t, ...rest } = args;
+    const given = [s, t, rest.answer].filter((v) => v !== undefined).length;
+    if (given !== 1 || 'q' in rest || 'h' in rest) return { ok: false, error: `${ANSWER_TOOLS.answer} takes one of: answer (the text), s (one shown span) or t (one shown hit's title)` };
+    if (s !== undefined) {
+      const read = readSpans(s, this.spans.length);
+      if (!read.ok || read.numbers.length !== 1) return { ok: false, error: this.badSpan(read.ok ? s : read.item) };
+      return { ok: true, arguments: { ...rest, answer: this.spans[read.numbers[0]! - 1]!.text } };
+    }
+    const title = this.titleTexts(t);
+    if (!title.ok) return title;
+    if (title.texts.length !== 1) return { ok: false, error: `t: ${JSON.stringify(t)}: an answer names one hit` };
+    return { ok: true, arguments: { ...rest, answer: title.texts[0]! } };
+  }
+
   /**
    * A teacher's call as the model should write it: a search for a shown title and/or question
-   * words becomes t and q; a grep for a shown title's literal pattern becomes t. Anything else is
-   * written as is. expand(compress(call)) searches for the same BM25 terms as the call.
+   * words becomes t and q; a grep for a shown title's literal pattern becomes t; an answer that is
+   * a shown span or title becomes s or t. Anything else is written as is. expand(compress(call))
+   * searches for the same BM25 terms as the call, and answers the same text.
    */
   compress(name: string, args: unknown): unknown {
     if (!isObject(args)) return args;
+    if (name === ANSWER_TOOLS.answer && typeof args.answer === 'string' && Object.keys(args).length === 1) {
+      const n = this.spans.findIndex((sp) => sp.text === args.answer);
+      if (n >= 0) return { s: n + 1 };
+      for (const [alias, title] of this.titles) if (title === args.answer) return { t: alias };
+      return args;
+    }
     if (name === REFERENCE_TOOLS.scan && typeof args.pattern === 'string') {
       for (const [alias, title] of this.titles) if (literalPattern(title, 12) === args.pattern) return { ...withoutKey(args, 'pattern'), t: alias };
       const n = this.spans.findIndex((sp) => literalPattern(sp.text, 12) === args.pattern);
       return n >= 0 ? { ...withoutKey(args, 'pattern'), s: n + 1 } : args;
     }
-    if (name !== REFERENCE_TOOLS.search || typeof args.query !== 'string') return args;
+    if (!isQuerySearch(name) || typeof args.query !== 'string') return args;
     let rest = args.query.trim();
     // The longest shown span the query starts with: a span is one number (s), where the same
     // words as a run of its hit's text would be "HIT:A-B".

@@ -1,6 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParsedCall, ParsedTurn, Renderer } from '../types.js';
 import { BpeTokenizer } from './bpe.js';
+import { parseDocLines } from '../tags.js';
 import { EpisodeReferences, readSpans, REFERENCE_TOOLS, spanString, takesReferences } from './references.js';
 
 /**
@@ -165,7 +166,7 @@ export class CompactRenderer implements Renderer {
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
   renderResults(results: ToolResult[]): string {
-    return resultsText(results.map((r) => r.content), this.opts, this.aliases, this.refs);
+    return results.map((r) => `<|tool|>${compactContent(r.content, this.opts, this.aliases, this.refs, r.chunkIds)}<|end|>`).join('') + '<|assistant|>';
   }
 
   /** One tool result's content as the model sees it (compacted, ids aliased). */
@@ -288,7 +289,7 @@ export function renderTools(tools: ToolSpec[]): string {
  * episode number: ids of hits and read documents get one assigned, ids quoted elsewhere (curate
  * results, error messages) are replaced when they have one.
  */
-export function compactContent(content: string, opts: CompactOptions = {}, aliases?: IdAliases, refs?: EpisodeReferences): string {
+export function compactContent(content: string, opts: CompactOptions = {}, aliases?: IdAliases, refs?: EpisodeReferences, chunkIds?: readonly string[]): string {
   const maxString = opts.maxString ?? 160;
   const maxSnippet = opts.maxSnippet ?? 80;
   const maxText = opts.maxText ?? 400;
@@ -305,6 +306,8 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
   try {
     value = JSON.parse(content);
   } catch {
+    const docs = aliases && refs ? parseDocLines(content) : undefined;
+    if (docs) return docHits(docs, maxSpans, maxSnippet, aliases!, refs!, chunkIds);
     return cut(aliases ? aliases.replaceIn(content) : content, maxString);
   }
   const shrink = (v: unknown): unknown => {
@@ -338,6 +341,31 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
     return `${idOf(value.id, value.title)} ${String(value.title ?? '')}: ${cut(value.text, maxText)}`;
   }
   return JSON.stringify(shrink(value));
+}
+
+/**
+ * Search-R1 document lines (the QA environment's results) as hit lines, the way search hits are
+ * shown: `n Title [matched words]: 7 span; 8 span` for a new hit (its snippet when it has no span),
+ * `n Title` for one shown before; the hit's number is its chunk id's alias (its title's when the
+ * result carries no ids). Other lines (the last-search note) follow, as written.
+ */
+function docHits(parsed: { docs: { title: string; text: string }[]; other: string[] }, maxSpans: number, maxSnippet: number, aliases: IdAliases, refs: EpisodeReferences, chunkIds?: readonly string[]): string {
+  const list: number[] = [];
+  const lines = parsed.docs.map((d, i) => {
+    const id = chunkIds?.[i] ?? `title:${d.title}`;
+    const shown = aliases.known(id) !== undefined;
+    const n = aliases.alias(id);
+    list.push(n);
+    refs.noteTitle(n, d.title);
+    refs.noteText(n, d.text);
+    const matched = refs.matchedWords(d.title);
+    const head = `${n} ${d.title}${matched ? ` [${matched}]` : ''}`;
+    if (shown) return head;
+    const spans = maxSpans ? refs.noteSpans(n, d.title, d.text, maxSpans) : '';
+    return `${head}: ${spans || (d.text.length > maxSnippet ? `${d.text.slice(0, maxSnippet)}…` : d.text)}`;
+  });
+  refs.noteList(list);
+  return [...lines, ...parsed.other].join('\n');
 }
 
 type CallFields = Pick<ParsedCall, 'name' | 'arguments' | 'status' | 'problem'>;

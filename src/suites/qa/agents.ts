@@ -4,6 +4,7 @@ import type { Agent, ToolExchange } from '../../agent/types.js';
 import type { CorpusReader } from '../../corpus/chunk.js';
 import { InputError } from '../../errors.js';
 import { goldSearch } from '../search/agents.js';
+import { answerAgent, answerSweepAgent, parseAnswerPlan } from './answer-scripts.js';
 import type { SuiteAgentContext, SuiteAgentFactory } from '../types.js';
 
 /**
@@ -37,6 +38,8 @@ export function qaOracleAgent(corpus: CorpusReader, spec = 'oracle'): Agent {
 
 export const QA_AGENTS: ReadonlyMap<string, SuiteAgentFactory> = new Map<string, SuiteAgentFactory>([
   ['baseline', noArgument(qaBaselineAgent)],
+  ['answer', (arg, spec) => answerAgent(parseAnswerPlan(arg, spec), spec)],
+  ['answer-sweep', noArgument((spec) => answerSweepAgent(spec))],
   [
     'oracle',
     noArgument((spec, context: SuiteAgentContext) => {

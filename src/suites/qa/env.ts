@@ -7,11 +7,15 @@ import { EpisodeBase, errorResult } from '../../env/episode-base.js';
 import type { SearchBackend } from '../search/env.js';
 import type { Budgets, EndReason, Environment, ToolCall, ToolResult, ToolSpec } from '../../env/types.js';
 import { environmentSettings } from '../../env/types.js';
+import { docLine } from '../../protocol/tags.js';
 
 /**
- * The QA variant (HotpotQA, MuSiQue), after Search-R1: a search tool that
- * returns the top 3 paragraphs, a budget of 5 searches, then an answer. The answer comes either
- * from the `answer` tool or from a final message holding `<answer>…</answer>` or `<<…>>`.
+ * The QA variant (HotpotQA, MuSiQue), after Search-R1 and the Wikipedia research-agent tutorial: a
+ * search tool that returns the top 3 paragraphs, a budget of 5 searches, then an answer. The answer
+ * comes either from the `answer` tool or from a final message holding `<answer>…</answer>` or
+ * `<<…>>`. A search past the budget ends the episode without an answer (end reason `budget`), as
+ * the tutorial's harness does. Closed book (the tutorial's floor): no search tool is offered, and a
+ * search call is refused.
  */
 export interface QaEnvOptions {
   /** Paragraphs per search (default 3). */
@@ -20,6 +24,8 @@ export interface QaEnvOptions {
   maxSearches?: number;
   /** Longest paragraph text shown, in characters (default 800). */
   textChars?: number;
+  /** No search tool: the model answers from what it knows (default false). */
+  closedBook?: boolean;
   budgets?: Budgets;
 }
 
@@ -29,30 +35,40 @@ const ARGS = {
   answer: z.object({ answer: z.string().describe('Only the answer.') }),
 };
 
-export const QA_TOOLS: ToolSpec[] = [
-  toolSpec('search', 'Search Wikipedia paragraphs by keywords; returns the top few paragraphs with their titles.', ARGS.search),
-  toolSpec('answer', 'Give the final answer (a name, date, number, or yes/no) and end the episode.', ARGS.answer),
-];
+const ANSWER_TOOL = toolSpec('answer', 'Give the final answer (a name, date, number, or yes/no) and end the episode.', ARGS.answer);
 
-/** The first `<answer>…</answer>`, else the first `<<…>>`, trimmed; undefined when neither is there. */
+export const QA_TOOLS: ToolSpec[] = [toolSpec('search', 'Search Wikipedia paragraphs by keywords; returns the top few paragraphs with their titles.', ARGS.search), ANSWER_TOOL];
+
+/**
+ * The answer in a final message, trimmed; undefined when there is none. Each form is read the way
+ * the seed that uses it reads it: the first `<answer>…</answer>` (the tutorial's harness takes
+ * `re.search`'s first match), else the last `<<…>>` (the small-models blog: "extracted from the
+ * last <<...>> block").
+ */
 export function extractAnswer(text: string): string | undefined {
-  const tagged = /<answer>([\s\S]*?)<\/answer>/u.exec(text) ?? /<<([\s\S]*?)>>/u.exec(text);
-  return tagged ? tagged[1]!.trim() : undefined;
+  const tagged = /<answer>([\s\S]*?)<\/answer>/u.exec(text);
+  if (tagged) return tagged[1]!.trim();
+  const angled = [...text.matchAll(/<<([\s\S]*?)>>/gu)].at(-1);
+  return angled ? angled[1]!.trim() : undefined;
 }
 
 export class QaEnvironment implements Environment {
   readonly name = 'qa';
-  readonly tools = QA_TOOLS;
+  readonly tools: ToolSpec[];
   readonly defaultBudgets: Budgets;
   readonly options: Required<Omit<QaEnvOptions, 'budgets'>>;
 
   constructor(readonly backend: SearchBackend, options: QaEnvOptions = {}) {
     // One turn per search plus one to answer, with room for a few mistakes.
-    const own = (o: Required<Omit<QaEnvOptions, 'budgets'>>): Budgets => ({ maxTurns: o.maxSearches + 3, maxTokensPerTurn: 512, contextTokens: 16384 });
-    ({ settings: this.options, budgets: this.defaultBudgets } = environmentSettings(options, { topK: 3, maxSearches: 5, textChars: 800 }, own));
+    const own = (o: Required<Omit<QaEnvOptions, 'budgets'>>): Budgets => ({ maxTurns: (o.closedBook ? 0 : o.maxSearches) + 3, maxTokensPerTurn: 512, contextTokens: 16384 });
+    ({ settings: this.options, budgets: this.defaultBudgets } = environmentSettings(options, { topK: 3, maxSearches: 5, textChars: 800, closedBook: false }, own));
+    this.tools = this.options.closedBook ? [ANSWER_TOOL] : QA_TOOLS;
   }
 
   systemPrompt(): string {
+    if (this.options.closedBook) {
+      return ['You answer questions from memory.', '', 'Give only the final answer: a name, date, number, or yes/no, inside <answer></answer> (or with the answer tool).'].join('\n');
+    }
     return [
       'You are a research agent. You answer questions by searching Wikipedia.',
       '',
@@ -92,11 +108,15 @@ export class QaEpisode extends EpisodeBase {
       this.answerWith(args.value.answer);
       return { outcome: 'ok', content: 'Answer recorded.', chunkIds: [] };
     }
-    if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${QA_TOOLS.map((t) => t.name).join(', ')}`);
+    const { maxSearches, topK, textChars, closedBook } = this.env.options;
+    if (call.name === 'search' && closedBook) return errorResult('closed_book', 'this is a closed-book question: there is no search tool; answer from what you know');
+    if (call.name !== 'search') return errorResult('unknown_tool', `no tool named '${call.name}'; tools: ${this.env.tools.map((t) => t.name).join(', ')}`);
     const args = parseArguments('search', ARGS.search, call.arguments);
     if (!args.ok) return errorResult('bad_arguments', args.error);
-    const { maxSearches, topK, textChars } = this.env.options;
-    if (this.searches.length >= maxSearches) return errorResult('search_budget', `all ${maxSearches} searches are used; answer now inside <answer></answer>`);
+    if (this.searches.length >= maxSearches) {
+      this.ended = 'budget';
+      return errorResult('search_budget', `all ${maxSearches} searches were used; the episode ends without an answer`);
+    }
     const query = args.value.query;
     let hits;
     try {
@@ -108,7 +128,7 @@ export class QaEpisode extends EpisodeBase {
     this.searches.push(query);
     const docs = hits.map((hit, i) => {
       const text = this.env.backend.read(hit.id)?.text ?? hit.snippet;
-      return `Doc ${i + 1}(Title: ${hit.title}) ${text.length > textChars ? text.slice(0, textChars - 1) + '…' : text}`;
+      return docLine(i + 1, { title: hit.title, text: text.length > textChars ? text.slice(0, textChars - 1) + '…' : text });
     });
     let content = docs.length ? docs.join('\n') : 'No results. Try other keywords.';
     if (this.searches.length === maxSearches) content += '\nThat was your last search. Answer now inside <answer></answer>.';

@@ -35,9 +35,16 @@ export const qaSuite: Suite = answerSuite({
   tools: QA_TOOLS,
   lookupTools: new Set(['search']),
   taskSets: true,
+  environmentOptions: new Set(['defaultK', 'searchBudget', 'closedBook']),
   agents: QA_AGENTS,
   open: (options = {}) =>
-    openTaskSetSuite(qaSuite, options, (backend, o) => new QaEnvironment(backend, o.budgets ? { budgets: o.budgets } : {}), (tasks, where) => {
+    openTaskSetSuite(qaSuite, options, (backend, o) =>
+        new QaEnvironment(backend, {
+          ...(o.budgets ? { budgets: o.budgets } : {}),
+          ...(o.defaultK !== undefined ? { topK: o.defaultK } : {}),
+          ...(o.searchBudget !== undefined ? { maxSearches: o.searchBudget } : {}),
+          ...(o.closedBook ? { closedBook: true } : {}),
+        }), (tasks, where) => {
       const missing = tasks.find((t) => !t.answers?.length);
       if (missing) throw new InputError(`env qa needs tasks with answers; task '${missing.id}' of ${where} has none`);
     }),

@@ -41,6 +41,7 @@ export const searchSuite: Suite = {
   tools: searchToolSpecs(SEARCH_DEFAULTS.curateCap, SEARCH_DEFAULTS.defaultK),
   lookupTools: SEARCH_LOOKUP_TOOLS,
   taskSets: true,
+  environmentOptions: new Set(['defaultK']),
   agents: SEARCH_AGENTS,
   open: (options = {}) =>
     openTaskSetSuite(searchSuite, options, (backend, o) => new SearchEnvironment(backend, { ...(o.budgets ? { budgets: o.budgets } : {}), ...(o.defaultK !== undefined ? { defaultK: o.defaultK } : {}) })),
