@@ -7,6 +7,7 @@ import { baselineAgent, followSweepAgent } from '../suites/search/agents.js';
 import type { Agent } from '../agent/types.js';
 import { fixedScripts, multiSearchSpec } from '../suites/search/multihop.js';
 import { spanScripts, spanSpec } from '../suites/search/span-scripts.js';
+import { answerScripts, answerSpec } from '../suites/qa/answer-scripts.js';
 import { loadSampler } from '../backend/local/index.js';
 import { compareRuns, loadRunRows, type Comparison, type RunRows } from '../eval/compare.js';
 import { taskMeans, type Summary } from '../eval/metrics.js';
@@ -86,6 +87,8 @@ export interface DemoPlan {
   scripts?: string[];
   /** A privileged ceiling (an agent spec) evaluated on the report split beside the others; never a method. */
   oracle?: string;
+  /** The summary metric the best fixed script is chosen by on dev (default `reward`). */
+  chooseBy?: string;
 }
 
 /** DemoPlan.teacher: the best of the plan's fixed scripts on dev. */
@@ -145,6 +148,36 @@ export const MUSIQUE_PLAN: DemoPlan = {
  */
 export const MUSIQUE_LONG_PLAN: DemoPlan = { ...MUSIQUE_PLAN, shippedSize: 'long', grpo: { ...MUSIQUE_PLAN.grpo, model: 'shipped-long', budgets: { maxTurns: 6, maxTokensPerTurn: 128, contextTokens: 2048 } } };
 
+/**
+ * The answer agent's plan (bench:qa): the QA environment on the default set's HotpotQA and MuSiQue
+ * questions; the answer scripts chosen on dev; SFT as the tutorial's STaR step (4 attempts per
+ * train question, the shortest with F1 >= 0.8 kept), the attempts proposed by the answer teacher;
+ * GRPO from the SFT checkpoint; the oracle (answers with gold) beside on test, a ceiling.
+ */
+export const QA_PLAN: DemoPlan = {
+  preset: 'local-qa',
+  grpo: {},
+  sft: { ...SFT_PLAN, trainLimit: 0, attempts: 4, cap: 2, threshold: 0.79, keep: 'shortest', epochs: 8 },
+  grpoFrom: 'sft',
+  useShippedBase: true,
+  reportSplit: 'test',
+  reportLimit: 0,
+  teacher: 'answer-sweep',
+  scripts: ['baseline', ...answerScripts().map(answerSpec)],
+  oracle: 'oracle',
+  chooseBy: 'exact_match',
+};
+
+/** Seconds: QA_PLAN's pipeline on a tiny model and a handful of tasks (checks the pipeline, not the gain). */
+export const QA_QUICK_PLAN: DemoPlan = {
+  ...QUICK_PLAN,
+  preset: 'local-qa',
+  grpo: { ...QUICK_PLAN.grpo, budgets: { maxTurns: 4, maxTokensPerTurn: 16, contextTokens: 1024 } },
+  teacher: 'answer-sweep',
+  scripts: ['baseline', 'answer:t1,yn'],
+  oracle: 'oracle',
+};
+
 /** `sleuth demo --tasks musique`: MUSIQUE_PLAN with 40 GRPO steps (2m43s on 2 cores). */
 export const MUSIQUE_DEMO_PLAN: DemoPlan = { ...MUSIQUE_PLAN, grpo: { steps: 40, evalEvery: 8 } };
 
@@ -178,7 +211,7 @@ export function committedMusiqueResult(): { delta: number; ci_low: number; ci_hi
   return undefined;
 }
 
-/** The best of the fixed scripts on dev, and every candidate's dev reward. */
+/** The best of the fixed scripts on dev, and every candidate's dev score (reward, or the plan's chooseBy metric). */
 export interface ScriptChoice {
   spec: string;
   split: string;
@@ -198,7 +231,7 @@ export interface SearchBehaviour {
 
 /** One paired difference on the report split: `delta` = this minus that, mean over seeds x tasks. */
 export interface PairedDelta {
-  metric: 'reward';
+  metric: string;
   delta: number;
   ci_low: number;
   ci_high: number;
@@ -223,6 +256,8 @@ export interface DemoResult {
   grpoFrom: 'base' | 'sft';
   /** Run directories of the report-split evals, by agent. */
   evalDirs: Record<'baseline' | 'base' | 'sft' | 'grpo', string>;
+  /** The sampler weights evaluated as the base model and as GRPO's last checkpoint. */
+  samplers: { base: string; grpo: string };
   /** The baseline's choice among the plan's fixed scripts (undefined: the plan has none). */
   bestScript?: ScriptChoice;
   /** The plan's privileged ceiling on the report split, and its run directory. */
@@ -284,10 +319,10 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   const studentOf = (path: string) => localAgent(`local:${path}`, loadSampler(path), config.temperature, config.seed + 1, config.openingSearch);
 
   // The baseline: the top 10, or the best of the plan's fixed scripts on dev (never chosen on the report split).
-  const scripted = (spec: string) => resolveScriptedAgent(inputs.opened.suite, spec);
+  const scripted = (spec: string) => resolveScriptedAgent(inputs.opened.suite, spec, inputs.opened.corpus ? { corpus: inputs.opened.corpus } : {});
   let bestScript: ScriptChoice | undefined;
   if (plan.scripts?.length) {
-    bestScript = await phase(`choose the best fixed script (${config.evalSplit})`, () => chooseScript(plan.scripts!, config.evalSplit, scripted, (spec, agent) => evalOn(join(dir, `scripts-${config.evalSplit}`, spec.replace(/[^A-Za-z0-9._-]/gu, '_')), agent, config.evalSplit, inputs.evalTasks, 1)));
+    bestScript = await phase(`choose the best fixed script (${config.evalSplit})`, () => chooseScript(plan.scripts!, config.evalSplit, plan.chooseBy ?? 'reward', scripted, (spec, agent) => evalOn(join(dir, `scripts-${config.evalSplit}`, spec.replace(/[^A-Za-z0-9._-]/gu, '_')), agent, config.evalSplit, inputs.evalTasks, 1)));
     log(`  best fixed script on ${config.evalSplit}: ${bestScript.spec} (${bestScript.reward.toFixed(3)}; ${bestScript.candidates.map((c) => `${c.spec} ${c.reward.toFixed(3)}`).join(', ')})`);
   }
   const baselineScript = bestScript ? scripted(bestScript.spec) : baselineAgent(10);
@@ -378,6 +413,7 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
     sftRun,
     grpoFrom: plan.grpoFrom,
     evalDirs,
+    samplers: { base: basePath, grpo: finalSampler },
     ...(bestScript ? { bestScript } : {}),
     ...(oracle ? { oracle } : {}),
     behaviour,
@@ -388,10 +424,10 @@ export async function runDemo(o: { dir: string; plan: DemoPlan; log: (line: stri
   };
 }
 
-/** Each script's mean reward on `split` (by `evaluate`), and the best (the first on a tie). */
-async function chooseScript(specs: readonly string[], split: string, agentOf: (spec: string) => Agent, evaluate: (spec: string, agent: Agent) => Promise<Summary>): Promise<ScriptChoice> {
+/** Each script's mean `metric` on `split` (by `evaluate`), and the best (the first on a tie). */
+async function chooseScript(specs: readonly string[], split: string, metric: string, agentOf: (spec: string) => Agent, evaluate: (spec: string, agent: Agent) => Promise<Summary>): Promise<ScriptChoice> {
   const candidates: ScriptChoice['candidates'] = [];
-  for (const spec of specs) candidates.push({ spec, reward: Number((await evaluate(spec, agentOf(spec)))['reward']) });
+  for (const spec of specs) candidates.push({ spec, reward: Number((await evaluate(spec, agentOf(spec)))[metric]) });
   const best = candidates.reduce((a, b) => (b.reward > a.reward ? b : a));
   return { spec: best.spec, split, reward: best.reward, candidates };
 }
@@ -402,15 +438,15 @@ export function hopRecall(summary: Summary): Record<string, number> {
 }
 
 /**
- * b minus a on reward, paired over the tasks every run shares and over seeds (one run per seed on
- * each side, seed i of a paired with seed i of b).
+ * b minus a on a metric (default reward), paired over the tasks every run shares and over seeds
+ * (one run per seed on each side, seed i of a paired with seed i of b).
  */
-export function pairedDelta(a: readonly RunRows[], b: readonly RunRows[], seed = 0): PairedDelta {
-  const means = [...a, ...b].map((r) => taskMeans(r.rows, 'reward'));
+export function pairedDelta(a: readonly RunRows[], b: readonly RunRows[], seed = 0, metric = 'reward'): PairedDelta {
+  const means = [...a, ...b].map((r) => taskMeans(r.rows, metric));
   const tasks = [...means[0]!.keys()].filter((t) => means.every((m) => m.has(t))).sort();
   const grid = (runs: readonly RunRows[], offset: number) => runs.map((_, i) => tasks.map((t) => means[offset + i]!.get(t)!));
   const ci = pairedBootstrapGrid(grid(a, 0), grid(b, a.length), { seed });
-  return { metric: 'reward', delta: ci.mean, ci_low: ci.lo, ci_high: ci.hi, shown: ci.shown, tasks: tasks.length, seeds: ci.seeds };
+  return { metric, delta: ci.mean, ci_low: ci.lo, ci_high: ci.hi, shown: ci.shown, tasks: tasks.length, seeds: ci.seeds };
 }
 
 export function searchBehaviour(dir: string, tasks: ReadonlyMap<string, Task>): SearchBehaviour {
