@@ -105,6 +105,12 @@ describe('sleuth eval --benchmarks', () => {
     expect(r.stderr).toContain(`${path} line 3: malformed record (golden_answers`);
   });
 
+  it('is in eval --help, with the files it looks for', () => {
+    const r = sleuth(['eval', '--help']);
+    expect(r.stdout).toContain('--benchmarks DIR');
+    expect(r.stdout).toContain('2wikimultihopqa/dev.jsonl musique/dev.jsonl bamboogle/test.jsonl');
+  });
+
   it('exits 2 on a malformed corpus line, and refuses --tasks beside --benchmarks', () => {
     const dir = fixturesWithout('bad-corpus');
     writeFileSync(join(dir, 'wiki-18.jsonl'), '{"id": "1", "contents": "\\"T\\"\\ntext"}\n{"id": "2"}\n');

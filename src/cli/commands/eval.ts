@@ -287,6 +287,9 @@ async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>
 /** The table of `eval --benchmarks`, as JSON, in --out. */
 export const BENCHMARKS_FILE = 'benchmarks.json';
 
+/** The question files of the benchmarks under DIR, for the help. */
+const BENCHMARK_FILES = FLASHRAG_BENCHMARKS.map((b) => `${b.name}/${b.split}.jsonl`);
+
 export const command: Command = {
   usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env search|qa] --out DIR
        sleuth eval --benchmarks DIR --agent SPEC [--limit N] [...] --out DIR
@@ -296,15 +299,17 @@ DIR/summary.json. Re-running the same command resumes: finished rollouts are kep
 ones are run.
 
 ${evalFlagsUsage(1)}
-  --out DIR             the run directory (required); with --benchmarks, the folder of their run directories
-  --benchmarks DIR      a greedy eval (temperature 0 unless --temperature) in the qa environment on the
-                        seven QA benchmarks in FlashRAG's layout under DIR: ${FLASHRAG_BENCHMARKS.map((b) => `${b.name}/${b.split}.jsonl`).join(', ')}
-                        (${FLASHRAG_ROW_SHAPE}), searching DIR/wiki-18.jsonl
-                        ({id, contents}; indexed once under .sleuth/index). HotpotQA and MuSiQue, when
-                        absent, run on the shipped default set's test half; --limit N applies per
-                        benchmark. Each runs into OUT/NAME; the table (n, EM, F1, abort rate,
-                        length-clip ratio, searches per episode and their profile) is also written to
-                        OUT/benchmarks.json (--json prints it)`,
+  --out DIR             the run directory (required); with --benchmarks, the folder of their run dirs
+  --benchmarks DIR      a greedy eval (temperature 0 unless --temperature) in the qa environment on
+                        each QA benchmark present under DIR in FlashRAG's layout:
+                        ${BENCHMARK_FILES.slice(0, 4).join(' ')}
+                        ${BENCHMARK_FILES.slice(4).join(' ')}
+                        (${FLASHRAG_ROW_SHAPE}), searching the passages of
+                        DIR/wiki-18.jsonl or DIR/wiki18_100w.jsonl ({id, contents} per line; indexed
+                        once, under .sleuth/index). HotpotQA and MuSiQue, when absent, run on the
+                        shipped default set's test half. --limit N is per benchmark. Each runs into
+                        OUT/NAME; one table (n, EM, F1, abort rate, length-clip ratio, searches per
+                        episode and their profile), also written to OUT/${BENCHMARKS_FILE} (--json prints it)`,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, FLAGS, 'eval');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
