@@ -29,12 +29,13 @@ export function flashragChunk(id: string, contents: string): Chunk {
 /**
  * The chunks of a FlashRAG corpus file (`.jsonl`, or `.jsonl.gz`), a read buffer's worth at a time.
  * A line that is not JSON or not `{id, contents}` is an InputError naming the file and the line.
+ * `onBytes`: how many bytes of the file (as on disk) have been read.
  */
-export async function* readFlashragCorpus(path: string): AsyncGenerator<Chunk[]> {
+export async function* readFlashragCorpus(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Chunk[]> {
   if (!existsSync(path)) throw new InputError(`${path}: no such file`);
   regularFile(path, statSync(path));
   let any = false;
-  for await (const lines of readLineBatches(path)) {
+  for await (const lines of readLineBatches(path, onBytes)) {
     const batch: Chunk[] = [];
     for (const line of lines) {
       if (line.text.trim() === '') continue;

@@ -41,6 +41,8 @@ export interface BenchmarkPlan {
 export interface PlanOptions {
   /** Called before the corpus is indexed (only when its index is not already built). */
   onIndexing?: (corpus: string, indexDir: string) => void;
+  /** Called as the corpus is indexed: passages so far, and the share of the file read. */
+  onIndexProgress?: (passages: number, fraction: number) => void;
 }
 
 /** The wiki-18 file of a benchmarks folder, or undefined. */
@@ -83,7 +85,15 @@ export async function planBenchmarks(dir: string, options: PlanOptions = {}): Pr
     for (const p of present) missing.push(`${p.benchmark}: ${p.path} has ${p.tasks.length} questions but ${dir} has no corpus: put wiki-18 at ${join(dir, WIKI18_FILES[0])} ({id, contents} per line, contents "Title"\\ntext)`);
   } else if (present.length > 0 && corpus !== undefined) {
     const place = corpusIndexPlace(corpus);
-    const indexDir = await ensureIndexOf(place.source, () => readFlashragCorpus(corpus), place.dir, { onProgress: once(() => options.onIndexing?.(corpus, place.dir)) });
+    const size = statSync(corpus).size;
+    const announce = once(() => options.onIndexing?.(corpus, place.dir));
+    let read = 0;
+    const indexDir = await ensureIndexOf(place.source, () => readFlashragCorpus(corpus, (bytes) => (read = bytes)), place.dir, {
+      onProgress: (passages) => {
+        announce();
+        options.onIndexProgress?.(passages, size > 0 ? read / size : 1);
+      },
+    });
     for (const p of present) sources.push({ benchmark: p.benchmark, data: p.path, split: p.split, taskSet: taskSetOf(p.benchmark, p.tasks.map((t) => ({ ...t, split: p.split })), indexDir) });
   }
 

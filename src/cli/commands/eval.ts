@@ -260,16 +260,20 @@ async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>
   if (values.tasks !== undefined || values.split !== undefined) throw new InputError('--benchmarks DIR runs each benchmark on its own questions: leave --tasks and --split out');
   if (values.env !== undefined && values.env !== QA_BENCHMARK_SUITE) throw new InputError(`--benchmarks DIR runs in --env ${QA_BENCHMARK_SUITE} (the benchmarks' shape), not '${values.env}'`);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`--benchmarks ${dir}: no such folder (a FlashRAG download: nq/test.jsonl, hotpotqa/dev.jsonl, ..., wiki-18.jsonl)`);
+  const indexing = liveProgress({ label: 'index', unit: 'passages', enabled: !values.json });
   const plan = await planBenchmarks(dir, {
     onIndexing: (corpus, index) => process.stderr.write(`eval: indexing ${corpus} into ${index} (once: later runs reuse it)\n`),
-  });
+    onIndexProgress: (passages, fraction) => indexing.update(passages, { fraction }),
+  }).finally(() => indexing.done());
   if (plan.sources.length === 0) throw new InputError(`--benchmarks ${dir}: no benchmark can run\n${plan.missing.join('\n')}`);
   const rows: BenchmarkRow[] = [];
   let errors = 0;
   let temperature = 0;
+  let budgets: Budgets | undefined;
   for (const source of plan.sources) {
     const prepared = await prepareEval(values, { samples: 1, temperature: 0 }, { taskSet: source.taskSet, split: source.split, env: QA_BENCHMARK_SUITE });
     temperature = prepared.temperature ?? 0;
+    budgets = prepared.budgets;
     const run = join(out, source.benchmark);
     if (!values.json) process.stderr.write(`eval: ${source.benchmark} (${source.data}) -> ${run}\n`);
     const result = await prepared.run(run);
@@ -277,6 +281,8 @@ async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>
     errors += result.summary.errors;
     rows.push(benchmarkRow(source, run, result.summary, result.rollouts, suiteOf(QA_BENCHMARK_SUITE).lookupTools));
   }
+  // What every episode was given, once: the benchmarks share the agent and the flags.
+  if (!values.json && budgets) process.stderr.write(`eval: budgets ${budgets.maxTurns} turns, ${budgets.maxTokensPerTurn} tokens per turn, a ${budgets.contextTokens}-token context\n`);
   const report: BenchmarksReport = { agent: values.agent!, env: QA_BENCHMARK_SUITE, temperature, benchmarks: rows, missing: plan.missing };
   writeFileAtomic(join(out, BENCHMARKS_FILE), JSON.stringify(report, null, 2) + '\n');
   if (values.json) printJson(report);
