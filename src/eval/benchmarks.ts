@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readFlashragCorpus } from '../corpus/flashrag.js';
 import { ensureIndexOf } from '../search/index.js';
-import { FLASHRAG_BENCHMARKS, FLASHRAG_ROW_SHAPE, flashragQuestionsPath, loadFlashragQuestions } from '../tasks/loaders/flashrag.js';
+import { FLASHRAG_BENCHMARKS, FLASHRAG_ROW_SHAPE, flashragQuestionsPath, loadFlashragQuestions, type FlashragBenchmark } from '../tasks/loaders/flashrag.js';
 import { loadTaskSet, taskSetOf, type TaskSet } from '../tasks/registry.js';
 import { taskSource } from '../tasks/split.js';
 import { sleuthHome } from '../tasks/store.js';
@@ -34,8 +34,6 @@ export interface BenchmarkPlan {
   sources: BenchmarkSource[];
   /** One line per benchmark that cannot run, saying what is missing and where it goes. */
   missing: string[];
-  /** The corpus file the folder's benchmarks search, when there is one. */
-  corpus?: string;
 }
 
 export interface PlanOptions {
@@ -71,12 +69,12 @@ export function corpusIndexPlace(corpus: string): { dir: string; source: string 
  */
 export async function planBenchmarks(dir: string, options: PlanOptions = {}): Promise<BenchmarkPlan> {
   const present: { benchmark: string; path: string; split: string; tasks: Task[] }[] = [];
-  const absent: string[] = [];
+  const absent: FlashragBenchmark[] = [];
   const missing: string[] = [];
   for (const b of FLASHRAG_BENCHMARKS) {
     const path = flashragQuestionsPath(dir, b);
     if (existsSync(path)) present.push({ benchmark: b.name, path, split: b.split, tasks: await loadFlashragQuestions(path, b.name) });
-    else absent.push(b.name);
+    else absent.push(b);
   }
 
   const sources: BenchmarkSource[] = [];
@@ -98,22 +96,21 @@ export async function planBenchmarks(dir: string, options: PlanOptions = {}): Pr
   }
 
   let shipped: TaskSet | undefined;
-  for (const name of absent) {
-    const b = FLASHRAG_BENCHMARKS.find((x) => x.name === name)!;
+  for (const b of absent) {
     shipped ??= await loadTaskSet(SHIPPED_STAND_IN.set);
-    const tasks = shipped.tasks(SHIPPED_STAND_IN.split).filter((t) => taskSource(t) === name);
+    const { split } = SHIPPED_STAND_IN;
+    const tasks = shipped.tasks(split).filter((t) => taskSource(t) === b.name);
     if (tasks.length > 0) {
-      const split = SHIPPED_STAND_IN.split;
-      sources.push({ benchmark: name, data: `shipped ${SHIPPED_STAND_IN.set}/${split} (its ${name} tasks)`, split, taskSet: taskSetOf(SHIPPED_STAND_IN.set, tasks.map((t) => ({ ...t, split })), shipped.indexDir) });
+      sources.push({ benchmark: b.name, data: `shipped ${SHIPPED_STAND_IN.set}/${split} (its ${b.name} tasks)`, split, taskSet: taskSetOf(SHIPPED_STAND_IN.set, tasks.map((t) => ({ ...t, split })), shipped.indexDir) });
     } else {
-      missing.push(`${name}: missing ${flashragQuestionsPath(dir, b)} (FlashRAG layout: ${FLASHRAG_ROW_SHAPE})`);
+      missing.push(`${b.name}: missing ${flashragQuestionsPath(dir, b)} (FlashRAG layout: ${FLASHRAG_ROW_SHAPE})`);
     }
   }
   // The table keeps the benchmarks' own order, whatever data each row used.
   const order = (name: string) => FLASHRAG_BENCHMARKS.findIndex((b) => b.name === name);
   sources.sort((a, b) => order(a.benchmark) - order(b.benchmark));
   missing.sort((a, b) => order(a.slice(0, a.indexOf(':'))) - order(b.slice(0, b.indexOf(':'))));
-  return { sources, missing, ...(corpus !== undefined ? { corpus } : {}) };
+  return { sources, missing };
 }
 
 function once(f: () => void): () => void {

@@ -163,8 +163,10 @@ export async function prepareEval(values: Values, defaults: { samples: number; t
   const opened = await suite.open(given ? { taskSet: given.taskSet } : values.tasks !== undefined ? { tasks: values.tasks } : {});
   const tasksName = opened.tasksName;
   let tasks: Task[] = opened.tasks(split);
-  // A default temperature reaches the local and Tinker samplers too; --temperature alone keeps its old reach (openai:).
-  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch, ...(defaults.temperature !== undefined && temperature !== undefined ? { temperature } : {}) });
+  // A default temperature (greedy, for the benchmarks) reaches the local and Tinker samplers too;
+  // without one, --temperature keeps its old reach (openai: only).
+  const samplerTemperature = defaults.temperature === undefined ? {} : { temperature };
+  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch, ...samplerTemperature });
   const indexDir = opened.indexDir;
   // Before the environment starts (search workers keep the process alive): a context the model cannot hold.
   evalBudgets(DEFAULT_BUDGETS, agent, budgetFlags.contextTokens === undefined ? {} : { contextTokens: budgetFlags.contextTokens });
@@ -257,6 +259,8 @@ const FLAGS = { ...EVAL_FLAGS, benchmarks: { type: 'string' } } as const;
  * written to OUT/benchmarks.json. Exit 1 when a rollout ended in an error, as a plain eval.
  */
 async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>['values'], dir: string, out: string): Promise<number> {
+  // Checked before the corpus is indexed, which may take long.
+  if (!values.agent) throw new InputError('--agent SPEC is required (e.g. baseline, oracle, openai:MODEL@URL)');
   if (values.tasks !== undefined || values.split !== undefined) throw new InputError('--benchmarks DIR runs each benchmark on its own questions: leave --tasks and --split out');
   if (values.env !== undefined && values.env !== QA_BENCHMARK_SUITE) throw new InputError(`--benchmarks DIR runs in --env ${QA_BENCHMARK_SUITE} (the benchmarks' shape), not '${values.env}'`);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`--benchmarks ${dir}: no such folder (a FlashRAG download: nq/test.jsonl, hotpotqa/dev.jsonl, ..., wiki-18.jsonl)`);
@@ -283,7 +287,7 @@ async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>
   }
   // What every episode was given, once: the benchmarks share the agent and the flags.
   if (!values.json && budgets) process.stderr.write(`eval: budgets ${budgets.maxTurns} turns, ${budgets.maxTokensPerTurn} tokens per turn, a ${budgets.contextTokens}-token context\n`);
-  const report: BenchmarksReport = { agent: values.agent!, env: QA_BENCHMARK_SUITE, temperature, benchmarks: rows, missing: plan.missing };
+  const report: BenchmarksReport = { agent: values.agent, env: QA_BENCHMARK_SUITE, temperature, benchmarks: rows, missing: plan.missing };
   writeFileAtomic(join(out, BENCHMARKS_FILE), JSON.stringify(report, null, 2) + '\n');
   if (values.json) printJson(report);
   else console.log(terminalSafe(formatBenchmarks(report), { multiline: true }));
