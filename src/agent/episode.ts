@@ -83,6 +83,7 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
         envMs: performance.now() - envStart,
         promptTokens: turn.promptTokens ?? 0,
         completionTokens: turn.completionTokens ?? 0,
+        ...(overBudget ? { cut: overBudget } : {}),
       };
       turns.push(record);
       options.onTurn?.(record);

@@ -40,6 +40,11 @@ export interface TurnRecord {
   /** Token counts as billed (prompt = context fed this turn, completion = sampled). */
   promptTokens: number;
   completionTokens: number;
+  /**
+   * Set when the model's writing of this turn was cut: at the per-turn token limit ('tokens') or
+   * at the end of the context ('context'). Such a turn ends the episode (optional: older records lack it).
+   */
+  cut?: 'tokens' | 'context';
 }
 
 export interface Rollout {

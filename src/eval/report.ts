@@ -1,4 +1,5 @@
 import { suiteOf } from '../suites/registry.js';
+import type { BenchmarksReport } from './benchmarks.js';
 import type { Comparison } from './compare.js';
 import type { Headroom, Summary } from './metrics.js';
 import type { Interval } from './stats.js';
@@ -116,4 +117,22 @@ export function formatHeadroom(hs: Headroom[], width = UNLIMITED): string {
     '',
     wrap('A gain whose interval excludes 0 is headroom RL can close by sharpening the policy.', width),
   ].join('\n');
+}
+
+/**
+ * The QA benchmarks table: per benchmark the data it ran on, n, EM and F1 means, the abort rate,
+ * the length-clip ratio and searches per episode; then each benchmark's search-count profile, and
+ * a line per benchmark that could not run.
+ */
+export function formatBenchmarks(report: BenchmarksReport): string {
+  const rows = [['benchmark', 'data', 'n', 'EM', 'F1', 'abort', 'clip', 'searches'], ...report.benchmarks.map((b) => [b.benchmark, b.data, String(b.n), fmt(b.exact_match), fmt(b.f1), fmt(b.abort_rate), fmt(b.length_clip_ratio), b.searches_per_episode.toFixed(2)])];
+  const width = Math.max(0, ...report.benchmarks.map((b) => b.benchmark.length));
+  const lines = [`${report.agent} on the QA benchmarks (env ${report.env}, temperature ${report.temperature})`, ''];
+  if (report.benchmarks.length > 0) {
+    lines.push(alignRows(rows, { left: 2 }).join('\n'), '', 'search-count profile (number of searches: episodes):');
+    for (const b of report.benchmarks) lines.push(`  ${b.benchmark.padEnd(width)}  ${Object.entries(b.search_count_profile).map(([n, count]) => `${n}: ${count}`).join(', ')}`);
+    lines.push('', 'abort: share of episodes that ended without an answer; clip: share with a turn cut at the token or context limit.');
+  }
+  if (report.missing.length > 0) lines.push('', ...report.missing);
+  return lines.join('\n');
 }

@@ -49,6 +49,8 @@ export interface EvalResult {
   skippedLines: number;
   /** The errors the grid's rollouts ended in, each message once with how many ended in it, most first. */
   errors: { message: string; count: number }[];
+  /** The grid's rollouts, the latest record of each (task, sample): what the summary was taken from. */
+  rollouts: Rollout[];
 }
 
 /**
@@ -96,7 +98,8 @@ export async function runEval(o: EvalOptions): Promise<EvalResult> {
   summary['rubric'] = o.rubric.name;
   writeSummary(o.dir, summary);
   const errors = new Map<string, number>();
-  for (const r of latestRollouts(rollouts)) if (r.endReason === 'error') errors.set(r.error ?? 'unknown error', (errors.get(r.error ?? 'unknown error') ?? 0) + 1);
+  const latest = latestRollouts(rollouts);
+  for (const r of latest) if (r.endReason === 'error') errors.set(r.error ?? 'unknown error', (errors.get(r.error ?? 'unknown error') ?? 0) + 1);
   return {
     summary,
     ran: todo.length,
@@ -104,5 +107,6 @@ export async function runEval(o: EvalOptions): Promise<EvalResult> {
     resumed,
     skippedLines: after.skipped.length,
     errors: [...errors].map(([message, count]) => ({ message, count })).sort((a, b) => b.count - a.count),
+    rollouts: latest,
   };
 }

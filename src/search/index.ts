@@ -6,7 +6,7 @@ import { embeddedCorpusPath } from '../corpus/embedded.js';
 import { readChunks } from '../corpus/read.js';
 import { InputError } from '../errors.js';
 import { LockHeldError, lockHeld } from '../files/lock.js';
-import { buildIndex, type BuildOptions } from './build.js';
+import { buildIndex, type BuildOptions, type ChunkSource } from './build.js';
 import { readManifest } from './format.js';
 import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC } from './grep/format.js';
 
@@ -63,12 +63,20 @@ export async function ensureDefaultIndex(dir: string = defaultIndexDir(), option
  * them), built first when it is missing, stale or damaged, as for the default index.
  */
 export async function ensureCorpusIndex(files: readonly string[], dir: string, options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
-  const source = corpusSource(files);
+  return ensureIndexOf(corpusSource(files), () => chunksOf(files), dir, options);
+}
+
+/**
+ * The directory of an index built from `chunks`, built first unless dir already holds an intact
+ * one of the current formats whose manifest records `source` (what the caller says the chunks are:
+ * a hash of their files, or a file's path, size and time for a corpus too large to hash each run).
+ */
+export async function ensureIndexOf(source: string, chunks: () => ChunkSource, dir: string, options: Omit<BuildOptions, 'source'> = {}): Promise<string> {
   const started = Date.now();
   for (;;) {
     if (indexCurrent(dir, source)) return dir;
     try {
-      await buildIndex(chunksOf(files), dir, { ...options, source });
+      await buildIndex(chunks(), dir, { ...options, source });
       return dir;
     } catch (err) {
       // Another sleuth is building this very index (two commands started at once on a fresh

@@ -19,6 +19,9 @@ const SUITES: ReadonlyMap<string, Suite> = new Map([searchSuite, qaSuite, invoic
 /** The environment a run uses when none is named. */
 export const DEFAULT_SUITE = searchSuite.kind;
 
+/** The environment the QA benchmarks (`sleuth eval --benchmarks`: NQ ... Bamboogle) are scored in: Search-R1's shape. */
+export const QA_BENCHMARK_SUITE = qaSuite.kind;
+
 export const SUITE_KINDS = [...SUITES.keys()] as [string, ...string[]];
 
 export function isSuiteKind(kind: string): boolean {

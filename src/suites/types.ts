@@ -3,6 +3,7 @@ import type { Rollout } from '../agent/rollout.js';
 import type { CorpusReader } from '../corpus/chunk.js';
 import type { Budgets, Environment, ToolSpec } from '../env/types.js';
 import type { Rubric } from '../reward/rubric.js';
+import type { TaskSet } from '../tasks/registry.js';
 import type { Task } from '../tasks/task.js';
 
 /**
@@ -70,6 +71,11 @@ export type SuiteAgentFactory = (arg: string | undefined, spec: string, context:
 export interface SuiteOpenOptions {
   /** A task set name or path, for suites over a corpus; a suite with its own tasks refuses one. */
   tasks?: string;
+  /**
+   * A task set already loaded (the QA benchmarks' questions over their corpus's index), used in
+   * place of `tasks`: its tasks are taken as they are, unchecked against the index.
+   */
+  taskSet?: TaskSet;
 }
 
 /** EnvironmentOptions a suite may or may not take (Suite.environmentOptions). */

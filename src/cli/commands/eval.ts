@@ -1,14 +1,19 @@
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { resolveRunAgent } from '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
 import type { Agent } from '../../agent/types.js';
 import { DEFAULT_BUDGETS, type Budgets } from '../../env/types.js';
 import { InputError } from '../../errors.js';
 import type { Rubric } from '../../reward/rubric.js';
-import { DEFAULT_SUITE, defaultRubric, resolveRubric, RUBRICS, suiteOf, SUITE_KINDS } from '../../suites/registry.js';
+import { DEFAULT_SUITE, QA_BENCHMARK_SUITE, defaultRubric, resolveRubric, RUBRICS, suiteOf, SUITE_KINDS } from '../../suites/registry.js';
 import { loadPrices, priceModelOf, type Price } from '../../eval/cost.js';
-import { formatSummary } from '../../eval/report.js';
+import { benchmarkRow, planBenchmarks, type BenchmarkRow, type BenchmarksReport } from '../../eval/benchmarks.js';
+import { formatBenchmarks, formatSummary } from '../../eval/report.js';
+import { writeFileAtomic } from '../../files/atomic.js';
+import { FLASHRAG_BENCHMARKS, FLASHRAG_ROW_SHAPE } from '../../tasks/loaders/flashrag.js';
 import { runEval, type EvalResult } from '../../eval/runner.js';
+import type { TaskSet } from '../../tasks/registry.js';
 import type { Task } from '../../tasks/task.js';
 import type { EnvironmentOption, EnvironmentOptions, Suite } from '../../suites/types.js';
 import { intFlag, numberFlag, parseFlags, printJson, type Command } from '../command.js';
@@ -108,17 +113,30 @@ export interface PreparedEval {
   tasks: string;
   split: string;
   samples: number;
+  /** The temperature the agent samples at, where it was set (flag or default); undefined: the agent's own. */
+  temperature: number | undefined;
 }
 
-/** Turn flags into a ready-to-run eval: tasks, index, environment, agent, rubric, prices. */
-export async function prepareEval(values: Values, defaults: { samples: number }): Promise<PreparedEval> {
+/** Tasks an eval is given instead of --tasks and --split (one of the QA benchmarks), and the environment they are for. */
+export interface GivenTasks {
+  taskSet: TaskSet;
+  split: string;
+  env: string;
+}
+
+/**
+ * Turn flags into a ready-to-run eval: tasks, index, environment, agent, rubric, prices.
+ * `defaults.temperature`: the sampling temperature of every agent that samples (a chat model, a
+ * local or Tinker sampler) unless --temperature says otherwise; unset, each keeps its own.
+ */
+export async function prepareEval(values: Values, defaults: { samples: number; temperature?: number }, given?: GivenTasks): Promise<PreparedEval> {
   const agentSpec = values.agent;
   if (!agentSpec) throw new InputError('--agent SPEC is required (e.g. baseline, oracle, openai:MODEL@URL)');
-  const suite = suiteOf(values.env ?? DEFAULT_SUITE, '--env');
+  const suite = suiteOf(given?.env ?? values.env ?? DEFAULT_SUITE, '--env');
   const envName = suite.kind;
   // A suite that brings its own tasks (the invoice emails) takes no --tasks.
   if (values.tasks !== undefined && !suite.taskSets) throw new InputError(`--tasks ${values.tasks}: --env ${envName} has its own tasks; leave --tasks out`);
-  const split = values.split ?? 'eval';
+  const split = given?.split ?? values.split ?? 'eval';
   const samples = intFlag(values.samples, 'samples', defaults.samples, 1, 10_000);
   const limit = values.limit === undefined ? undefined : intFlag(values.limit, 'limit', 0, 1);
   const concurrency = intFlag(values.concurrency, 'concurrency', 4, 1, 1024);
@@ -148,12 +166,16 @@ export async function prepareEval(values: Values, defaults: { samples: number })
 
   const openai: OpenAIFactoryOptions = { maxConcurrent: concurrency };
   if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
-  if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1, 0);
+  const temperature = values.temperature !== undefined ? numberFlag(values.temperature, 'temperature', 1, 0) : defaults.temperature;
+  if (temperature !== undefined) openai.temperature = temperature;
 
-  const opened = await suite.open(values.tasks !== undefined ? { tasks: values.tasks } : {});
+  const opened = await suite.open(given ? { taskSet: given.taskSet } : values.tasks !== undefined ? { tasks: values.tasks } : {});
   const tasksName = opened.tasksName;
   let tasks: Task[] = opened.tasks(split);
-  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch });
+  // A default temperature (greedy, for the benchmarks) reaches the local and Tinker samplers too;
+  // without one, --temperature keeps its old reach (openai: only).
+  const samplerTemperature = defaults.temperature === undefined ? {} : { temperature };
+  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch, ...samplerTemperature });
   const indexDir = opened.indexDir;
   // Before the environment starts (search workers keep the process alive): a context the model cannot hold.
   evalBudgets(DEFAULT_BUDGETS, agent, budgetFlags.contextTokens === undefined ? {} : { contextTokens: budgetFlags.contextTokens });
@@ -178,7 +200,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     price: price ?? null,
     // The name of the key's variable only: the key itself is never written.
     apiKeyEnv: agentSpec.startsWith('openai:') ? (values['api-key-env'] ?? 'OPENAI_API_KEY') : null,
-    temperature: values.temperature === undefined ? null : Number(values.temperature),
+    temperature: temperature ?? null,
     openingSearch,
     ...environmentOptions,
     searchWorkers,
@@ -194,6 +216,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     tasks: tasksName,
     split,
     samples,
+    temperature,
     run: async (dir, showProgress = true) => {
       const progress = liveProgress({ label: 'eval', unit: 'rollouts', enabled: showProgress && !values.json });
       try {
@@ -237,19 +260,81 @@ export function retryAdvice(result: Pick<EvalResult, 'errors' | 'summary'>, agen
   return lines.join('\n');
 }
 
+/** eval's flags: the shared ones and --benchmarks. */
+const FLAGS = { ...EVAL_FLAGS, benchmarks: { type: 'string' } } as const;
+
+/**
+ * `eval --benchmarks DIR`: a greedy eval of the agent on each of the seven QA benchmarks it can run
+ * (planBenchmarks), each into its own run directory OUT/NAME, then one table of them all, also
+ * written to OUT/benchmarks.json. Exit 1 when a rollout ended in an error, as a plain eval.
+ */
+async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>['values'], dir: string, out: string): Promise<number> {
+  // Checked before the corpus is indexed, which may take long.
+  if (!values.agent) throw new InputError('--agent SPEC is required (e.g. baseline, oracle, openai:MODEL@URL)');
+  if (values.tasks !== undefined || values.split !== undefined) throw new InputError('--benchmarks DIR runs each benchmark on its own questions: leave --tasks and --split out');
+  if (values.env !== undefined && values.env !== QA_BENCHMARK_SUITE) throw new InputError(`--benchmarks DIR runs in --env ${QA_BENCHMARK_SUITE} (the benchmarks' shape), not '${values.env}'`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`--benchmarks ${dir}: no such folder (a FlashRAG download: nq/test.jsonl, hotpotqa/dev.jsonl, ..., wiki-18.jsonl)`);
+  const indexing = liveProgress({ label: 'index', unit: 'passages', enabled: !values.json });
+  const plan = await planBenchmarks(dir, {
+    onIndexing: (corpus, index) => process.stderr.write(`eval: indexing ${corpus} into ${index} (once: later runs reuse it)\n`),
+    onIndexProgress: (passages, fraction) => indexing.update(passages, { fraction }),
+  }).finally(() => indexing.done());
+  if (plan.sources.length === 0) throw new InputError(`--benchmarks ${dir}: no benchmark can run\n${plan.missing.join('\n')}`);
+  const rows: BenchmarkRow[] = [];
+  let errors = 0;
+  let temperature = 0;
+  let budgets: Budgets | undefined;
+  for (const source of plan.sources) {
+    const prepared = await prepareEval(values, { samples: 1, temperature: 0 }, { taskSet: source.taskSet, split: source.split, env: QA_BENCHMARK_SUITE });
+    temperature = prepared.temperature ?? 0;
+    budgets = prepared.budgets;
+    const run = join(out, source.benchmark);
+    if (!values.json) process.stderr.write(`eval: ${source.benchmark} (${source.data}) -> ${run}\n`);
+    const result = await prepared.run(run);
+    if (result.summary.errors > 0) process.stderr.write(`${source.benchmark}: ${retryAdvice(result, prepared.agent, prepared.seed)}\n`);
+    errors += result.summary.errors;
+    rows.push(benchmarkRow(source, run, result.summary, result.rollouts, suiteOf(QA_BENCHMARK_SUITE).lookupTools));
+  }
+  // What every episode was given, once: the benchmarks share the agent and the flags.
+  if (!values.json && budgets) process.stderr.write(`eval: budgets ${budgets.maxTurns} turns, ${budgets.maxTokensPerTurn} tokens per turn, a ${budgets.contextTokens}-token context\n`);
+  const report: BenchmarksReport = { agent: values.agent, env: QA_BENCHMARK_SUITE, temperature, benchmarks: rows, missing: plan.missing };
+  writeFileAtomic(join(out, BENCHMARKS_FILE), JSON.stringify(report, null, 2) + '\n');
+  if (values.json) printJson(report);
+  else console.log(terminalSafe(formatBenchmarks(report), { multiline: true }));
+  return errors > 0 ? 1 : 0;
+}
+
+/** The table of `eval --benchmarks`, as JSON, in --out. */
+export const BENCHMARKS_FILE = 'benchmarks.json';
+
+/** The question files of the benchmarks under DIR, for the help. */
+const BENCHMARK_FILES = FLASHRAG_BENCHMARKS.map((b) => `${b.name}/${b.split}.jsonl`);
+
 export const command: Command = {
   usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env search|qa] --out DIR
+       sleuth eval --benchmarks DIR --agent SPEC [--limit N] [...] --out DIR
 
 Runs N rollouts per task, scores each with the rubric, appends them to DIR/rollouts.jsonl and writes
 DIR/summary.json. Re-running the same command resumes: finished rollouts are kept, missing or errored
 ones are run.
 
 ${evalFlagsUsage(1)}
-  --out DIR             the run directory (required)`,
+  --out DIR             the run directory (required); with --benchmarks, the folder of their run dirs
+  --benchmarks DIR      a greedy eval (temperature 0 unless --temperature) in the qa environment on
+                        each QA benchmark present under DIR in FlashRAG's layout:
+                        ${BENCHMARK_FILES.slice(0, 4).join(' ')}
+                        ${BENCHMARK_FILES.slice(4).join(' ')}
+                        (${FLASHRAG_ROW_SHAPE}), searching the passages of
+                        DIR/wiki-18.jsonl or DIR/wiki18_100w.jsonl ({id, contents} per line; indexed
+                        once, under .sleuth/index). HotpotQA and MuSiQue, when absent, run on the
+                        shipped default set's test half. --limit N is per benchmark. Each runs into
+                        OUT/NAME; one table (n, EM, F1, abort rate, length-clip ratio, searches per
+                        episode and their profile), also written to OUT/${BENCHMARKS_FILE} (--json prints it)`,
   async run(argv) {
-    const { values, positionals } = parseFlags(argv, EVAL_FLAGS, 'eval');
+    const { values, positionals } = parseFlags(argv, FLAGS, 'eval');
     if (positionals.length) throw new InputError(`unexpected argument '${positionals[0]}'`);
     if (!values.out) throw new InputError('--out DIR is required');
+    if (values.benchmarks !== undefined) return runBenchmarks(values, values.benchmarks, values.out);
     const prepared = await prepareEval(values, { samples: 1 });
     const result = await prepared.run(values.out);
     // After the run (an error before it stays one line), before the summary: what every episode was given.

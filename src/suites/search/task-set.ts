@@ -9,7 +9,7 @@ import { searchBackend } from './search-workers.js';
 /**
  * Open a suite whose tasks are a task set over a corpus with a search index (search, qa): the task
  * set (default: the embedded `default`), its index as the corpus, and environments over the index or
- * over search workers. `checkTasks` refuses tasks of a split the suite cannot score.
+ * over search workers; or a task set the caller loaded (`options.taskSet`). `checkTasks` refuses tasks of a split the suite cannot score.
  */
 export async function openTaskSetSuite(
   suite: Suite,
@@ -17,8 +17,8 @@ export async function openTaskSetSuite(
   makeEnvironment: (backend: SearchBackend, options: EnvironmentOptions) => Environment,
   checkTasks: (tasks: readonly Task[], where: string) => void = () => {},
 ): Promise<OpenedSuite> {
-  const tasksName = options.tasks ?? 'default';
-  const set = await loadTaskSet(tasksName);
+  const tasksName = options.taskSet?.name ?? options.tasks ?? 'default';
+  const set = options.taskSet ?? (await loadTaskSet(tasksName));
   const index = await openIndex(set.indexDir);
   return {
     suite,
