@@ -29,7 +29,7 @@ import { agentEpisodes, explorationCurve, type EpisodeRecord } from '../src/demo
 import { loadSampler } from '../src/backend/local/index.js';
 import { loadTaskSet } from '../src/tasks/registry.js';
 import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../src/train/config.js';
-import { FULL_PLAN, hopRecall, presetPath, LONG_PLAN, MUSIQUE_LONG_PLAN, MUSIQUE_PLAN, MUSIQUE_QUICK_PLAN, QA_PLAN, QA_QUICK_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
+import { FULL_PLAN, hopRecall, presetPath, LONG_PLAN, MUSIQUE_LONG_PLAN, MUSIQUE_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
 import { badFlag, benchArgs } from './args.js';
 
 const USAGE = `
@@ -51,7 +51,7 @@ split, their mean, and paired intervals over seeds x tasks.
   --curves  also draw the first seed's GRPO curves to this SVG file
 `;
 
-const PLANS: Record<string, DemoPlan> = { qa: QA_PLAN, 'qa-quick': QA_QUICK_PLAN, long: LONG_PLAN, demo: FULL_PLAN, quick: QUICK_PLAN, musique: MUSIQUE_PLAN, 'musique-long': MUSIQUE_LONG_PLAN, 'musique-quick': MUSIQUE_QUICK_PLAN };
+const PLANS: Record<string, DemoPlan> = { long: LONG_PLAN, demo: FULL_PLAN, quick: QUICK_PLAN, musique: MUSIQUE_PLAN, 'musique-long': MUSIQUE_LONG_PLAN, 'musique-quick': MUSIQUE_QUICK_PLAN };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, curves: { type: 'string' } }, USAGE);

@@ -31,7 +31,7 @@ describe('QA environment', () => {
     expect(ep.trajectory).toEqual(r.chunkIds);
   });
 
-  it('allows 5 searches, warns on the last, refuses the sixth', async () => {
+  it('allows 5 searches, warns on the last, and a sixth ends the episode without an answer (the tutorial\'s budget end)', async () => {
     const ep = new QaEnvironment(searcher).start(task);
     for (let i = 1; i <= 5; i++) {
       const r = await ep.call({ name: 'search', arguments: { query: `Shirley Temple ${i}` } });
@@ -41,6 +41,25 @@ describe('QA environment', () => {
     const sixth = await ep.call({ name: 'search', arguments: { query: 'Shirley Temple' } });
     expect(sixth).toMatchObject({ outcome: 'error', errorKind: 'search_budget' });
     expect(ep.searches).toHaveLength(5);
+    expect(ep.ended).toBe('budget');
+    expect(ep.answer).toBeUndefined();
+    expect((await ep.call({ name: 'answer', arguments: { answer: 'too late' } })).errorKind).toBe('episode_over');
+  });
+
+  it('closed book: only the answer tool is offered, the prompt says so, and a search is refused without using anything', async () => {
+    const env = new QaEnvironment(searcher, { closedBook: true });
+    expect(env.tools.map((t) => t.name)).toEqual(['answer']);
+    expect(env.systemPrompt()).toContain('from memory');
+    expect(env.systemPrompt()).not.toContain('search');
+    expect(env.defaultBudgets.maxTurns).toBe(3);
+    const ep = env.start(task);
+    const r = await ep.call({ name: 'search', arguments: { query: 'Shirley Temple' } });
+    expect(r).toMatchObject({ outcome: 'error', errorKind: 'closed_book', chunkIds: [] });
+    expect(ep.searches).toHaveLength(0);
+    expect(ep.trajectory).toHaveLength(0);
+    expect(ep.ended).toBeUndefined();
+    expect((await ep.call({ name: 'answer', arguments: { answer: 'Chief of Protocol' } })).outcome).toBe('ok');
+    expect(ep.answer).toBe('Chief of Protocol');
   });
 
   it('search budget and top-k are configurable; bad queries do not use the budget', async () => {
@@ -72,9 +91,10 @@ describe('QA environment', () => {
     expect(c.answer).toBeUndefined();
   });
 
-  it('extractAnswer prefers the first <answer> tag and spans lines', () => {
+  it('extractAnswer reads each form as its seed does: the first <answer> tag (the tutorial), else the last <<…>> block (the blog)', () => {
     expect(extractAnswer('<answer>a\nb</answer> <answer>c</answer>')).toBe('a\nb');
     expect(extractAnswer('<<x>> <answer>y</answer>')).toBe('y');
+    expect(extractAnswer('first <<Accra>>, no: <<Ghana>>')).toBe('Ghana');
     expect(extractAnswer('<answer>unclosed')).toBeUndefined();
   });
 });

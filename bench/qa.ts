@@ -1,0 +1,128 @@
+/**
+ * npm run bench:qa — does the local agent learn to answer? The Wikipedia research-agent tutorial's
+ * flow (closed book, base with search, SFT, GRPO, the two ablations) on the local model in the QA
+ * environment, once per training seed, every number on the test split of the default task set,
+ * HotpotQA and MuSiQue apart, with paired intervals over seeds x tasks. Writes bench/results/qa.json
+ * and every test episode (bench/results/qa-episodes/seed-N.jsonl.gz).
+ *
+ * The test split's SHA-256 is printed and recorded; a result file that records another hash is
+ * not overwritten (the test split changed under it: say so, and write elsewhere with --out).
+ *
+ *   node dist/bench/qa.js [--plan qa|qa-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR]
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+import { QA_PLAN, QA_QUICK_PLAN, type DemoPlan } from '../src/demo/demo.js';
+import { planConfig, QA_ROWS, qaComparisons, qaRowStats, reportTasks, runQaFlow, type QaRow, type QaSeedResult } from '../src/demo/qa.js';
+import { latestRollouts, readRollouts } from '../src/runs/store.js';
+import { splitSha256, taskSource } from '../src/tasks/split.js';
+import { priceOf } from '../src/train/start.js';
+import { badFlag, benchArgs } from './args.js';
+
+const USAGE = `
+usage: node dist/bench/qa.js [--plan qa|qa-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR]
+
+The tutorial's flow on the local model, every seed reported on the test split.
+
+  --plan    qa (default): configs/local-qa.json (QA_PLAN); qa-quick: a seconds-long run on a tiny model
+  --seeds   training seeds, comma-separated (default 0,1,2)
+  --out     the result file (default bench/results/qa.json)
+  --runs    where the run directories go (default runs/bench-qa-TIMESTAMP)
+`;
+
+const PLANS: Record<string, DemoPlan> = { qa: QA_PLAN, 'qa-quick': QA_QUICK_PLAN };
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' } }, USAGE);
+const planName = values.plan ?? 'qa';
+const plan = PLANS[planName] ?? badFlag(`--plan ${planName}: expected one of ${Object.keys(PLANS).join(', ')}`);
+const seeds = (values.seeds ?? '0,1,2').split(',').map((s) => (/^\d+$/u.test(s.trim()) ? Number(s) : badFlag(`--seeds ${values.seeds}: expected whole numbers separated by commas, e.g. 0,1,2`)));
+if (new Set(seeds).size !== seeds.length) badFlag(`--seeds ${values.seeds}: a seed is repeated`);
+const out = resolve(values.out ?? join(root, 'bench', 'results', 'qa.json'));
+const runsDir = resolve(values.runs ?? join(root, 'runs', `bench-qa-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+
+const config = planConfig(plan, seeds[0]!);
+const tasks = await reportTasks(config, plan);
+const testSha256 = splitSha256(tasks);
+process.stderr.write(`${config.tasks}/${plan.reportSplit}: ${tasks.length} tasks, sha256 ${testSha256}\n`);
+if (existsSync(out)) {
+  const recorded = (JSON.parse(readFileSync(out, 'utf8')) as { test_sha256?: unknown }).test_sha256;
+  if (typeof recorded === 'string' && recorded !== testSha256) badFlag(`${out} records test split sha256 ${recorded}, but the split now hashes to ${testSha256}: the test split changed under that result; write the new one elsewhere with --out`);
+}
+const load = loadavg();
+
+const results: QaSeedResult[] = [];
+for (const seed of seeds) {
+  process.stderr.write(`=== seed ${seed} (${planName})\n`);
+  results.push(await runQaFlow({ dir: join(runsDir, `seed-${seed}`), plan, seed, log: (l) => process.stderr.write(`${l}\n`) }));
+}
+
+const byTask = new Map(tasks.map((t) => [t.id, t]));
+const price = priceOf(config);
+const dirsOf = (row: QaRow) => results.map((r) => r.dirs[row]);
+const rows = Object.fromEntries(QA_ROWS.map((row) => [row, qaRowStats(row, dirsOf(row), byTask, price)]));
+const comparisons = qaComparisons(Object.fromEntries(QA_ROWS.map((row) => [row, dirsOf(row)])) as Record<QaRow, string[]>, config.seed);
+
+// Every test episode of every row, in a compact form.
+const episodesDir = join(dirname(out), `${basename(out, '.json')}-episodes`);
+mkdirSync(episodesDir, { recursive: true });
+for (const r of results) {
+  const lines: string[] = [];
+  for (const row of QA_ROWS) {
+    for (const x of latestRollouts(readRollouts(r.dirs[row]).rollouts)) {
+      const task = byTask.get(x.taskId);
+      lines.push(JSON.stringify({
+        row,
+        task: x.taskId,
+        source: task ? taskSource(task) : null,
+        sample: x.sample,
+        question: x.query,
+        gold: task?.answers ?? [],
+        answer: x.answer ?? null,
+        exact_match: x.reward?.parts['exact_match'] ?? 0,
+        f1: x.reward?.parts['f1'] ?? 0,
+        end: x.endReason,
+        calls: x.turns.flatMap((t) => t.calls.map((c) => ({ name: c.name, arguments: c.arguments, outcome: c.result.outcome }))),
+      }));
+    }
+  }
+  const file = join(episodesDir, `seed-${r.demo.seed}.jsonl.gz`);
+  writeFileSync(`${file}.tmp`, gzipSync(lines.join('\n') + '\n'));
+  renameSync(`${file}.tmp`, file);
+}
+
+const summary = {
+  plan: planName,
+  preset: `configs/${plan.preset}.json`,
+  tasks: config.tasks,
+  split: plan.reportSplit,
+  test_sha256: testSha256,
+  test_tasks: tasks.length,
+  samples_per_task: config.evalSamples,
+  rubric: config.reward.rubric,
+  best_script: results[0]!.demo.bestScript ?? null,
+  sft: results.map((r) => ({ seed: r.demo.seed, solved: r.demo.sftRun.solved, kept_queries: r.demo.sftRun.keptQueries, demonstrations: r.demo.sftRun.kept, best_epoch: r.demo.sftRun.best.epoch, dev_reward_per_epoch: r.demo.sftRun.epochs.map((e) => e.eval) })),
+  rows,
+  comparisons,
+  seeds: results.map((r) => ({ seed: r.demo.seed, wall_s: r.demo.wallSeconds, phases: r.demo.phases, dir: relative(root, r.demo.dir), episodes_file: relative(root, join(episodesDir, `seed-${r.demo.seed}.jsonl.gz`)) })),
+  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', loadavg_at_start: load, loadavg_at_end: loadavg() },
+  date: new Date().toISOString(),
+};
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(`${out}.tmp`, JSON.stringify(summary, null, 2) + '\n');
+renameSync(`${out}.tmp`, out);
+
+const pct = (x: number) => x.toFixed(3);
+const delta = (x: { delta: number; ci_low: number; ci_high: number }) => `${x.delta >= 0 ? '+' : ''}${x.delta.toFixed(3)} [${x.ci_low.toFixed(3)}, ${x.ci_high.toFixed(3)}]`;
+console.log(`${config.tasks}/${plan.reportSplit} (${tasks.length} questions x ${config.evalSamples} samples, sha256 ${testSha256.slice(0, 16)}), ${seeds.length} seed(s)`);
+console.log(`${'row'.padEnd(40)} ${'EM'.padStart(6)} ${'F1'.padStart(6)}  ${'EM by source'.padEnd(28)} searches  tokens  $/q local  $/q at ${'Qwen3.5-4B'} prices`);
+for (const row of QA_ROWS) {
+  const s = rows[row]!;
+  const bySource = Object.entries(s.exact_match_by_source).map(([k, v]) => `${k} ${pct(v)}`).join(', ');
+  console.log(`${s.label.padEnd(40)} ${pct(s.exact_match).padStart(6)} ${pct(s.f1).padStart(6)}  ${bySource.padEnd(28)} ${s.searches_per_question.toFixed(2).padStart(8)} ${s.tokens_per_question.toFixed(0).padStart(7)}  ${s.usd_per_question.toFixed(4).padStart(9)}  ${s.usd_per_question_at_tutorial_prices === null ? '-' : s.usd_per_question_at_tutorial_prices.toFixed(5)}`);
+}
+for (const [name, c] of Object.entries(comparisons)) console.log(`${name}: EM ${delta(c.exact_match)}, F1 ${delta(c.f1)}`);
+console.log(`wrote ${out}`);
+process.exit(0);
