@@ -58,7 +58,8 @@ export const evalFlagsUsage = (samples: number) => `  --agent SPEC          base
   --prices FILE         prices table, USD per 1M tokens (default: configs/prices.json)
   --price-model NAME    the prices-table entry to bill (default: from the agent spec)
   --api-key-env NAME    environment variable holding the openai: key (default OPENAI_API_KEY)
-  --temperature T       sampling temperature for openai: agents
+  --temperature T       sampling temperature of model agents (openai:, local:, tinker:); 0 is greedy
+                        (the most probable token). Default: 1 for local: and tinker:, the API's for openai:
   --max-turns N         turn budget per episode (default: the model's, else the environment's:
                         4 for local:shipped, as sleuth demo trains and scores it; 40 for search)
   --max-tokens-per-turn N  tokens the model may write per turn (default: the model's, else the
@@ -139,12 +140,14 @@ export async function prepareEval(values: Values, defaults: { samples: number })
 
   const openai: OpenAIFactoryOptions = { maxConcurrent: concurrency };
   if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
-  if (values.temperature !== undefined) openai.temperature = numberFlag(values.temperature, 'temperature', 1, 0);
+  // Every model agent samples at it (local: and tinker: through the context, openai: through its options).
+  const temperature = values.temperature === undefined ? undefined : numberFlag(values.temperature, 'temperature', 1, 0);
+  if (temperature !== undefined) openai.temperature = temperature;
 
   const opened = await suite.open(values.tasks !== undefined ? { tasks: values.tasks } : {});
   const tasksName = opened.tasksName;
   let tasks: Task[] = opened.tasks(split);
-  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch });
+  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch, ...(temperature !== undefined ? { temperature } : {}) });
   const indexDir = opened.indexDir;
   // Before the environment starts (search workers keep the process alive): a context the model cannot hold.
   evalBudgets(DEFAULT_BUDGETS, agent, budgetFlags.contextTokens === undefined ? {} : { contextTokens: budgetFlags.contextTokens });
@@ -169,7 +172,8 @@ export async function prepareEval(values: Values, defaults: { samples: number })
     price: price ?? null,
     // The name of the key's variable only: the key itself is never written.
     apiKeyEnv: agentSpec.startsWith('openai:') ? (values['api-key-env'] ?? 'OPENAI_API_KEY') : null,
-    temperature: values.temperature === undefined ? null : Number(values.temperature),
+    // null: the agent's default (above). Part of the run's identity: a resume at another temperature would mix two experiments.
+    temperature: temperature ?? null,
     openingSearch,
     searchWorkers,
     seed,
@@ -197,7 +201,7 @@ export async function prepareEval(values: Values, defaults: { samples: number })
           rubric,
           budgets,
           config,
-          identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch'],
+          identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch', 'temperature'],
           price,
           seed,
           bootstrap: { seed },
