@@ -50,7 +50,7 @@ export const RewardConfigSchema = z
     beta: z.union([z.number().positive(), BetaScheduleSchema]).optional(),
     /** Reward when nothing was curated (the named rubrics: -0.2). */
     emptyValue: z.number().optional(),
-    /** Weight of trajectory recall (the `-traj` rubrics: +0.2). */
+    /** Weight of trajectory recall, given only when something was curated (the `-traj` rubrics: +0.2). */
     trajectoryBonus: z.number().optional(),
     /** Subtracted when any call of the episode was off-form (the `-format` rubrics: 0.1). */
     offformPenalty: z.number().min(0).optional(),
@@ -259,7 +259,7 @@ export function rubricOf(c: TrainConfig): Rubric {
     notes.push(`empty=${emptyValue}`);
   }
   if (trajectoryBonus !== undefined) {
-    weights['trajectory_recall'] = trajectoryBonus;
+    weights['trajectory_recall_if_curated'] = trajectoryBonus;
     notes.push(`traj=${trajectoryBonus}`);
   }
   if (offformPenalty !== undefined) {
@@ -274,7 +274,7 @@ export function rubricOf(c: TrainConfig): Rubric {
   // The overrides set the weight of a part, or beta: the rubric's suite must have that part, or use beta.
   const suite = suiteOf(base.kind);
   const has = (part: string) => suite.rubrics.some((r) => part in r.weights);
-  const misplaced = ([['emptyValue', emptyValue !== undefined && !has('empty')], ['trajectoryBonus', trajectoryBonus !== undefined && !has('trajectory_recall')], ['offformPenalty', offformPenalty !== undefined && !has('offform')], ['beta', beta !== undefined && !suite.usesBeta]] as const).filter(([, bad]) => bad);
+  const misplaced = ([['emptyValue', emptyValue !== undefined && !has('empty')], ['trajectoryBonus', trajectoryBonus !== undefined && !has('trajectory_recall_if_curated')], ['offformPenalty', offformPenalty !== undefined && !has('offform')], ['beta', beta !== undefined && !suite.usesBeta]] as const).filter(([, bad]) => bad);
   if (misplaced.length) throw new InputError(`reward: ${misplaced.map(([name]) => name).join(', ')} do not apply to the ${base.kind} rubric '${base.name}'`);
   return { name: notes.length ? `${base.name}[${notes.join(',')}]` : base.name, kind: base.kind, weights, beta: schedule };
 }
