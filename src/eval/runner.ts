@@ -52,7 +52,7 @@ export interface EvalResult {
 }
 
 /** The key of an eval's config.json that records the SHA-256 of the tasks it evaluated. */
-export const SPLIT_SHA256 = 'splitSha256';
+const SPLIT_SHA256 = 'splitSha256';
 
 /**
  * The sampling seed of one (task, sample) episode: a hash of the eval's seed, the task id and the

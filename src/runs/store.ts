@@ -81,8 +81,8 @@ export function checkSplitHash(dir: string, key: string, split: string | undefin
   if (!isRunDir(dir)) return;
   const recorded = readRunConfig(dir)[key];
   if (typeof recorded === 'string' && recorded !== sha256) {
-    const over = split === undefined ? 'tasks' : `split '${split}'`;
-    throw new InputError(`${dir} holds a run over ${over} whose tasks had SHA-256 ${recorded}; the ${over} now ${split === undefined ? 'have' : 'has tasks of'} SHA-256 ${sha256}: the task set changed, so choose another --out for a run over the tasks as they are now`);
+    const tasks = split === undefined ? 'its tasks' : `split '${split}'`;
+    throw new InputError(`${dir} holds a run over ${tasks} with SHA-256 ${recorded}, but ${tasks} now hashes to ${sha256}: the task set changed since; start a new run in another directory to score the tasks as they are now`);
   }
 }
 
