@@ -9,13 +9,20 @@
  * not overwritten (the test split changed under it: say so, and write elsewhere with --out).
  *
  *   node dist/bench/qa.js [--plan qa|qa-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR]
+ *   node dist/bench/qa.js --rubrics qa-em,qa-f1,qa-f1-format [--seeds 0] [--out FILE]
+ *
+ * With --rubrics, the paper's reward comparison: the same flow trained with each rubric (GRPO's
+ * reward; SFT keeps what that rubric scores above the plan's threshold), every GRPO model on the
+ * same test questions, exact match and F1 paired against the first rubric's
+ * (bench/results/qa-rubrics.json).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { QA_PLAN, QA_QUICK_PLAN, type DemoPlan } from '../src/demo/demo.js';
+import { pairedDelta, QA_PLAN, QA_QUICK_PLAN, runDemo, type DemoPlan } from '../src/demo/demo.js';
+import { loadRunRows } from '../src/eval/compare.js';
 import { planConfig, QA_ROWS, qaComparisons, qaRowStats, reportTasks, runQaFlow, type QaRow, type QaSeedResult } from '../src/demo/qa.js';
 import { latestRollouts, readRollouts } from '../src/runs/store.js';
 import { splitSha256, taskSource } from '../src/tasks/split.js';
@@ -31,16 +38,20 @@ The tutorial's flow on the local model, every seed reported on the test split.
   --seeds   training seeds, comma-separated (default 0,1,2)
   --out     the result file (default bench/results/qa.json)
   --runs    where the run directories go (default runs/bench-qa-TIMESTAMP)
+  --rubrics the reward comparison: train with each of these QA rubrics (comma-separated) and
+            compare the GRPO models (default out: bench/results/qa-rubrics.json)
 `;
 
 const PLANS: Record<string, DemoPlan> = { qa: QA_PLAN, 'qa-quick': QA_QUICK_PLAN };
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' } }, USAGE);
+const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, rubrics: { type: 'string' } }, USAGE);
 const planName = values.plan ?? 'qa';
 const plan = PLANS[planName] ?? badFlag(`--plan ${planName}: expected one of ${Object.keys(PLANS).join(', ')}`);
 const seeds = (values.seeds ?? '0,1,2').split(',').map((s) => (/^\d+$/u.test(s.trim()) ? Number(s) : badFlag(`--seeds ${values.seeds}: expected whole numbers separated by commas, e.g. 0,1,2`)));
 if (new Set(seeds).size !== seeds.length) badFlag(`--seeds ${values.seeds}: a seed is repeated`);
-const out = resolve(values.out ?? join(root, 'bench', 'results', 'qa.json'));
+const rubrics = values.rubrics === undefined ? undefined : values.rubrics.split(',').map((r) => r.trim());
+if (rubrics && (rubrics.length < 2 || rubrics.some((r) => !/^qa-/u.test(r)) || new Set(rubrics).size !== rubrics.length)) badFlag(`--rubrics ${values.rubrics}: expected two or more distinct QA rubrics, e.g. qa-em,qa-f1,qa-f1-format`);
+const out = resolve(values.out ?? join(root, 'bench', 'results', rubrics ? 'qa-rubrics.json' : 'qa.json'));
 const runsDir = resolve(values.runs ?? join(root, 'runs', `bench-qa-${new Date().toISOString().replace(/[:.]/g, '-')}`));
 
 const config = planConfig(plan, seeds[0]!);
@@ -52,6 +63,7 @@ if (existsSync(out)) {
   if (typeof recorded === 'string' && recorded !== testSha256) badFlag(`${out} records test split sha256 ${recorded}, but the split now hashes to ${testSha256}: the test split changed under that result; write the new one elsewhere with --out`);
 }
 const load = loadavg();
+if (rubrics) await compareRubrics(rubrics);
 
 const results: QaSeedResult[] = [];
 for (const seed of seeds) {
@@ -126,3 +138,31 @@ for (const row of QA_ROWS) {
 for (const [name, c] of Object.entries(comparisons)) console.log(`${name}: EM ${delta(c.exact_match)}, F1 ${delta(c.f1)}`);
 console.log(`wrote ${out}`);
 process.exit(0);
+
+/** The reward comparison: the flow once per rubric and seed, GRPO's test exact match and F1 paired against the first rubric's. */
+async function compareRubrics(names: string[]): Promise<never> {
+  const grpoDirs: Record<string, string[]> = {};
+  const wall: Record<string, number[]> = {};
+  for (const rubric of names) {
+    const ruled: DemoPlan = { ...plan, grpo: { ...plan.grpo, reward: { rubric } } };
+    for (const seed of seeds) {
+      process.stderr.write(`=== ${rubric}, seed ${seed}\n`);
+      const r = await runDemo({ dir: join(runsDir, rubric, `seed-${seed}`), plan: ruled, seed, log: (l) => process.stderr.write(`${l}\n`) });
+      (grpoDirs[rubric] ??= []).push(r.evalDirs.grpo);
+      (wall[rubric] ??= []).push(r.wallSeconds);
+    }
+  }
+  const byTask = new Map(tasks.map((t) => [t.id, t]));
+  const rows = Object.fromEntries(names.map((n) => [n, { ...qaRowStats('grpo', grpoDirs[n]!, byTask, priceOf(config)), label: `GRPO trained with ${n}`, wall_s: wall[n] }]));
+  const first = names[0]!;
+  const runs = (n: string) => grpoDirs[n]!.map(loadRunRows);
+  const vsFirst = Object.fromEntries(names.slice(1).map((n) => [`${n}_vs_${first}`, { exact_match: pairedDelta(runs(first), runs(n), config.seed, 'exact_match'), f1: pairedDelta(runs(first), runs(n), config.seed, 'f1') }]));
+  const summary = { plan: planName, tasks: config.tasks, split: plan.reportSplit, test_sha256: testSha256, test_tasks: tasks.length, samples_per_task: config.evalSamples, seeds, rubrics: names, rows, comparisons: vsFirst, machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', loadavg_at_start: load, loadavg_at_end: loadavg() }, date: new Date().toISOString() };
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(`${out}.tmp`, JSON.stringify(summary, null, 2) + '\n');
+  renameSync(`${out}.tmp`, out);
+  for (const n of names) console.log(`GRPO trained with ${n}: EM ${rows[n]!.exact_match.toFixed(3)}, F1 ${rows[n]!.f1.toFixed(3)} (seeds ${rows[n]!.seeds.map((x) => x.toFixed(3)).join(', ')})`);
+  for (const [k, c] of Object.entries(vsFirst)) console.log(`${k}: EM ${c.exact_match.delta.toFixed(3)} [${c.exact_match.ci_low.toFixed(3)}, ${c.exact_match.ci_high.toFixed(3)}], F1 ${c.f1.delta.toFixed(3)} [${c.f1.ci_low.toFixed(3)}, ${c.f1.ci_high.toFixed(3)}]`);
+  console.log(`wrote ${out}`);
+  process.exit(0);
+}

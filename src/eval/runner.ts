@@ -3,11 +3,11 @@ import type { Agent } from '../agent/types.js';
 import type { Rollout } from '../agent/rollout.js';
 import type { Budgets, Environment } from '../env/types.js';
 import type { Task } from '../tasks/task.js';
-import { seededKey } from '../tasks/split.js';
+import { seededKey, splitSha256 } from '../tasks/split.js';
 import type { Rubric } from '../reward/rubric.js';
 import { forEachConcurrently } from '../concurrency.js';
 import { runScoredEpisode } from '../suites/scored-episode.js';
-import { appendRollouts, finishedKeys, latestRollouts, openRunDir, readRollouts, rolloutKey, writeSummary, type RunConfig } from '../runs/store.js';
+import { appendRollouts, checkSplitHash, finishedKeys, latestRollouts, openRunDir, readRollouts, rolloutKey, writeSummary, type RunConfig } from '../runs/store.js';
 import type { Price } from './cost.js';
 import { rolloutRow, summarize, type Summary } from './metrics.js';
 import type { BootstrapOptions } from './stats.js';
@@ -53,6 +53,9 @@ export interface EvalResult {
   rollouts: Rollout[];
 }
 
+/** The key of an eval's config.json that records the SHA-256 of the tasks it evaluated. */
+const SPLIT_SHA256 = 'splitSha256';
+
 /**
  * The sampling seed of one (task, sample) episode: a hash of the eval's seed, the task id and the
  * sample index, so it depends on nothing else (not on which episodes ran before or beside it).
@@ -73,7 +76,11 @@ export function summarizeRollouts(rollouts: readonly Rollout[], kind: string, pr
  * finished are kept, missing or errored ones are run again (the new record supersedes the old line).
  */
 export async function runEval(o: EvalOptions): Promise<EvalResult> {
-  const config: RunConfig = { kind: 'eval', ...o.config };
+  // The hash of the tasks evaluated (the split's, or its first --limit), as `sleuth tasks` prints a split's.
+  const sha256 = splitSha256([...o.tasks]);
+  const split = o.config['split'];
+  checkSplitHash(o.dir, SPLIT_SHA256, typeof split === 'string' ? split : undefined, sha256);
+  const config: RunConfig = { kind: 'eval', ...o.config, [SPLIT_SHA256]: sha256 };
   const { resumed } = openRunDir(o.dir, config, o.identity);
   const before = readRollouts(o.dir);
   const done = finishedKeys(before.rollouts);

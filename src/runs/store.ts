@@ -72,6 +72,21 @@ export function openRunDir(dir: string, config: RunConfig, identity: readonly st
 }
 
 /**
+ * Refuse to add to a run in `dir` whose config.json records, under `key`, another SHA-256 of split
+ * `split`'s tasks (splitSha256) than `sha256`, theirs now: the task set changed since, and its old
+ * rollouts and the new ones would be scored against different tasks under one name. A run from
+ * before the hash was recorded (no `key`) is let be.
+ */
+export function checkSplitHash(dir: string, key: string, split: string | undefined, sha256: string): void {
+  if (!isRunDir(dir)) return;
+  const recorded = readRunConfig(dir)[key];
+  if (typeof recorded === 'string' && recorded !== sha256) {
+    const tasks = split === undefined ? 'its tasks' : `split '${split}'`;
+    throw new InputError(`${dir} holds a run over ${tasks} with SHA-256 ${recorded}, but ${tasks} now hashes to ${sha256}: the task set changed since; start a new run in another directory to score the tasks as they are now`);
+  }
+}
+
+/**
  * End a JSONL file cut mid-line by a crash with a newline, so that the next append starts a line
  * of its own instead of gluing a good record onto the broken one (both would then be lost).
  */

@@ -9,6 +9,10 @@ import type { Rubric } from '../reward/rubric.js';
 import { DEFAULT_SUITE, RUBRICS, resolveRubric, SUITE_KINDS, suiteOf } from '../suites/registry.js';
 import { CONSTANT_LR, LrScheduleSchema } from './lr-schedule.js';
 
+/** SFT's support rules (sft.ts judgeAttempt): the gold a kept teacher attempt must have seen. */
+export const SFT_KEEP_IF = ['any-fact', 'all-gold'] as const;
+export type SftKeepIf = (typeof SFT_KEEP_IF)[number];
+
 /**
  * The configuration of a GRPO run (`sleuth train`). A preset file (JSON or YAML) and flags are
  * merged, then validated here; the resolved config is written to the run directory as config.json,
@@ -50,7 +54,7 @@ export const RewardConfigSchema = z
     beta: z.union([z.number().positive(), BetaScheduleSchema]).optional(),
     /** Reward when nothing was curated (the named rubrics: -0.2). */
     emptyValue: z.number().optional(),
-    /** Weight of trajectory recall (the `-traj` rubrics: +0.2). */
+    /** Weight of trajectory recall, given only when something was curated (the `-traj` rubrics: +0.2). */
     trajectoryBonus: z.number().optional(),
     /** Subtracted when any call of the episode was off-form (the `-format` rubrics: 0.1). */
     offformPenalty: z.number().min(0).optional(),
@@ -127,6 +131,11 @@ export const TrainConfigSchema = z
      * STaR rule; best: the highest-scoring one (shorter first on a tie).
      */
     sftKeep: z.enum(['shortest', 'best']).default('shortest'),
+    /**
+     * SFT by rejection sampling: what gold support an attempt must have seen in its tool results.
+     * any-fact: one fact's; all-gold: every fact's (the seed's rule, rl-small-language-models-blog).
+     */
+    sftKeepIf: z.enum(SFT_KEEP_IF).default('any-fact'),
     budgets: BudgetsSchema.default(BudgetsSchema.parse({})),
     reward: RewardConfigSchema.default(RewardConfigSchema.parse({})),
     /** dr-grpo: reward - group mean; grpo: also divided by the group's std. */
@@ -259,7 +268,7 @@ export function rubricOf(c: TrainConfig): Rubric {
     notes.push(`empty=${emptyValue}`);
   }
   if (trajectoryBonus !== undefined) {
-    weights['trajectory_recall'] = trajectoryBonus;
+    weights['trajectory_recall_if_curated'] = trajectoryBonus;
     notes.push(`traj=${trajectoryBonus}`);
   }
   if (offformPenalty !== undefined) {
@@ -274,7 +283,7 @@ export function rubricOf(c: TrainConfig): Rubric {
   // The overrides set the weight of a part, or beta: the rubric's suite must have that part, or use beta.
   const suite = suiteOf(base.kind);
   const has = (part: string) => suite.rubrics.some((r) => part in r.weights);
-  const misplaced = ([['emptyValue', emptyValue !== undefined && !has('empty')], ['trajectoryBonus', trajectoryBonus !== undefined && !has('trajectory_recall')], ['offformPenalty', offformPenalty !== undefined && !has('offform')], ['beta', beta !== undefined && !suite.usesBeta]] as const).filter(([, bad]) => bad);
+  const misplaced = ([['emptyValue', emptyValue !== undefined && !has('empty')], ['trajectoryBonus', trajectoryBonus !== undefined && !has('trajectory_recall_if_curated')], ['offformPenalty', offformPenalty !== undefined && !has('offform')], ['beta', beta !== undefined && !suite.usesBeta]] as const).filter(([, bad]) => bad);
   if (misplaced.length) throw new InputError(`reward: ${misplaced.map(([name]) => name).join(', ')} do not apply to the ${base.kind} rubric '${base.name}'`);
   return { name: notes.length ? `${base.name}[${notes.join(',')}]` : base.name, kind: base.kind, weights, beta: schedule };
 }
@@ -301,7 +310,7 @@ const kebab = (s: string) => s.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`);
 for (const [key, kind] of Object.entries({
   tasks: 'string', trainSplit: 'string', evalSplit: 'string', trainLimit: 'int', evalLimit: 'int', env: 'string', backend: 'string', model: 'string',
   renderer: 'string', loraRank: 'int', baseUrl: 'string', apiKeyEnv: 'string', groupsPerStep: 'int', groupSize: 'int', steps: 'int', epochs: 'number',
-  temperature: 'number', openingSearch: 'int', sftKeep: 'string', advantage: 'string', loss: 'string', clipLow: 'number', clipHigh: 'number', lossScale: 'string', dynamicSampling: 'string',
+  temperature: 'number', openingSearch: 'int', sftKeep: 'string', sftKeepIf: 'string', advantage: 'string', loss: 'string', clipLow: 'number', clipHigh: 'number', lossScale: 'string', dynamicSampling: 'string',
   refillRounds: 'int', maxStaleness: 'int', klPenaltyCoef: 'number', klEstimator: 'string', ppoEpochs: 'int', minibatches: 'int', keepCheckpoints: 'int', difficultyFilter: 'int', evalEvery: 'int', evalSamples: 'int', evalAtStart: 'boolean', checkpointEvery: 'int', concurrency: 'int', searchWorkers: 'int', seed: 'int',
 } as Record<string, FlagKind>)) leaf(kebab(key), [key], kind);
 for (const key of ['learningRate', 'beta1', 'beta2', 'eps', 'weightDecay', 'gradClipNorm']) leaf(`adam.${kebab(key)}`, ['adam', key], 'number');
@@ -368,6 +377,7 @@ export function configFlagsUsage(): string {
   --dynamic-sampling off|filter|refill --refill-rounds N --max-staleness K --difficulty-filter K
   --kl-penalty-coef X --kl-estimator k1|k3 --ppo-epochs N --minibatches N --keep-checkpoints N
   --eval-every N --eval-samples M --eval-at-start true|false --checkpoint-every N
+  --sft-keep shortest|best --sft-keep-if ${SFT_KEEP_IF.join('|')} (sleuth sft)
 Losses (--loss):
 ${lossUsage(RL_LOSS_NAMES).map((l) => `  ${l}`).join('\n')}`;
 }

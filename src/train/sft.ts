@@ -21,6 +21,7 @@ import { appendCheckpoints } from '../runs/checkpoints.js';
 import { appendMetrics, appendRollouts, openRunDir, writeSummary } from '../runs/store.js';
 import type { Task } from '../tasks/task.js';
 import type { TrainingSetup } from './backend-factory.js';
+import type { SftKeepIf } from './config.js';
 import { renderRollout, sftDatum, type TokenStream } from './datums.js';
 
 /**
@@ -34,6 +35,11 @@ import { renderRollout, sftDatum, type TokenStream } from './datums.js';
 export interface FilterOptions {
   /** Keep attempts whose reward is above this (strictly). */
   threshold: number;
+  /**
+   * The gold support (3) asks for (default any-fact): any-fact, a chunk of at least one fact;
+   * all-gold, a chunk of every fact, the seed's "every gold supporting paragraph".
+   */
+  keepIf?: SftKeepIf;
 }
 
 export type Verdict = 'kept' | 'low_reward' | 'no_search' | 'no_support' | 'error';
@@ -47,7 +53,8 @@ export function judgeAttempt(task: Task, r: Rollout, o: FilterOptions): Verdict 
   const searched = r.turns.some((t) => t.calls.some((c) => lookups.has(c.name) && c.result.outcome === 'ok'));
   if (!searched) return 'no_search';
   // Gold support must have appeared in a tool result, not merely been named by the model.
-  if (factRecall(task, r.trajectory) === 0) return 'no_support';
+  const seen = factRecall(task, r.trajectory);
+  if ((o.keepIf ?? 'any-fact') === 'all-gold' ? seen < 1 : seen === 0) return 'no_support';
   return 'kept';
 }
 
@@ -87,6 +94,8 @@ export interface SftOptions {
   threshold: number;
   /** Which passing attempts to keep (default shortest). */
   keep?: SftKeep;
+  /** The gold support a kept attempt must have seen (default any-fact). */
+  keepIf?: SftKeepIf;
   epochs: number;
   /** Datums per optimiser step. */
   batchSize: number;
@@ -152,7 +161,7 @@ export async function runSft(o: SftOptions): Promise<SftResult> {
     const attempts = byTask.get(task.id) ?? [];
     for (const a of attempts) verdicts[judgeAttempt(task, a.rollout, o)]++;
     if (attempts.some((a) => (a.rollout.reward?.total ?? -Infinity) > o.threshold)) solved++;
-    const chosen = selectDemonstrations(task, attempts, { threshold: o.threshold, cap: o.cap, keep: o.keep ?? 'shortest' });
+    const chosen = selectDemonstrations(task, attempts, { threshold: o.threshold, cap: o.cap, keep: o.keep ?? 'shortest', keepIf: o.keepIf ?? 'any-fact' });
     if (chosen.length) keptQueries++;
     for (const a of chosen) {
       if (a.stream.tokens.length > o.maxTokens) {

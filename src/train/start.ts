@@ -5,7 +5,8 @@ import { acquireLock } from '../files/lock.js';
 import type { Environment } from '../env/types.js';
 import { InputError } from '../errors.js';
 import { loadPrices, type Price } from '../eval/cost.js';
-import { readRunConfig, isRunDir } from '../runs/store.js';
+import { checkSplitHash, readRunConfig, isRunDir } from '../runs/store.js';
+import { splitSha256 } from '../tasks/split.js';
 import { suiteOf } from '../suites/registry.js';
 import type { OpenedSuite } from '../suites/types.js';
 import type { Task } from '../tasks/task.js';
@@ -88,12 +89,15 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
   const point = o.resume ? lastCheckpoint(dir) : undefined;
   if (o.resume && !point) throw new InputError(`--resume ${o.dir}: no checkpoint to resume from (checkpoints.jsonl is empty or its files are gone)`);
   if (!o.resume && isRunDir(dir)) throw new InputError(`--out ${o.dir} already holds a run: resume it with --resume ${o.dir}, or choose another --out`);
+  // The eval split's tasks as this run scores them: a resume over changed tasks would break its curves.
+  const evalSplitSha256 = splitSha256(inputs.evalTasks);
+  checkSplitHash(dir, 'evalSplitSha256', c.evalSplit, evalSplitSha256);
   const setup = await createBackend(c, { checkpointDir: join(dir, 'checkpoints'), ...(point ? { resumeFrom: point.path } : {}), ...(o.log ? { log: o.log } : {}) }).catch((err: unknown) => {
     throw err instanceof CorruptCheckpoint ? corruptResume(o.dir, dir, err) : err;
   });
   const rubric = rubricOf(c);
   const price = priceOf(c);
-  const record = { ...c, rubric, indexDir: inputs.indexDir, baseModel: setup.backend.baseModel, price: price ?? null, createdAt: new Date().toISOString() };
+  const record = { ...c, rubric, indexDir: inputs.indexDir, baseModel: setup.backend.baseModel, price: price ?? null, evalSplitSha256, createdAt: new Date().toISOString() };
   let result: Awaited<ReturnType<typeof trainGrpo>>;
   try {
     result = await trainGrpo({

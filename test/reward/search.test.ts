@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fBeta, scoreSet, factRecall } from '../../src/reward/sets.js';
-import { hopParts, searchParts } from '../../src/suites/search/reward.js';
+import { hopParts, searchParts, searchPartsAtBeta } from '../../src/suites/search/reward.js';
+import { parseTrainConfig, rubricOf } from '../../src/train/config.js';
 import type { Task } from '../../src/tasks/task.js';
 import { defaultRubric, scoreRollout, resolveRubric, parseRubric, RUBRICS } from '../../src/suites/registry.js';
 
@@ -60,6 +61,23 @@ describe('the rubric', () => {
     const shaped = scoreRollout(task, ro, resolveRubric('f4-traj'));
     expect(shaped.parts['trajectory_recall']).toBe(0.75);
     expect(shaped.total - plain.total).toBeCloseTo(0.2 * 0.75, 12);
+  });
+  it("gives an empty set the seed's flat -0.2 under every trajectory-recall rubric, however much gold it saw (issue 50, point 4)", () => {
+    const sawAll = rollout({ curated: [], trajectory: ['a1', 'b1', 'c1', 'd1'] });
+    for (const name of ['f4', 'f4-traj']) {
+      const r = scoreRollout(task, sawAll, resolveRubric(name));
+      expect(r.parts['trajectory_recall']).toBe(1);
+      expect(r.parts['trajectory_recall_if_curated']).toBe(0);
+      expect(r.total, name).toBeCloseTo(-0.2, 12);
+    }
+    // The format penalty comes on top, as it does for any episode.
+    expect(scoreRollout(task, rollout({ curated: [], calls: ['off_form'] }), resolveRubric('f4-traj-format')).total).toBeCloseTo(-0.3, 12);
+    // A config's trajectoryBonus weighs the same part.
+    expect(rubricOf(parseTrainConfig({ steps: 1, reward: { rubric: 'f4', trajectoryBonus: 0.5 } }, 'test')).weights['trajectory_recall_if_curated']).toBe(0.5);
+  });
+  it("derives trajectory_recall_if_curated for the explorer's lab from the parts older runs logged", () => {
+    expect(searchPartsAtBeta({ recall: 0, precision: 0, empty: 1, trajectory_recall: 1 }, 4)['trajectory_recall_if_curated']).toBe(0);
+    expect(searchPartsAtBeta({ recall: 0.5, precision: 1, empty: 0, trajectory_recall: 0.75 }, 4)['trajectory_recall_if_curated']).toBe(0.75);
   });
   it('subtracts 0.1 once when any call of the episode is off-form', () => {
     const clean = rollout({ curated: ['a1'], calls: ['ok', 'ok'] });

@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { configFromFlags, mergeConfig, parseTrainConfig, readConfigFile, rubricOf, totalSteps } from '../../src/train/config.js';
 import { epochOrder, groupSeed, taskAt } from '../../src/train/grpo.js';
+import { readTaskSet } from '../../src/tasks/registry.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const tmp = mkdtempSync(join(tmpdir(), 'sleuth-config-'));
@@ -18,6 +19,17 @@ describe('train config', () => {
     expect(seeds).toMatchObject({ backend: 'tinker', model: 'openai/gpt-oss-20b', loraRank: 32, groupSize: 8, groupsPerStep: 64, steps: 24, temperature: 1, advantage: 'dr-grpo', maxStaleness: 0 });
     expect(seeds.adam).toMatchObject({ learningRate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0 });
     expect(parseTrainConfig(readConfigFile(join(ROOT, 'configs', 'tinker-qwen3.json')), 'qwen3').renderer).toBe('qwen3');
+  });
+
+  it("the gpt-oss-20b presets' comments say how many epochs of their task set's train split they run (issue 50, point 3)", () => {
+    for (const f of ['tinker-gpt-oss-20b.json', 'tinker-gpt-oss-20b-format.json']) {
+      const raw = JSON.parse(readFileSync(join(ROOT, 'configs', f), 'utf8')) as { $comment: string };
+      const c = parseTrainConfig(readConfigFile(join(ROOT, 'configs', f)), f);
+      const train = readTaskSet(c.tasks).tasks.filter((t) => t.split === c.trainSplit).length;
+      const epochs = ((c.steps ?? 0) * c.groupsPerStep) / train;
+      expect(raw.$comment, f).toContain(`${epochs.toFixed(1)} epochs of the default task set's ${train} training tasks`);
+      expect(raw.$comment, f).not.toMatch(/24 steps \(1\.5 epochs/);
+    }
   });
 
   it('reads YAML, and flags override the file field by field', () => {

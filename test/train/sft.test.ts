@@ -1,8 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CallRecord, Rollout } from '../../src/agent/rollout.js';
 import type { Task } from '../../src/tasks/task.js';
 import { checkOpening } from '../../src/suites/search/opening.js';
 import { judgeAttempt, selectDemonstrations } from '../../src/train/sft.js';
+import { configFromFlags, mergeConfig, parseTrainConfig } from '../../src/train/config.js';
 
 const task: Task = { id: 't', query: 'q', facts: [{ text: 'a', chunkIds: ['A'] }, { text: 'b', chunkIds: ['B', 'B2'] }] };
 
@@ -40,6 +44,32 @@ describe('the SFT rejection filter', () => {
     expect(judgeAttempt(task, attempt({ reward: 0.9, calls: [call('bm25_search', 'ok', ['Z'])], trajectory: ['Z'], curated: ['A'] }), { threshold: 0.1 })).toBe('no_support');
     // Any supporting chunk of any fact counts (B2 supports fact b).
     expect(judgeAttempt(task, attempt({ reward: 0.9, calls: [call('bm25_search', 'ok', ['B2'])], trajectory: ['B2'] }), { threshold: 0.1 })).toBe('kept');
+  });
+
+  it("under all-gold (the seed's rule), asks for a chunk of every fact in the tool results (issue 50, point 5)", () => {
+    const oneFact = attempt({ reward: 0.9, calls: [call('bm25_search', 'ok', ['A'])], trajectory: ['A'] });
+    const everyFact = attempt({ reward: 0.9, calls: [call('bm25_search', 'ok', ['A', 'B2'])], trajectory: ['A', 'B2'] });
+    // Curating the missing fact's chunk is not seeing it.
+    const curatedOnly = attempt({ reward: 0.9, calls: [call('bm25_search', 'ok', ['A'])], trajectory: ['A'], curated: ['A', 'B'] });
+    expect(judgeAttempt(task, oneFact, { threshold: 0.1 })).toBe('kept');
+    expect(judgeAttempt(task, oneFact, { threshold: 0.1, keepIf: 'any-fact' })).toBe('kept');
+    expect(judgeAttempt(task, oneFact, { threshold: 0.1, keepIf: 'all-gold' })).toBe('no_support');
+    expect(judgeAttempt(task, curatedOnly, { threshold: 0.1, keepIf: 'all-gold' })).toBe('no_support');
+    expect(judgeAttempt(task, everyFact, { threshold: 0.1, keepIf: 'all-gold' })).toBe('kept');
+    const attempts = [{ rollout: oneFact, length: 5, tag: 'one fact' }, { rollout: everyFact, length: 9, tag: 'every fact' }];
+    expect(selectDemonstrations(task, attempts, { threshold: 0.1, cap: 1 }).map((a) => a.tag)).toEqual(['one fact']);
+    expect(selectDemonstrations(task, attempts, { threshold: 0.1, cap: 1, keepIf: 'all-gold' }).map((a) => a.tag)).toEqual(['every fact']);
+  });
+
+  it('takes --sft-keep-if from the config or a flag, any-fact by default, and refuses another value', () => {
+    expect(parseTrainConfig({ steps: 1 }, 'test').sftKeepIf).toBe('any-fact');
+    expect(parseTrainConfig(mergeConfig({ steps: 1 }, configFromFlags({ 'sft-keep-if': 'all-gold' })), 'flags').sftKeepIf).toBe('all-gold');
+    expect(() => parseTrainConfig({ steps: 1, sftKeepIf: 'most' }, 'flags')).toThrow(/sftKeepIf/);
+    // The built CLI (dist/): exit 2, the setting and its values named.
+    const root = join(import.meta.dirname, '..', '..');
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'sleuth.js'), 'sft', '--teacher', 'baseline', '--sft-keep-if', 'most', '--out', join(tmpdir(), 'sleuth-sft-keep-if-never-made')], { cwd: root, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/sftKeepIf: .*"any-fact"\|"all-gold"/);
   });
 
   it('rejects errored episodes', () => {

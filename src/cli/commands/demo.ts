@@ -87,7 +87,7 @@ export const QUICK_NOTE = '--quick checks that every phase runs, not that anythi
 
 /** The reward as a sum of its weighted parts, in words (the demo's rubric: F4, trajectory recall, the penalties). */
 export function rewardFormula(weights: Record<string, number>): string {
-  const part: Record<string, string> = { fbeta: 'F4 of the curated set', f1: 'F1 of the curated set', trajectory_recall: 'trajectory recall', empty: 'when nothing is curated', offform: 'when any call was off-form' };
+  const part: Record<string, string> = { fbeta: 'F4 of the curated set', f1: 'F1 of the curated set', trajectory_recall: 'trajectory recall', trajectory_recall_if_curated: 'trajectory recall', empty: 'when nothing is curated', offform: 'when any call was off-form' };
   return Object.entries(weights)
     .filter(([, w]) => w !== 0)
     .map(([k, w], i) => {

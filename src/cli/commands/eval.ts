@@ -67,7 +67,8 @@ export const evalFlagsUsage = (samples: number) => `  --agent SPEC          base
   --prices FILE         prices table, USD per 1M tokens (default: configs/prices.json)
   --price-model NAME    the prices-table entry to bill (default: from the agent spec)
   --api-key-env NAME    environment variable holding the openai: key (default OPENAI_API_KEY)
-  --temperature T       sampling temperature for openai: agents
+  --temperature T       sampling temperature of model agents (openai:, local:, tinker:); 0 is greedy
+                        (the most probable token). Default: 1 for local: and tinker:, the API's for openai:
   --max-turns N         turn budget per episode (default: the model's, else the environment's:
                         4 for local:shipped, as sleuth demo trains and scores it; 40 for search)
   --max-tokens-per-turn N  tokens the model may write per turn (default: the model's, else the
@@ -166,16 +167,15 @@ export async function prepareEval(values: Values, defaults: { samples: number; t
 
   const openai: OpenAIFactoryOptions = { maxConcurrent: concurrency };
   if (values['api-key-env']) openai.apiKeyEnv = values['api-key-env'];
+  // Every model agent samples at it (local: and tinker: through the context, openai: through its options);
+  // the benchmarks' default (greedy) too.
   const temperature = values.temperature !== undefined ? numberFlag(values.temperature, 'temperature', 1, 0) : defaults.temperature;
   if (temperature !== undefined) openai.temperature = temperature;
 
   const opened = await suite.open(given ? { taskSet: given.taskSet } : values.tasks !== undefined ? { tasks: values.tasks } : {});
   const tasksName = opened.tasksName;
   let tasks: Task[] = opened.tasks(split);
-  // A default temperature (greedy, for the benchmarks) reaches the local and Tinker samplers too;
-  // without one, --temperature keeps its old reach (openai: only).
-  const samplerTemperature = defaults.temperature === undefined ? {} : { temperature };
-  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch, ...samplerTemperature });
+  const agent = await resolveRunAgent(opened, agentSpec, { openai, openingSearch, ...(temperature !== undefined ? { temperature } : {}) });
   const indexDir = opened.indexDir;
   // Before the environment starts (search workers keep the process alive): a context the model cannot hold.
   evalBudgets(DEFAULT_BUDGETS, agent, budgetFlags.contextTokens === undefined ? {} : { contextTokens: budgetFlags.contextTokens });
@@ -200,6 +200,7 @@ export async function prepareEval(values: Values, defaults: { samples: number; t
     price: price ?? null,
     // The name of the key's variable only: the key itself is never written.
     apiKeyEnv: agentSpec.startsWith('openai:') ? (values['api-key-env'] ?? 'OPENAI_API_KEY') : null,
+    // null: the agent's default (above). Part of the run's identity: a resume at another temperature would mix two experiments.
     temperature: temperature ?? null,
     openingSearch,
     ...environmentOptions,
@@ -230,7 +231,7 @@ export async function prepareEval(values: Values, defaults: { samples: number; t
           rubric,
           budgets,
           config,
-          identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch', 'defaultK', 'searchBudget', 'closedBook'],
+          identity: ['agent', 'tasks', 'split', 'samples', 'limit', 'env', 'rubric', 'budgets', 'openingSearch', 'temperature', 'defaultK', 'searchBudget', 'closedBook'],
           price,
           seed,
           bootstrap: { seed },

@@ -13,7 +13,9 @@ const usage = `usage: sleuth sft --teacher SPEC [--config FILE] [--FIELD VALUE].
 
 Rejection-sampled SFT (STaR): the teacher attempts every training query several times; per query
 the attempt that scored above the threshold, searched at least once and saw gold support in its
-tool results is kept (up to --cap): the shortest one, or with --sft-keep best the highest-scoring. The kept episodes are rendered in the student's format
+tool results is kept (up to --cap): the shortest one, or with --sft-keep best the highest-scoring.
+Gold support is a chunk of at least one of the query's facts (--sft-keep-if any-fact, the default),
+or of every fact (--sft-keep-if all-gold: the seed's rule). The kept episodes are rendered in the student's format
 and trained with cross-entropy on the model-written tokens only, for --epochs epochs; the epoch
 with the best eval reward is the result (DIR/summary.json: best.samplerPath).
 
@@ -64,7 +66,7 @@ export const command: Command = {
       const maxTokens = setup.backend.contextLimit ?? config.budgets.contextTokens;
       const result = await runSft({
         dir,
-        record: { ...config, teacher: values.teacher, attempts, cap, threshold, keep: config.sftKeep, batchSize, rubric, createdAt: new Date().toISOString() },
+        record: { ...config, teacher: values.teacher, attempts, cap, threshold, keep: config.sftKeep, keepIf: config.sftKeepIf, batchSize, rubric, createdAt: new Date().toISOString() },
         teacher,
         setup,
         env: inputs.env,
@@ -77,6 +79,7 @@ export const command: Command = {
         cap,
         threshold,
         keep: config.sftKeep,
+        keepIf: config.sftKeepIf,
         epochs,
         batchSize,
         adam: config.adam,

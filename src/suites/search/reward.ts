@@ -34,25 +34,43 @@ export function hopParts(task: Task, curated: Iterable<string>, trajectory: Iter
 /**
  * The named parts of a search rollout, every one computed whatever its weight:
  * recall, precision, f1, fbeta, empty (1 when nothing was curated), trajectory_recall (facts whose
- * support appeared anywhere in the episode's tool results), offform (1 when any call was off-form),
- * and on multi-hop tasks the per-hop parts of hopParts.
+ * support appeared anywhere in the episode's tool results), trajectory_recall_if_curated (the same,
+ * but 0 when nothing was curated: what the `-traj` rubrics weigh), offform (1 when any call was
+ * off-form), and on multi-hop tasks the per-hop parts of hopParts.
  */
 export function searchParts(task: Task, rollout: Rollout, beta: number): Record<string, number> {
   const s = scoreSet(task, rollout.curated);
+  const trajectoryRecall = factRecall(task, [...rollout.trajectory, ...rollout.curated]);
   return {
     recall: s.recall,
     precision: s.precision,
     f1: fBeta(s.precision, s.recall, 1),
     fbeta: fBeta(s.precision, s.recall, beta),
     empty: s.size === 0 ? 1 : 0,
-    trajectory_recall: factRecall(task, [...rollout.trajectory, ...rollout.curated]),
+    trajectory_recall: trajectoryRecall,
+    trajectory_recall_if_curated: ifCurated(s.size, trajectoryRecall),
     offform: offFormCalls(rollout) > 0 ? 1 : 0,
     ...hopParts(task, rollout.curated, rollout.trajectory),
   };
 }
 
-/** Stored parts recomputed for another beta, without the task (the explorer's lab). */
+/**
+ * The seed's shaped reward (grpo-search-agent-blog, "Rewarding discovery") is -0.2 for an empty set
+ * and F4 + 0.2 x trajectory recall otherwise: the bonus is for a set's episode only, so an empty
+ * set that saw every gold chunk still scores the flat -0.2, not -0.2 + 0.2 = 0.
+ */
+function ifCurated(curatedSize: number, value: number): number {
+  return curatedSize === 0 ? 0 : value;
+}
+
+/**
+ * Stored parts recomputed for another beta, without the task (the explorer's lab); parts that runs
+ * from before trajectory_recall_if_curated lack are derived from the ones they logged.
+ */
 export function searchPartsAtBeta(parts: Record<string, number>, beta: number): Record<string, number> {
   if (typeof parts['precision'] !== 'number' || typeof parts['recall'] !== 'number') return parts;
-  return { ...parts, fbeta: fBeta(parts['precision'], parts['recall'], beta) };
+  const out: Record<string, number> = { ...parts, fbeta: fBeta(parts['precision'], parts['recall'], beta) };
+  const { trajectory_recall: seen, empty } = parts;
+  if (out['trajectory_recall_if_curated'] === undefined && seen !== undefined && empty !== undefined) out['trajectory_recall_if_curated'] = empty === 1 ? 0 : seen;
+  return out;
 }

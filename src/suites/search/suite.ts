@@ -7,15 +7,16 @@ import { openTaskSetSuite } from './task-set.js';
 import { SEARCH_LOOKUP_TOOLS, searchToolSpecs } from './tools.js';
 
 /**
- * Named rubrics. The plain reward is F4, with -0.2 flat when nothing was curated (the `empty` part
- * is 1 then and F4 is 0); `-traj` adds +0.2 x trajectory recall; `-format` subtracts 0.1 when any
- * call was off-form.
+ * Named rubrics. The plain reward is F4, with -0.2 when nothing was curated (the `empty` part is 1
+ * then and F4 is 0); `-traj` adds +0.2 x trajectory recall to an episode that curated something,
+ * so an empty set scores -0.2 flat under it too, as in the seed; `-format` subtracts 0.1 when any
+ * call was off-form, an empty set's -0.2 included (-0.3).
  */
 const RUBRICS: Rubric[] = namedRubrics('search', {
   f4: { fbeta: 1, empty: -0.2 },
-  'f4-traj': { fbeta: 1, empty: -0.2, trajectory_recall: 0.2 },
+  'f4-traj': { fbeta: 1, empty: -0.2, trajectory_recall_if_curated: 0.2 },
   'f4-format': { fbeta: 1, empty: -0.2, offform: -0.1 },
-  'f4-traj-format': { fbeta: 1, empty: -0.2, trajectory_recall: 0.2, offform: -0.1 },
+  'f4-traj-format': { fbeta: 1, empty: -0.2, trajectory_recall_if_curated: 0.2, offform: -0.1 },
   f1: { f1: 1, empty: -0.2 },
 });
 

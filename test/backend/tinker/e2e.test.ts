@@ -86,6 +86,14 @@ describe('Tinker client against serve-tinker (hosted dialect)', () => {
     await expect(other.sampler.sample([5, 40], { maxTokens: 2, temperature: 1 })).rejects.toThrow(/base_model 'other-model' is not served here/);
   });
 
+  it("passes the context's temperature on: at 0 a tinker: agent samples greedily, whatever the seed (issue 50, point 1)", async () => {
+    // The renderer the test above registered.
+    const agent = (await resolveModelAgent(`tinker:base@${url}`, { renderer: 'tinker-test-compact', temperature: 0 })) as TokenAgent;
+    expect(agent.sampling.temperature).toBe(0);
+    const draw = async (seed: number) => (await agent.sampler.sample([5, 40, 41], { maxTokens: 8, temperature: agent.sampling.temperature, seed }))[0]!.tokens;
+    expect(await draw(1)).toEqual(await draw(2));
+  });
+
   it('samples tokens with logprobs from saved sampler weights (named and ephemeral)', async () => {
     const remote = await connect(url);
     await remote.forwardBackward(rlDatums(), 'importance_sampling');
