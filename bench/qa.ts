@@ -38,15 +38,18 @@ The tutorial's flow on the local model, every seed reported on the test split.
   --seeds   training seeds, comma-separated (default 0,1,2)
   --out     the result file (default bench/results/qa.json)
   --runs    where the run directories go (default runs/bench-qa-TIMESTAMP)
+  --rubric  train with this QA rubric instead of the preset's (qa-f1-format)
   --rubrics the reward comparison: train with each of these QA rubrics (comma-separated) and
             compare the GRPO models (default out: bench/results/qa-rubrics.json)
 `;
 
 const PLANS: Record<string, DemoPlan> = { qa: QA_PLAN, 'qa-quick': QA_QUICK_PLAN };
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, rubrics: { type: 'string' } }, USAGE);
+const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, rubrics: { type: 'string' }, rubric: { type: 'string' } }, USAGE);
 const planName = values.plan ?? 'qa';
-const plan = PLANS[planName] ?? badFlag(`--plan ${planName}: expected one of ${Object.keys(PLANS).join(', ')}`);
+const planned = PLANS[planName] ?? badFlag(`--plan ${planName}: expected one of ${Object.keys(PLANS).join(', ')}`);
+if (values.rubric !== undefined && !/^qa-/u.test(values.rubric)) badFlag(`--rubric ${values.rubric}: expected a QA rubric (qa-em, qa-f1, qa-f1-format, qa-partial)`);
+const plan: DemoPlan = values.rubric ? { ...planned, grpo: { ...planned.grpo, reward: { rubric: values.rubric } } } : planned;
 const seeds = (values.seeds ?? '0,1,2').split(',').map((s) => (/^\d+$/u.test(s.trim()) ? Number(s) : badFlag(`--seeds ${values.seeds}: expected whole numbers separated by commas, e.g. 0,1,2`)));
 if (new Set(seeds).size !== seeds.length) badFlag(`--seeds ${values.seeds}: a seed is repeated`);
 const rubrics = values.rubrics === undefined ? undefined : values.rubrics.split(',').map((r) => r.trim());

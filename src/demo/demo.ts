@@ -157,7 +157,7 @@ export const MUSIQUE_LONG_PLAN: DemoPlan = { ...MUSIQUE_PLAN, shippedSize: 'long
 export const QA_PLAN: DemoPlan = {
   preset: 'local-qa',
   grpo: {},
-  sft: { ...SFT_PLAN, trainLimit: 0, attempts: 8, cap: 2, threshold: 0.59, keep: 'shortest', epochs: 8 },
+  sft: { ...SFT_PLAN, trainLimit: 0, attempts: 8, cap: 2, threshold: 0.59, keep: 'shortest', epochs: 16 },
   grpoFrom: 'sft',
   useShippedBase: true,
   reportSplit: 'test',
