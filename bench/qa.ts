@@ -132,11 +132,11 @@ renameSync(`${out}.tmp`, out);
 const pct = (x: number) => x.toFixed(3);
 const delta = (x: { delta: number; ci_low: number; ci_high: number }) => `${x.delta >= 0 ? '+' : ''}${x.delta.toFixed(3)} [${x.ci_low.toFixed(3)}, ${x.ci_high.toFixed(3)}]`;
 console.log(`${config.tasks}/${plan.reportSplit} (${tasks.length} questions x ${config.evalSamples} samples, sha256 ${testSha256.slice(0, 16)}), ${seeds.length} seed(s)`);
-console.log(`${'row'.padEnd(40)} ${'EM'.padStart(6)} ${'F1'.padStart(6)}  ${'EM by source'.padEnd(28)} searches  tokens  $/q local  $/q at ${'Qwen3.5-4B'} prices`);
+console.log(`${'row'.padEnd(40)} ${'EM'.padStart(6)} ${'F1'.padStart(6)}  ${'EM by source'.padEnd(28)} searches  abort  clip  tokens  $/q local  $/q at Qwen3.5-4B prices`);
 for (const row of QA_ROWS) {
   const s = rows[row]!;
   const bySource = Object.entries(s.exact_match_by_source).map(([k, v]) => `${k} ${pct(v)}`).join(', ');
-  console.log(`${s.label.padEnd(40)} ${pct(s.exact_match).padStart(6)} ${pct(s.f1).padStart(6)}  ${bySource.padEnd(28)} ${s.searches_per_question.toFixed(2).padStart(8)} ${s.tokens_per_question.toFixed(0).padStart(7)}  ${s.usd_per_question.toFixed(4).padStart(9)}  ${s.usd_per_question_at_tutorial_prices === null ? '-' : s.usd_per_question_at_tutorial_prices.toFixed(5)}`);
+  console.log(`${s.label.padEnd(40)} ${pct(s.exact_match).padStart(6)} ${pct(s.f1).padStart(6)}  ${bySource.padEnd(28)} ${s.searches_per_question.toFixed(2).padStart(8)} ${s.process.abort_rate.toFixed(2).padStart(6)} ${s.process.length_clip_ratio.toFixed(2).padStart(5)} ${s.tokens_per_question.toFixed(0).padStart(7)}  ${s.usd_per_question.toFixed(4).padStart(9)}  ${s.usd_per_question_at_tutorial_prices === null ? '-' : s.usd_per_question_at_tutorial_prices.toFixed(5)}`);
 }
 for (const [name, c] of Object.entries(comparisons)) console.log(`${name}: EM ${delta(c.exact_match)}, F1 ${delta(c.f1)}`);
 console.log(`wrote ${out}`);

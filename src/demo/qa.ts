@@ -6,6 +6,7 @@ import { loadRunRows, type RunRows } from '../eval/compare.js';
 import { loadPrices, type Price } from '../eval/cost.js';
 import type { Summary } from '../eval/metrics.js';
 import { runEval } from '../eval/runner.js';
+import { processMetrics, searchCount, type ProcessMetrics } from '../eval/process.js';
 import { readRollouts, latestRollouts } from '../runs/store.js';
 import { suiteOf } from '../suites/registry.js';
 import type { EnvironmentOptions } from '../suites/types.js';
@@ -137,6 +138,8 @@ export interface QaRowStats {
   usd_per_question_at_tutorial_prices: number | null;
   /** Exact match per seed, in seed order. */
   seeds: number[];
+  /** The paper's process metrics over every seed's episodes: abort rate, length-clip ratio, the search-count profile. */
+  process: ProcessMetrics;
 }
 
 /** The table's statistics, from the run directories of every seed. */
@@ -148,7 +151,7 @@ export function qaRowStats(row: QaRow, dirs: readonly string[], tasks: ReadonlyM
   const part = (r: (typeof flat)[number], name: string) => r.reward?.parts[name] ?? 0;
   const bySource: Record<string, number[]> = {};
   for (const r of flat) (bySource[tasks.get(r.taskId) ? taskSource(tasks.get(r.taskId)!) : 'unknown'] ??= []).push(part(r, 'exact_match'));
-  const searches = (r: (typeof flat)[number]) => r.turns.reduce((n, t) => n + t.calls.filter((c) => c.name === 'search' && c.result.outcome === 'ok').length, 0);
+  const lookups = suiteOf('qa').lookupTools;
   const usdAt = (p: Price | undefined, r: (typeof flat)[number]) => (p && p.prefill !== null && p.sample !== null ? (r.promptTokens * p.prefill + r.completionTokens * p.sample) / 1e6 : null);
   const tutorialUsd = flat.map((r) => usdAt(tutorial, r));
   return {
@@ -156,11 +159,12 @@ export function qaRowStats(row: QaRow, dirs: readonly string[], tasks: ReadonlyM
     exact_match: mean(flat.map((r) => part(r, 'exact_match'))),
     f1: mean(flat.map((r) => part(r, 'f1'))),
     exact_match_by_source: Object.fromEntries(Object.entries(bySource).sort().map(([s, xs]) => [s, mean(xs)])),
-    searches_per_question: mean(flat.map(searches)),
+    searches_per_question: mean(flat.map((r) => searchCount(r, lookups))),
     tokens_per_question: mean(flat.map((r) => r.promptTokens + r.completionTokens)),
     usd_per_question: mean(flat.map((r) => usdAt(price ?? { prefill: 0, sample: 0, train: 0 }, r) ?? 0)),
     usd_per_question_at_tutorial_prices: tutorialUsd.every((u) => u !== null) ? mean(tutorialUsd as number[]) : null,
     seeds: all.map((rs) => mean(rs.map((r) => part(r, 'exact_match')))),
+    process: processMetrics(flat, lookups),
   };
 }
 
