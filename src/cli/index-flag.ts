@@ -1,0 +1,26 @@
+import { existsSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { defaultIndexDir } from '../search/index.js';
+import { ensureShippedIndex, readTaskSet } from '../tasks/registry.js';
+import type { ShippedTaskSetName } from '../tasks/store.js';
+
+/** The flags `search`, `grep` and `read` share to say which index they read, and their help lines. */
+export const INDEX_FLAGS = { index: { type: 'string' }, tasks: { type: 'string' } } as const;
+
+export const indexFlagsUsage = `  --index    index directory (default ${defaultIndexDir()})
+  --tasks    a task set's index instead: a set made by \`sleuth tasks import|subset\` has it in
+             .sleuth/tasks/NAME/index, a shipped one (default, musique) in .sleuth/index/NAME`;
+
+/**
+ * The index directory the flags name. A task set is looked up as every command that takes
+ * --tasks looks it up, so an unknown name is an error naming the known ones; a shipped set's index
+ * is built on first use, as eval builds it.
+ */
+export async function indexDirOf(values: { index?: string; tasks?: string }): Promise<string> {
+  if (values.tasks === undefined) return values.index ?? defaultIndexDir();
+  if (values.index !== undefined) throw new InputError(`--index ${values.index} and --tasks ${values.tasks} both name an index: give one of them`);
+  const set = readTaskSet(values.tasks);
+  const dir = set.indexDir ?? (await ensureShippedIndex(set.name as ShippedTaskSetName));
+  if (!existsSync(dir)) throw new InputError(`task set '${set.name}': its index ${dir} is missing (make the set again with \`sleuth tasks import\` or \`tasks subset\`)`);
+  return dir;
+}
