@@ -1,5 +1,6 @@
-import { closeSync, readSync, realpathSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { closeSync, existsSync, readSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { isShippedName, shippedBasePath, SHIPPED_MODELS } from '../backend/local/base-model.js';
 import { BpeDataSchema, BpeTokenizer } from '../protocol/compact/bpe.js';
 import { getRenderer } from '../protocol/registry.js';
 import { checkpointRecords } from '../runs/checkpoints.js';
@@ -11,7 +12,7 @@ import { GuardedReader } from './guarded-read.js';
  * Decoding a run's token ids for the token view, one token at a time. A named renderer (qwen3,
  * harmony, ...) brings its tokenizer; the local model's `compact` renderer has its tokenizer inside
  * the checkpoints, so it is read from the header of a checkpoint the run recorded (the header
- * only: never the weights). Without either, the view shows ids.
+ * only: never the weights). Without either, the view shows ids and says which file it lacks.
  */
 export interface TokenDecoder {
   /** What decoded the ids, shown next to the token view. */
@@ -57,8 +58,12 @@ export function checkpointTokenizer(path: string): BpeTokenizer | undefined {
   }
 }
 
-/** Checkpoint files a run names: its checkpoints.jsonl (newest first), then its starting model. */
-function checkpointPaths(dir: string, config: Record<string, unknown>, reader: GuardedReader): string[] {
+/**
+ * The model files a run names, each with how to show it when it is missing: its checkpoints.jsonl
+ * (newest first), the model it started from (`config.model` of a train or SFT run) and the agent it
+ * ran (`local:PATH` or `local:shipped` in `config.agent`, as eval, the demo and the benchmarks record).
+ */
+function modelFiles(dir: string, config: Record<string, unknown>, reader: GuardedReader): { path: string | undefined; shown: string }[] {
   let text: string | undefined;
   try {
     text = reader.readText(runPath(dir, 'checkpoints'));
@@ -67,27 +72,67 @@ function checkpointPaths(dir: string, config: Record<string, unknown>, reader: G
   }
   // Read through the guarded reader; paths stored relative to the run directory resolve against it.
   const records = checkpointRecords(dir, parseJsonl(text ?? '').records).reverse();
-  const paths = records.flatMap((r) => [r.samplerPath, r.path]).filter((p): p is string => typeof p === 'string' && !p.includes('://'));
-  if (typeof config['model'] === 'string' && config['model'] !== 'base') paths.push(config['model']);
-  return paths.map((p) => (isAbsolute(p) ? p : resolve(p)));
+  const files: { path: string | undefined; shown: string }[] = records.flatMap((r) => [r.samplerPath, r.path]).filter((p): p is string => typeof p === 'string' && !p.includes('://')).map((p) => ({ path: p, shown: p }));
+  const model = config['model'];
+  // `base` is a fresh model built on first use; nothing names its file.
+  if (typeof model === 'string' && model !== 'base') files.push(namedModel(dir, model));
+  const agent = localAgentModel(config);
+  if (agent !== undefined) files.push(namedModel(dir, agent));
+  return files;
 }
 
-/** `reader` reads the run's own files (checkpoints.jsonl): by default confined to the run directory. */
-export async function tokenDecoderFor(dir: string, config: Record<string, unknown>, reader = new GuardedReader([realpathSync(dir)])): Promise<TokenDecoder | undefined> {
-  const name = config['renderer'];
-  if (typeof name !== 'string') return undefined;
-  if (name === 'compact') {
-    for (const path of checkpointPaths(dir, config, reader)) {
-      const tok = checkpointTokenizer(path);
-      if (tok) return { source: `compact (tokenizer of ${path})`, decode: (id) => safe(() => tok.decode([id]), id) };
+/** What a `local:` agent spec loads, or undefined for any other agent. */
+function localAgentModel(config: Record<string, unknown>): string | undefined {
+  const agent = config['agent'];
+  return typeof agent === 'string' && agent.startsWith('local:') ? agent.slice('local:'.length) : undefined;
+}
+
+/**
+ * The file a model name in a run's config stands for: a shipped model (unpacked once, as `eval
+ * --agent local:shipped-long` does), or a path. A relative path was relative to where the run was
+ * made, which is not always where the explorer runs: it is looked for there, then beside each folder
+ * above the run directory.
+ */
+function namedModel(dir: string, name: string): { path: string | undefined; shown: string } {
+  if (isShippedName(name)) {
+    const size = SHIPPED_MODELS[name];
+    let path: string | undefined;
+    try {
+      path = shippedBasePath(size);
+    } catch {
+      path = undefined;
     }
-    return undefined;
+    return { path, shown: `src/backend/local/assets/local-${size}.sampler.ckpt (the ${name} model)` };
+  }
+  if (isAbsolute(name)) return { path: name, shown: name };
+  const bases = [process.cwd()];
+  for (let d = resolve(dir); dirname(d) !== d; d = dirname(d)) bases.push(dirname(d));
+  return { path: bases.map((b) => resolve(b, name)).find((p) => existsSync(p)), shown: name };
+}
+
+/** A run's token decoder, or why there is none (a missing checkpoint is named). */
+export type TokenLookup = { decoder: TokenDecoder; missing?: undefined } | { decoder?: undefined; missing: string };
+
+/** `reader` reads the run's own files (checkpoints.jsonl): by default confined to the run directory. */
+export async function tokenDecoderFor(dir: string, config: Record<string, unknown>, reader = new GuardedReader([realpathSync(dir)])): Promise<TokenLookup> {
+  // An eval of a local: agent records no renderer: the local model speaks only compact.
+  const name = config['renderer'] ?? (localAgentModel(config) !== undefined ? 'compact' : undefined);
+  if (typeof name !== 'string') return { missing: 'the run records no renderer' };
+  if (name === 'compact') {
+    const files = modelFiles(dir, config, reader);
+    for (const { path } of files) {
+      const tok = path === undefined ? undefined : checkpointTokenizer(path);
+      if (tok) return { decoder: { source: `compact (tokenizer of ${path})`, decode: (id) => safe(() => tok.decode([id]), id) } };
+    }
+    if (files.length === 0) return { missing: 'the run names no checkpoint of its model yet' };
+    const why = files.map(({ path, shown }) => (path !== undefined && existsSync(path) ? `${shown} is not a local model checkpoint` : `${shown} is missing`));
+    return { missing: `no tokenizer: ${[...new Set(why)].join('; ')}` };
   }
   try {
     const renderer = await getRenderer(name);
-    return { source: name, decode: (id) => safe(() => renderer.decode([id]), id) };
+    return { decoder: { source: name, decode: (id) => safe(() => renderer.decode([id]), id) } };
   } catch {
-    return undefined;
+    return { missing: `no tokenizer for renderer '${name}' here` };
   }
 }
 
