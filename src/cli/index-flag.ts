@@ -7,9 +7,15 @@ import type { ShippedTaskSetName } from '../tasks/store.js';
 /** The flags `search`, `grep` and `read` share to say which index they read, and their help lines. */
 export const INDEX_FLAGS = { index: { type: 'string' }, tasks: { type: 'string' } } as const;
 
-export const indexFlagsUsage = `  --index    index directory (default ${defaultIndexDir()})
-  --tasks    a task set's index instead: a set made by \`sleuth tasks import|subset\` has it in
-             .sleuth/tasks/NAME/index, a shipped one (default, musique) in .sleuth/index/NAME`;
+/** Their help lines, with the descriptions starting at `column` to line up with the command's own. */
+export function indexFlagsUsage(column = 11): string {
+  const indent = ' '.repeat(column + 2);
+  return [
+    `  ${'--index'.padEnd(column)}index directory (default ${defaultIndexDir()})`,
+    `  ${'--tasks'.padEnd(column)}the index of task set NAME instead: .sleuth/tasks/NAME/index for a set made`,
+    `${indent}by \`sleuth tasks import|subset\`, .sleuth/index/NAME for a shipped one (default, musique)`,
+  ].join('\n');
+}
 
 /**
  * The index directory the flags name. A task set is looked up as every command that takes

@@ -10,7 +10,7 @@ const usage = `usage: sleuth grep [--index DIR | --tasks NAME] [-k N] [--snippet
 Search chunk texts (not titles) with a Python-syntax regular expression, run in linear time by RE2:
 the first k matching chunks in index order, each with id, title and a snippet around the match.
 Backreferences, lookahead/lookbehind, conditionals and possessive/atomic groups are rejected.
-${indexFlagsUsage}
+${indexFlagsUsage(14)}
   -k            number of hits (default 10)
   --snippet     snippet length in characters (default 200)
   --time-limit  stop after this many milliseconds and report what was found (default 1000)

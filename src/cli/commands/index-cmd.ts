@@ -11,9 +11,9 @@ const usage = `usage: sleuth index [--corpus PATH]... [--format ${CORPUS_FORMATS
 Build a search index. With no --corpus, indexes the embedded default corpus (HotpotQA + MuSiQue
 paragraphs). --corpus may repeat and may name a directory of .jsonl/.json/.parquet files.
   --format   corpus layout (default auto: by extension and first record)
-  --out      index directory (default ${defaultIndexDir()}, the embedded corpus's index, which
-             search, grep and read use: a --corpus without --out is refused unless --force); an
-             index there is replaced, anything else is refused unless --force
+  --out      index directory (default ${defaultIndexDir()}: the embedded corpus's index, which
+             search, grep and read use; with --corpus, give --out, or --force to replace it); an
+             index at --out is replaced, anything else is refused unless --force
   --force    replace whatever is at --out, even files sleuth did not write
   --k1, --b  BM25 parameters (default 1.5, 0.75), recorded in the index
   --stemmer, --stopwords  analyzer settings (default porter2, english), recorded in the index

@@ -7,7 +7,7 @@ import { terminalSafe } from '../safe-text.js';
 const usage = `usage: sleuth read [--index DIR | --tasks NAME] [--json] ID
 
 Print one chunk of an index by id: id, title, text (and metadata, if it has any).
-${indexFlagsUsage}
+${indexFlagsUsage()}
   --json     print {id, title, text, meta?} as JSON`;
 
 export const command: Command = {

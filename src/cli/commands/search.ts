@@ -15,7 +15,7 @@ const usage = `usage: sleuth search [--index DIR | --tasks NAME] [-k N] [--snipp
                      [--out FILE [--force]]
 
 BM25 top-k over an index built by \`sleuth index\`: id, title, score and a snippet per hit.
-${indexFlagsUsage}
+${indexFlagsUsage()}
   -k         number of hits (default 10; with --queries 1000)
   --snippet  snippet length in characters (default 240)
   --json     print {query, hits: [{id, title, score, snippet}]} as JSON
