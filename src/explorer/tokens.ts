@@ -1,5 +1,5 @@
 import { closeSync, existsSync, readSync, realpathSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { isShippedName, shippedBasePath, SHIPPED_MODELS } from '../backend/local/base-model.js';
 import { BpeDataSchema, BpeTokenizer } from '../protocol/compact/bpe.js';
 import { getRenderer } from '../protocol/registry.js';
@@ -115,6 +115,20 @@ export type TokenLookup = { decoder: TokenDecoder; missing?: undefined } | { dec
 
 /** `reader` reads the run's own files (checkpoints.jsonl): by default confined to the run directory. */
 export async function tokenDecoderFor(dir: string, config: Record<string, unknown>, reader = new GuardedReader([realpathSync(dir)])): Promise<TokenLookup> {
+  // An eval made during training (DIR/evals/step-N, DIR/evals/epoch-N, agent `train:...` or
+  // `sft:...`) sampled with the trainer's model and records no renderer: its tokens are DIR's.
+  const agent = config['agent'];
+  if (typeof agent === 'string' && /^(train|sft):/.test(agent) && basename(dirname(dir)) === 'evals') {
+    const trainer = dirname(dirname(dir));
+    let trainerConfig: unknown;
+    try {
+      trainerConfig = JSON.parse(reader.readText(runPath(trainer, 'config')) ?? 'null');
+    } catch {
+      trainerConfig = null;
+    }
+    if (typeof trainerConfig !== 'object' || trainerConfig === null) return { missing: `the training run's ${runPath(trainer, 'config')} cannot be read` };
+    return tokenDecoderFor(trainer, trainerConfig as Record<string, unknown>, reader);
+  }
   // An eval of a local: agent records no renderer: the local model speaks only compact.
   const name = config['renderer'] ?? (localAgentModel(config) !== undefined ? 'compact' : undefined);
   if (typeof name !== 'string') return { missing: 'the run records no renderer' };

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { writeCheckpoint } from '../../src/backend/local/checkpoint.js';
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import { appendJsonl } from '../../src/runs/jsonl.js';
+import { GuardedReader } from '../../src/explorer/guarded-read.js';
 import { queryRollouts, RolloutIndex } from '../../src/explorer/rollout-index.js';
 import { appendRollouts, openRunDir } from '../../src/runs/store.js';
 import { findRuns, groupOf, parentOf } from '../../src/explorer/runs.js';
@@ -248,6 +249,11 @@ describe('token decoding', () => {
     const ids = tok.encode('<|assistant|>curate the chunk');
     expect(ids.map((id) => d.decode(id)).join('')).toBe('<|assistant|>curate the chunk');
     expect(d.decode(99_999)).toBe('#99999');
+    // An eval made during that training run decodes with its tokenizer.
+    const during = join(dir, 'evals', 'step-1');
+    openRunDir(during, { kind: 'eval', agent: `train:${dir}@step-1` }, []);
+    const evalLookup = await tokenDecoderFor(during, { kind: 'eval', agent: `train:${dir}@step-1` }, new GuardedReader([realpathSync(tmp)]));
+    expect(evalLookup.decoder?.source).toContain(ckpt);
     writeFileSync(join(tmp, 'not-a-checkpoint'), 'SLEUTHLM\xff\xff\xff\x7f garbage');
     expect(checkpointTokenizer(join(tmp, 'not-a-checkpoint'))).toBeUndefined();
     expect(checkpointTokenizer(join(runs, 'grpo', 'config.json'))).toBeUndefined();
