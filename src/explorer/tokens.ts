@@ -1,6 +1,7 @@
 import { closeSync, existsSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
-import { isShippedName, shippedBasePath, SHIPPED_MODELS } from '../backend/local/base-model.js';
+import { gunzipSync } from 'node:zlib';
+import { isShippedName, shippedAssetPath, SHIPPED_MODELS } from '../backend/local/base-model.js';
 import { BpeDataSchema, BpeTokenizer } from '../protocol/compact/bpe.js';
 import { getRenderer } from '../protocol/registry.js';
 import { checkpointRecords } from '../runs/checkpoints.js';
@@ -32,30 +33,47 @@ const MAX_HEADER = 64 << 20;
  */
 const CHECKPOINT_READER = new GuardedReader(['/']);
 
-/** The tokenizer in a local checkpoint's header, or undefined when the file is not one. */
+/**
+ * The tokenizer in a local checkpoint's header, or undefined when the file is not one. A gzipped
+ * checkpoint (how the long shipped model is shipped) is unpacked in memory, never onto the disk:
+ * the explorer writes nothing.
+ */
 export function checkpointTokenizer(path: string): BpeTokenizer | undefined {
-  let file;
   try {
-    file = CHECKPOINT_READER.open(path);
+    if (path.endsWith('.gz')) {
+      const packed = CHECKPOINT_READER.readBytes(path);
+      if (!packed) return undefined;
+      const whole = gunzipSync(packed, { maxOutputLength: MAX_UNPACKED });
+      return headerTokenizer((at, length) => (at + length <= whole.length ? whole.subarray(at, at + length) : undefined));
+    }
+    const file = CHECKPOINT_READER.open(path);
+    if (!file) return undefined;
+    try {
+      return headerTokenizer((at, length) => {
+        const b = Buffer.alloc(length);
+        return readSync(file.fd, b, 0, length, at) === length ? b : undefined;
+      });
+    } finally {
+      closeSync(file.fd);
+    }
   } catch {
     return undefined;
   }
-  if (!file) return undefined;
-  const { fd } = file;
-  try {
-    const pre = Buffer.alloc(12);
-    if (readSync(fd, pre, 0, 12, 0) !== 12 || pre.toString('latin1', 0, 8) !== MAGIC) return undefined;
-    const len = pre.readUInt32LE(8);
-    if (len > MAX_HEADER) return undefined;
-    const head = Buffer.alloc(len);
-    if (readSync(fd, head, 0, len, 12) !== len) return undefined;
-    const parsed = BpeDataSchema.safeParse((JSON.parse(head.toString('utf8')) as { tokenizer?: unknown }).tokenizer);
-    return parsed.success ? new BpeTokenizer(parsed.data) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+}
+
+/** The largest gzipped checkpoint unpacked (the long shipped model is about 5 MB). */
+const MAX_UNPACKED = 256 << 20;
+
+/** The tokenizer of a checkpoint header read by `bytes(offset, length)` (undefined when the file is shorter). */
+function headerTokenizer(bytes: (at: number, length: number) => Buffer | undefined): BpeTokenizer | undefined {
+  const pre = bytes(0, 12);
+  if (!pre || pre.toString('latin1', 0, 8) !== MAGIC) return undefined;
+  const len = pre.readUInt32LE(8);
+  if (len > MAX_HEADER) return undefined;
+  const head = bytes(12, len);
+  if (!head) return undefined;
+  const parsed = BpeDataSchema.safeParse((JSON.parse(head.toString('utf8')) as { tokenizer?: unknown }).tokenizer);
+  return parsed.success ? new BpeTokenizer(parsed.data) : undefined;
 }
 
 /**
@@ -88,21 +106,15 @@ function localAgentModel(config: Record<string, unknown>): string | undefined {
 }
 
 /**
- * The file a model name in a run's config stands for: a shipped model (unpacked once, as `eval
- * --agent local:shipped-long` does), or a path. A relative path was relative to where the run was
+ * The file a model name in a run's config stands for: a shipped model (its file in the package,
+ * gzipped or not), or a path. A relative path was relative to where the run was
  * made, which is not always where the explorer runs: it is looked for there, then beside each folder
  * above the run directory.
  */
 function namedModel(dir: string, name: string): { path: string | undefined; shown: string } {
   if (isShippedName(name)) {
     const size = SHIPPED_MODELS[name];
-    let path: string | undefined;
-    try {
-      path = shippedBasePath(size);
-    } catch {
-      path = undefined;
-    }
-    return { path, shown: `src/backend/local/assets/local-${size}.sampler.ckpt (the ${name} model)` };
+    return { path: shippedAssetPath(size), shown: `src/backend/local/assets/local-${size}.sampler.ckpt (the ${name} model)` };
   }
   if (isAbsolute(name)) return { path: name, shown: name };
   const bases = [process.cwd()];

@@ -271,6 +271,9 @@ describe('token decoding', () => {
     expect(tok.encode('curate').map((id) => relative.decode(id)).join('')).toBe('curate');
     const shipped = await tokenDecoderFor(dir, { kind: 'eval', agent: 'local:shipped' });
     expect(shipped.decoder?.source).toMatch(/compact \(tokenizer of .*local-base\.sampler\.ckpt\)/);
+    // The long model is shipped gzipped: its header is read unpacked in memory.
+    const long = await tokenDecoderFor(dir, { kind: 'eval', agent: 'local:shipped-long' });
+    expect(long.decoder?.source).toMatch(/compact \(tokenizer of .*local-long\.sampler\.ckpt\.gz\)/);
     // A GRPO run from the shipped model finds it before its first checkpoint.
     expect((await tokenDecoderFor(dir, { kind: 'train', renderer: 'compact', model: 'shipped' })).decoder).toBeDefined();
     const gone = await tokenDecoderFor(dir, { kind: 'eval', agent: 'local:models/gone.sampler.ckpt' });
