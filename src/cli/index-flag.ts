@@ -4,7 +4,7 @@ import { defaultIndexDir } from '../search/index.js';
 import { ensureShippedIndex, readTaskSet } from '../tasks/registry.js';
 import type { ShippedTaskSetName } from '../tasks/store.js';
 
-/** The flags `search`, `grep` and `read` share to say which index they read, and their help lines. */
+/** The flags `search`, `grep` and `read` share to say which index they read. */
 export const INDEX_FLAGS = { index: { type: 'string' }, tasks: { type: 'string' } } as const;
 
 /** Their help lines, with the descriptions starting at `column` to line up with the command's own. */
