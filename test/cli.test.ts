@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { SUITE_KINDS } from '../src/suites/registry.js';
 
 const run = (...args: string[]) => spawnSync(process.execPath, ['bin/sleuth.js', ...args], { encoding: 'utf8' });
 
@@ -19,6 +20,20 @@ describe('sleuth command', () => {
       expect(r.status, name).toBe(0);
       expect(r.stdout, name).toMatch(new RegExp(`^usage:\\s+sleuth ${name}\\b`));
     }
+  });
+
+  it('names every environment wherever a usage line offers --env', () => {
+    const names = [...run('--help').stdout.matchAll(/^ {2}([a-z-]+) {2,}\S/gm)].map((m) => m[1]!);
+    let offered = 0;
+    for (const name of names) {
+      const usageLines = run(name, '--help').stdout.split('\n\n')[0]!;
+      for (const m of usageLines.matchAll(/\[--env ([^\]]+)\]/g)) {
+        offered++;
+        expect(m[1]!.split('|'), name).toEqual([...SUITE_KINDS]);
+      }
+    }
+    expect(offered).toBeGreaterThanOrEqual(2);
+    expect(SUITE_KINDS).toContain('invoices');
   });
 
   it('rejects an unknown command with exit status 2, naming it', () => {

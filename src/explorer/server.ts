@@ -18,7 +18,7 @@ import { rescoreGroup, type AdvantageKind, type LabSettings } from './lab.js';
 import { PathRefused, realRoot } from './paths.js';
 import { queryRollouts, SORT_KEYS, type RolloutQuery, type SortKey } from './rollout-index.js';
 import { API_BUDGET_MS, RunStore, type RunView } from './runs.js';
-import { tokenDecoderFor, type TokenDecoder } from './tokens.js';
+import { tokenDecoderFor, type TokenLookup } from './tokens.js';
 import { chunkInfo, episodeNumbers, shownResult } from './tool-results.js';
 
 /**
@@ -136,7 +136,7 @@ function required(p: URLSearchParams, name: string): string {
 /** The JSON API; each method reads the files it needs (cached while they do not change). */
 class Api {
   private tasks = new Map<string, { tasks?: Map<string, Task>; error?: string }>();
-  private decoders = new Map<string, Promise<TokenDecoder | undefined>>();
+  private decoders = new Map<string, Promise<TokenLookup>>();
 
   constructor(private store: RunStore) {}
 
@@ -218,13 +218,13 @@ class Api {
     const facts = task?.facts.map((f, i) => ({ text: f.text, chunkIds: f.chunkIds, covered: f.chunkIds.some((id) => curated.has(id)), seen: f.chunkIds.some((id) => r.trajectory.includes(id)), hop: chain ? i + 1 : null })) ?? null;
     const numberOf = episodeNumbers(r);
     const results = r.turns.map((t) => t.calls.map((c) => shownResult(c, numberOf)));
-    const decoder = await this.decoderFor(v);
+    const { decoder, missing } = await this.decoderFor(v);
     const decode = decoder ? (ids: number[]) => ids.map((t) => decoder.decode(t)) : undefined;
     const tokens = r.turns.map((t) => ({
       inserted: decode ? decode(t.insertedTokens ?? []) : null,
       sampled: decode ? decode(t.sampledTokens ?? []) : null,
     }));
-    return { n, summary: v.index.rollouts[n], rollout: r, facts, chunks: chunkInfo(r, task), results, tasksError: error ?? null, decodedWith: decoder?.source ?? null, tokens };
+    return { n, summary: v.index.rollouts[n], rollout: r, facts, chunks: chunkInfo(r, task), results, tasksError: error ?? null, decodedWith: decoder?.source ?? null, undecoded: missing ?? null, tokens };
   }
 
   private group(v: RunView, p: URLSearchParams) {
@@ -308,14 +308,16 @@ class Api {
     return task ? { task } : { error: `task '${id}' is not in the run's task set` };
   }
 
-  /** The run's token decoder, looked for once per run (a checkpoint may appear later: retried when it was missing). */
-  private decoderFor(v: RunView): Promise<TokenDecoder | undefined> {
-    // A compact-renderer run finds its tokenizer in a checkpoint: look again when checkpoints.jsonl grows.
-    const key = v.config()['renderer'] === 'compact' ? `${v.dir}\u0000${v.fileVersion('checkpoints')}` : v.dir;
-    let d = this.decoders.get(key);
+  /**
+   * The run's token decoder, looked for once per run. A miss is not kept: the checkpoint it names
+   * may appear later (a training run's next one, a model copied in), so the next rollout looks again.
+   */
+  private decoderFor(v: RunView): Promise<TokenLookup> {
+    let d = this.decoders.get(v.dir);
     if (!d) {
       d = tokenDecoderFor(v.dir, v.config(), v.reader);
-      this.decoders.set(key, d);
+      this.decoders.set(v.dir, d);
+      void d.then((l) => l.decoder === undefined && this.decoders.delete(v.dir), () => this.decoders.delete(v.dir));
     }
     return d;
   }

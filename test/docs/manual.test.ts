@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +105,16 @@ describe('the README is the user manual', () => {
     expect(block, 'the Quickstart section opens with a code block').not.toBeNull();
     const commands = block![1]!.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter((line) => line !== '');
     expect(commands).toEqual(['npm ci && npm start', 'npm test']);
+  });
+
+  it('says where sleuth demo writes by default, as the command does, and counts no tests that will change', () => {
+    const demoHelp = spawnSync(process.execPath, [join(ROOT, 'bin', 'sleuth.js'), 'demo', '--help'], { encoding: 'utf8' }).stdout;
+    expect(demoHelp).toContain('(default runs/demo-TIMESTAMP)');
+    expect(readme).toContain('`runs/demo-TIMESTAMP`');
+    const commands = readFileSync(join(DOCS, 'commands.md'), 'utf8');
+    expect(commands).not.toMatch(/run directory: runs\/demo\n|local:runs\/demo\//);
+    // A count of the suite's tests is wrong by the next commit.
+    for (const page of [README, ...docsPages]) expect(readFileSync(page, 'utf8'), rel(page)).not.toMatch(/\b\d+ test files\b|\b\d+ tests (passed|and)\b|\b\d+ files passed/);
   });
 
   it('links every page under docs/ directly', () => {

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { writeCheckpoint } from '../../src/backend/local/checkpoint.js';
 import { trainBpe } from '../../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../../src/protocol/compact/renderer.js';
 import { appendJsonl } from '../../src/runs/jsonl.js';
+import { GuardedReader } from '../../src/explorer/guarded-read.js';
 import { queryRollouts, RolloutIndex } from '../../src/explorer/rollout-index.js';
 import { appendRollouts, openRunDir } from '../../src/runs/store.js';
 import { findRuns, groupOf, parentOf } from '../../src/explorer/runs.js';
@@ -241,17 +242,43 @@ describe('token decoding', () => {
     const dir = join(tmp, 'local-run');
     openRunDir(dir, { kind: 'train', renderer: 'compact', model: 'base' }, []);
     const config = { kind: 'train', renderer: 'compact', model: 'base' };
-    expect(await tokenDecoderFor(dir, config)).toBeUndefined();
+    expect(await tokenDecoderFor(dir, config)).toEqual({ missing: 'the run names no checkpoint of its model yet' });
     appendJsonl(join(dir, 'checkpoints.jsonl'), [{ step: 1, path: ckpt, samplerPath: null, time: 'now' }]);
-    const d = (await tokenDecoderFor(dir, config))!;
+    const d = (await tokenDecoderFor(dir, config)).decoder!;
     expect(d.source).toContain(ckpt);
     const ids = tok.encode('<|assistant|>curate the chunk');
     expect(ids.map((id) => d.decode(id)).join('')).toBe('<|assistant|>curate the chunk');
     expect(d.decode(99_999)).toBe('#99999');
+    // An eval made during that training run decodes with its tokenizer.
+    const during = join(dir, 'evals', 'step-1');
+    openRunDir(during, { kind: 'eval', agent: `train:${dir}@step-1` }, []);
+    const evalLookup = await tokenDecoderFor(during, { kind: 'eval', agent: `train:${dir}@step-1` }, new GuardedReader([realpathSync(tmp)]));
+    expect(evalLookup.decoder?.source).toContain(ckpt);
     writeFileSync(join(tmp, 'not-a-checkpoint'), 'SLEUTHLM\xff\xff\xff\x7f garbage');
     expect(checkpointTokenizer(join(tmp, 'not-a-checkpoint'))).toBeUndefined();
     expect(checkpointTokenizer(join(runs, 'grpo', 'config.json'))).toBeUndefined();
-    expect(await tokenDecoderFor(dir, { kind: 'train', renderer: 'no-such-renderer' })).toBeUndefined();
+    expect((await tokenDecoderFor(dir, { kind: 'train', renderer: 'no-such-renderer' })).decoder).toBeUndefined();
+  });
+
+  it('decodes an eval of a local: agent, which records no renderer, from the checkpoint or shipped model it names', async () => {
+    const tok = trainBpe(['search the corpus, then curate'], 300, [...SPECIALS]);
+    // The checkpoint named relative to where the run was made (tmp), not to where the explorer runs.
+    const ckpt = join(tmp, 'models', 'sft.sampler.ckpt');
+    writeCheckpoint(ckpt, { format: 'sleuth-local-lm', version: 1, kind: 'sampler', name: 'sft', config: { vocabSize: 300, context: 8, dModel: 8, nLayers: 1, nHeads: 1 }, tokenizer: tok.data, step: 1, tensors: [{ name: 'params', length: 4 }] }, { params: new Float32Array(4) });
+    const dir = join(tmp, 'evals', 'sft');
+    openRunDir(dir, { kind: 'eval', agent: 'local:models/sft.sampler.ckpt' }, []);
+    const relative = (await tokenDecoderFor(dir, { kind: 'eval', agent: 'local:models/sft.sampler.ckpt' })).decoder!;
+    expect(tok.encode('curate').map((id) => relative.decode(id)).join('')).toBe('curate');
+    const shipped = await tokenDecoderFor(dir, { kind: 'eval', agent: 'local:shipped' });
+    expect(shipped.decoder?.source).toMatch(/compact \(tokenizer of .*local-base\.sampler\.ckpt\)/);
+    // The long model is shipped gzipped: its header is read unpacked in memory.
+    const long = await tokenDecoderFor(dir, { kind: 'eval', agent: 'local:shipped-long' });
+    expect(long.decoder?.source).toMatch(/compact \(tokenizer of .*local-long\.sampler\.ckpt\.gz\)/);
+    // A GRPO run from the shipped model finds it before its first checkpoint.
+    expect((await tokenDecoderFor(dir, { kind: 'train', renderer: 'compact', model: 'shipped' })).decoder).toBeDefined();
+    const gone = await tokenDecoderFor(dir, { kind: 'eval', agent: 'local:models/gone.sampler.ckpt' });
+    expect(gone).toEqual({ missing: 'no tokenizer: models/gone.sampler.ckpt is missing' });
+    expect((await tokenDecoderFor(dir, { kind: 'eval', agent: 'baseline' })).decoder).toBeUndefined();
   });
 });
 
@@ -300,6 +327,24 @@ describe('HTTP API', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('names the missing checkpoint of a local: eval, and decodes once it is there', async () => {
+    const dir = join(runs, 'local-eval');
+    openRunDir(dir, { kind: 'eval', agent: 'local:../later.sampler.ckpt', env: 'search' }, []);
+    appendRollouts(dir, [fx.rollouts[0]!]);
+    const before = await get('/api/rollout?run=local-eval&n=0');
+    expect(before.status).toBe(200);
+    expect(before.body.decodedWith).toBeNull();
+    expect(before.body.undecoded).toBe('no tokenizer: ../later.sampler.ckpt is missing');
+    expect(before.body.tokens[0].sampled).toBeNull();
+    const tok = trainBpe(['search the corpus'], 300, [...SPECIALS]);
+    writeCheckpoint(join(tmp, 'later.sampler.ckpt'), { format: 'sleuth-local-lm', version: 1, kind: 'sampler', name: 'later', config: { vocabSize: 300, context: 8, dModel: 8, nLayers: 1, nHeads: 1 }, tokenizer: tok.data, step: 1, tensors: [{ name: 'params', length: 4 }] }, { params: new Float32Array(4) });
+    const after = await get('/api/rollout?run=local-eval&n=0');
+    expect(after.body.decodedWith).toContain('later.sampler.ckpt');
+    expect(after.body.undecoded).toBeNull();
+    expect(after.body.tokens[0].sampled.every((t: unknown) => typeof t === 'string')).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('pages rollouts, reads one with its facts and decoded tokens, and recomputes a group', async () => {
     const page = await get('/api/rollouts?run=grpo&step=3&sort=reward&desc=1&pageSize=3');

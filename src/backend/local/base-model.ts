@@ -84,27 +84,35 @@ export const SHIPPED_BUDGETS: Record<'base' | 'long', Partial<Budgets>> = {
 };
 
 /**
+ * Where a shipped model lies in the package (src/backend/local/assets/): its checkpoint, or the
+ * gzipped copy it is shipped as, or undefined when neither is there. Nothing is unpacked.
+ */
+export function shippedAssetPath(size: 'base' | 'long' = 'base'): string | undefined {
+  const file = `local-${size}.sampler.ckpt`;
+  // From dist/src/backend/local/ (the build) the asset is in the sources; from src/backend/local/ it is beside.
+  for (const rel of ['../../../../src/backend/local/assets/', './assets/']) {
+    const p = fileURLToPath(new URL(rel + file, import.meta.url));
+    if (existsSync(p)) return p;
+    if (existsSync(`${p}.gz`)) return `${p}.gz`;
+  }
+  return undefined;
+}
+
+/**
  * A shipped, pretrained local model (src/backend/local/assets/, see demo/base-build.ts), if present:
  * the base (local-base.sampler.ckpt) or the long-episode one (local-long.sampler.ckpt). A model
  * shipped gzipped (the long one: kept under the repository's 5 MiB limit per file) is unpacked once
  * into $SLEUTH_HOME/models/, named by the hash of the packed file, so a new one is never shadowed.
  */
 export function shippedBasePath(size: 'base' | 'long' = 'base', home = sleuthHome()): string | undefined {
-  const file = `local-${size}.sampler.ckpt`;
-  // From dist/src/backend/local/ (the build) the asset is in the sources; from src/backend/local/ it is beside.
-  for (const rel of ['../../../../src/backend/local/assets/', './assets/']) {
-    const p = fileURLToPath(new URL(rel + file, import.meta.url));
-    if (existsSync(p)) return p;
-    if (existsSync(`${p}.gz`)) {
-      const packed = readFileSync(`${p}.gz`);
-      const hash = createHash('sha256').update(packed).digest('hex').slice(0, 12);
-      const unpacked = join(home, 'models', `shipped-${size}-${hash}.sampler.ckpt`);
-      if (!existsSync(unpacked)) {
-        mkdirSync(dirname(unpacked), { recursive: true });
-        writeFileAtomic(unpacked, gunzipSync(packed));
-      }
-      return unpacked;
-    }
+  const asset = shippedAssetPath(size);
+  if (asset === undefined || !asset.endsWith('.gz')) return asset;
+  const packed = readFileSync(asset);
+  const hash = createHash('sha256').update(packed).digest('hex').slice(0, 12);
+  const unpacked = join(home, 'models', `shipped-${size}-${hash}.sampler.ckpt`);
+  if (!existsSync(unpacked)) {
+    mkdirSync(dirname(unpacked), { recursive: true });
+    writeFileAtomic(unpacked, gunzipSync(packed));
   }
-  return undefined;
+  return unpacked;
 }

@@ -312,7 +312,7 @@ export const BENCHMARKS_FILE = 'benchmarks.json';
 const BENCHMARK_FILES = FLASHRAG_BENCHMARKS.map((b) => `${b.name}/${b.split}.jsonl`);
 
 export const command: Command = {
-  usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env search|qa] --out DIR
+  usage: `usage: sleuth eval --agent SPEC [--tasks NAME] [--split S] [--samples N] [--limit N] [--concurrency N] [--env ${SUITE_KINDS.join('|')}] --out DIR
        sleuth eval --benchmarks DIR --agent SPEC [--limit N] [...] --out DIR
 
 Runs N rollouts per task, scores each with the rubric, appends them to DIR/rollouts.jsonl and writes

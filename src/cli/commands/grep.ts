@@ -1,15 +1,16 @@
 import { InputError } from '../../errors.js';
-import { defaultIndexDir, openSearcher } from '../../search/index.js';
+import { openSearcher } from '../../search/index.js';
+import { INDEX_FLAGS, indexDirOf, indexFlagsUsage } from '../index-flag.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
 import { formatHits, outputWidth } from '../../text/width.js';
 
-const usage = `usage: sleuth grep [--index DIR] [-k N] [--snippet N] [--time-limit MS] [--json] PATTERN
+const usage = `usage: sleuth grep [--index DIR | --tasks NAME] [-k N] [--snippet N] [--time-limit MS] [--json] PATTERN
 
 Search chunk texts (not titles) with a Python-syntax regular expression, run in linear time by RE2:
 the first k matching chunks in index order, each with id, title and a snippet around the match.
 Backreferences, lookahead/lookbehind, conditionals and possessive/atomic groups are rejected.
-  --index       index directory (default ${defaultIndexDir()})
+${indexFlagsUsage(14)}
   -k            number of hits (default 10)
   --snippet     snippet length in characters (default 200)
   --time-limit  stop after this many milliseconds and report what was found (default 1000)
@@ -21,7 +22,7 @@ export const command: Command = {
     const { values, positionals } = parseFlags(
       argv,
       {
-        index: { type: 'string' },
+        ...INDEX_FLAGS,
         k: { type: 'string', short: 'k' },
         snippet: { type: 'string' },
         'time-limit': { type: 'string' },
@@ -34,7 +35,7 @@ export const command: Command = {
     const k = intFlag(values.k, 'k', 10, 1, 10_000);
     const snippetChars = intFlag(values.snippet, 'snippet', 200, 20, 100_000);
     const timeLimitMs = intFlag(values['time-limit'], 'time-limit', 1000, 1, 600_000);
-    const index = await openSearcher(values.index ?? defaultIndexDir());
+    const index = await openSearcher(await indexDirOf(values));
     const result = index.grep(pattern, { k, snippetChars, timeLimitMs });
     if (values.json) {
       printJson({ pattern, k, ...result });

@@ -11,8 +11,9 @@ const usage = `usage: sleuth index [--corpus PATH]... [--format ${CORPUS_FORMATS
 Build a search index. With no --corpus, indexes the embedded default corpus (HotpotQA + MuSiQue
 paragraphs). --corpus may repeat and may name a directory of .jsonl/.json/.parquet files.
   --format   corpus layout (default auto: by extension and first record)
-  --out      index directory (default ${defaultIndexDir()}); an index there is replaced, anything
-             else is refused unless --force
+  --out      index directory (default ${defaultIndexDir()}: the embedded corpus's index, which
+             search, grep and read use; with --corpus, give --out, or --force to replace it); an
+             index at --out is replaced, anything else is refused unless --force
   --force    replace whatever is at --out, even files sleuth did not write
   --k1, --b  BM25 parameters (default 1.5, 0.75), recorded in the index
   --stemmer, --stopwords  analyzer settings (default porter2, english), recorded in the index
@@ -39,12 +40,17 @@ export const command: Command = {
     if (stemmer !== 'porter2' && stemmer !== 'none') throw new InputError(`--stemmer must be porter2 or none, got '${stemmer}'`);
     const stopwords = values.stopwords ?? 'english';
     if (stopwords !== 'english' && stopwords !== 'none') throw new InputError(`--stopwords must be english or none, got '${stopwords}'`);
+    const corpora = values.corpus ?? [];
+    // The default index is the embedded corpus's: search, grep and read use it when given no
+    // --index, and the default task set's facts point into it. Another corpus goes there only on purpose.
+    if (values.out === undefined && corpora.length > 0 && !values.force) {
+      throw new InputError(`without --out, the index of ${corpora.join(', ')} would be written to ${defaultIndexDir()} and replace the default index that search, grep and read use: choose another place with --out DIR (then search it with --index DIR), or pass --force to replace the default index`);
+    }
     const out = values.out ?? defaultIndexDir();
 
     const progress = liveProgress({ label: 'index', unit: 'chunks', enabled: !values.json });
     // Reading a corpus file measures the share done in bytes; the embedded corpus has a known size.
     let fraction: number | undefined;
-    const corpora = values.corpus ?? [];
     const chunks = corpora.length > 0
       ? readSourceBatches(corpora.map((path) => ({ path, format })), { onProgress: (b, t) => (fraction = t > 0 ? b / t : undefined) })
       : embeddedChunks();

@@ -4,17 +4,18 @@ import { InputError } from '../../errors.js';
 import { searchBatch } from '../../ir/batch.js';
 import { readQueries } from '../../ir/queries.js';
 import { jsonlRunLine, trecRunLines } from '../../ir/trec-run.js';
-import { defaultIndexDir, openSearcher } from '../../search/index.js';
+import { openSearcher } from '../../search/index.js';
+import { INDEX_FLAGS, indexDirOf, indexFlagsUsage } from '../index-flag.js';
 import { intFlag, parseFlags, printJson, type Command } from '../command.js';
 import { terminalSafe } from '../safe-text.js';
 import { formatHits, outputWidth } from '../../text/width.js';
 
-const usage = `usage: sleuth search [--index DIR] [-k N] [--snippet N] [--json] QUERY
-       sleuth search [--index DIR] --queries FILE [-k N] [--format trec|jsonl] [--run-id NAME]
+const usage = `usage: sleuth search [--index DIR | --tasks NAME] [-k N] [--snippet N] [--json] QUERY
+       sleuth search [--index DIR | --tasks NAME] --queries FILE [-k N] [--format trec|jsonl] [--run-id NAME]
                      [--out FILE [--force]]
 
 BM25 top-k over an index built by \`sleuth index\`: id, title, score and a snippet per hit.
-  --index    index directory (default ${defaultIndexDir()})
+${indexFlagsUsage()}
   -k         number of hits (default 10; with --queries 1000)
   --snippet  snippet length in characters (default 240)
   --json     print {query, hits: [{id, title, score, snippet}]} as JSON
@@ -32,7 +33,7 @@ export const command: Command = {
   usage,
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
-      index: { type: 'string' },
+      ...INDEX_FLAGS,
       k: { type: 'string', short: 'k' },
       snippet: { type: 'string' },
       json: { type: 'boolean' },
@@ -48,7 +49,7 @@ export const command: Command = {
     if (query.trim() === '') throw new InputError('missing QUERY: give the words to search for');
     const k = intFlag(values.k, 'k', 10, 1, 10_000);
     const snippetChars = intFlag(values.snippet, 'snippet', 240, 20, 100_000);
-    const index = await openSearcher(values.index ?? defaultIndexDir());
+    const index = await openSearcher(await indexDirOf(values));
     const hits = index.search(query, k, { snippetChars });
     if (values.json) {
       printJson({ query, k, hits });
@@ -61,7 +62,7 @@ export const command: Command = {
   },
 };
 
-async function batch(values: { index?: string; k?: string; queries?: string; format?: string; 'run-id'?: string; out?: string; force?: boolean; json?: boolean; snippet?: string }, positionals: string[]): Promise<number> {
+async function batch(values: { index?: string; tasks?: string; k?: string; queries?: string; format?: string; 'run-id'?: string; out?: string; force?: boolean; json?: boolean; snippet?: string }, positionals: string[]): Promise<number> {
   if (positionals.length > 0) throw new InputError(`--queries FILE takes the queries from the file; unexpected argument '${positionals[0]}'`);
   if (values.json || values.snippet !== undefined) throw new InputError('--queries writes a run (--format trec|jsonl); --json and --snippet are for one QUERY');
   const format = values.format ?? 'trec';
@@ -71,7 +72,7 @@ async function batch(values: { index?: string; k?: string; queries?: string; for
   const k = intFlag(values.k, 'k', 1000, 1, 100_000);
   if (values.out !== undefined && existsSync(values.out) && !values.force) throw new InputError(`--out ${values.out}: the file exists (pass --force to replace it)`);
   const queries = readQueries(values.queries!);
-  const index = await openSearcher(values.index ?? defaultIndexDir());
+  const index = await openSearcher(await indexDirOf(values));
   const started = performance.now();
   const { ranked, unsearchable } = searchBatch(index, queries, k);
   const seconds = (performance.now() - started) / 1000;

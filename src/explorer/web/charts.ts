@@ -1,6 +1,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { h } from './dom.js';
+import { legendValue } from './legend.js';
 
 export interface Series {
   label: string;
@@ -32,7 +33,8 @@ export function lineChart(title: string, xLabel: string, series: Series[], width
     height,
     scales: { x: { time: false } },
     axes: [{ label: xLabel }, {}],
-    series: [{ label: xLabel }, ...live.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length]!, width: 2, spanGaps: true, points: { show: xs.length < 40 } }))],
+    // Off the chart, the legend reads each series' latest value (and the x axis its last step), not "--".
+    series: [{ label: xLabel, value: legendValue(xs) }, ...live.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length]!, width: 2, spanGaps: true, points: { show: xs.length < 40 }, value: legendValue(ys[i]!) }))],
     legend: { live: true },
   };
   new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, box);

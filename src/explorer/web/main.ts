@@ -432,6 +432,8 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
     results: (ShownResult | null)[][];
     tasksError: string | null;
     decodedWith: string | null;
+    /** Why the ids are not decoded (the checkpoint file that is missing), when they are not. */
+    undecoded: string | null;
     tokens: { inserted: string[] | null; sampled: string[] | null }[];
   }>('rollout', { run, n: p.get('n') ?? '' });
   const r = d.rollout;
@@ -484,7 +486,7 @@ async function rolloutPage(p: URLSearchParams): Promise<Child> {
     h('h1', {}, `Rollout ${d.n}: ${r.taskId} #${r.sample}`),
     nav,
     h('p', { class: 'query' }, h('strong', {}, 'query: '), r.query),
-    h('p', { class: 'muted' }, `${r.agent} · end: ${r.endReason}${r.error ? ` (${r.error})` : ''} · ${r.turns.length} turns${r.step !== undefined ? ` · step ${r.step}, group ${r.group}, advantage ${fmt(r.advantage)}` : ''}${d.decodedWith ? ` · tokens decoded with ${d.decodedWith}` : ' · token ids shown (no tokenizer for this run here)'}`),
+    h('p', { class: 'muted' }, `${r.agent} · end: ${r.endReason}${r.error ? ` (${r.error})` : ''} · ${r.turns.length} turns${r.step !== undefined ? ` · step ${r.step}, group ${r.group}, advantage ${fmt(r.advantage)}` : ''}${d.decodedWith ? ` · tokens decoded with ${d.decodedWith}` : ` · token ids shown (${d.undecoded ?? 'no tokenizer for this run here'})`}`),
     r.answer !== undefined ? h('p', {}, h('strong', {}, 'answer: '), r.answer) : null,
     h('div', { class: 'cols' }, h('section', {}, h('h2', {}, 'Facts'), facts), h('section', {}, h('h2', {}, `Reward ${r.reward ? fmt(r.reward.total) : ''}`), reward)),
     h('h2', {}, `Curated set (${new Set(r.curated).size})`),
