@@ -21,7 +21,7 @@ import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { pairedDelta, QA_PLAN, QA_QUICK_PLAN, runDemo, type DemoPlan } from '../src/demo/demo.js';
+import { pairedDelta, QA_LONG_PLAN, QA_PLAN, QA_QUICK_PLAN, runDemo, type DemoPlan } from '../src/demo/demo.js';
 import { loadRunRows } from '../src/eval/compare.js';
 import { planConfig, QA_ROWS, qaComparisons, qaRowStats, reportTasks, runQaFlow, type QaRow, type QaSeedResult } from '../src/demo/qa.js';
 import { latestRollouts, readRollouts } from '../src/runs/store.js';
@@ -34,7 +34,8 @@ usage: node dist/bench/qa.js [--plan qa|qa-quick] [--seeds 0,1,2] [--out FILE] [
 
 The tutorial's flow on the local model, every seed reported on the test split.
 
-  --plan    qa (default): configs/local-qa.json (QA_PLAN); qa-quick: a seconds-long run on a tiny model
+  --plan    qa (default): configs/local-qa.json (QA_PLAN); qa-long: the same on the shipped 1.32M model
+            in a 2,048-token context; qa-quick: a seconds-long run on a tiny model
   --seeds   training seeds, comma-separated (default 0,1,2)
   --out     the result file (default bench/results/qa.json)
   --runs    where the run directories go (default runs/bench-qa-TIMESTAMP)
@@ -43,7 +44,7 @@ The tutorial's flow on the local model, every seed reported on the test split.
             compare the GRPO models (default out: bench/results/qa-rubrics.json)
 `;
 
-const PLANS: Record<string, DemoPlan> = { qa: QA_PLAN, 'qa-quick': QA_QUICK_PLAN };
+const PLANS: Record<string, DemoPlan> = { qa: QA_PLAN, 'qa-long': QA_LONG_PLAN, 'qa-quick': QA_QUICK_PLAN };
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, rubrics: { type: 'string' }, rubric: { type: 'string' } }, USAGE);
 const planName = values.plan ?? 'qa';

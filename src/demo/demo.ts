@@ -168,6 +168,9 @@ export const QA_PLAN: DemoPlan = {
   chooseBy: 'exact_match',
 };
 
+/** QA_PLAN on the shipped 1.32M long-episode model (2,048 tokens), whose paragraphs' spans fit more of the episode (bench:qa --plan qa-long). */
+export const QA_LONG_PLAN: DemoPlan = { ...QA_PLAN, shippedSize: 'long', grpo: { ...QA_PLAN.grpo, model: 'shipped-long', budgets: { maxTurns: 6, maxTokensPerTurn: 64, contextTokens: 2048 } } };
+
 /** Seconds: QA_PLAN's pipeline on a tiny model and a handful of tasks (checks the pipeline, not the gain). */
 export const QA_QUICK_PLAN: DemoPlan = {
   ...QUICK_PLAN,
