@@ -63,8 +63,15 @@ const tasks = await reportTasks(config, plan);
 const testSha256 = splitSha256(tasks);
 process.stderr.write(`${config.tasks}/${plan.reportSplit}: ${tasks.length} tasks, sha256 ${testSha256}\n`);
 if (existsSync(out)) {
-  const recorded = (JSON.parse(readFileSync(out, 'utf8')) as { test_sha256?: unknown }).test_sha256;
-  if (typeof recorded === 'string' && recorded !== testSha256) badFlag(`${out} records test split sha256 ${recorded}, but the split now hashes to ${testSha256}: the test split changed under that result; write the new one elsewhere with --out`);
+  // Only a result this bench wrote is replaced, and only over the same test split.
+  let recorded: unknown;
+  try {
+    recorded = (JSON.parse(readFileSync(out, 'utf8')) as { test_sha256?: unknown } | null)?.test_sha256;
+  } catch (err) {
+    badFlag(`--out ${out}: the file there is not JSON (${(err as Error).message}); bench:qa does not overwrite a file it did not write: choose another --out`);
+  }
+  if (typeof recorded !== 'string') badFlag(`--out ${out}: the file there records no test_sha256, so bench:qa did not write it and does not overwrite it: choose another --out`);
+  if (recorded !== testSha256) badFlag(`${out} records test split sha256 ${recorded}, but the split now hashes to ${testSha256}: the test split changed under that result; write the new one elsewhere with --out`);
 }
 const load = loadavg();
 if (rubrics) await compareRubrics(rubrics);

@@ -3,7 +3,7 @@ import { loadSampler } from '../backend/local/index.js';
 import { localAgent } from '../backend/local/agent.js';
 import type { Agent } from '../agent/types.js';
 import { loadRunRows, type RunRows } from '../eval/compare.js';
-import { loadPrices, type Price } from '../eval/cost.js';
+import { costUsd, loadPrices, type Price } from '../eval/cost.js';
 import type { Summary } from '../eval/metrics.js';
 import { runEval } from '../eval/runner.js';
 import { processMetrics, searchCount, type ProcessMetrics } from '../eval/process.js';
@@ -152,8 +152,7 @@ export function qaRowStats(row: QaRow, dirs: readonly string[], tasks: ReadonlyM
   const bySource: Record<string, number[]> = {};
   for (const r of flat) (bySource[tasks.get(r.taskId) ? taskSource(tasks.get(r.taskId)!) : 'unknown'] ??= []).push(part(r, 'exact_match'));
   const lookups = suiteOf('qa').lookupTools;
-  const usdAt = (p: Price | undefined, r: (typeof flat)[number]) => (p && p.prefill !== null && p.sample !== null ? (r.promptTokens * p.prefill + r.completionTokens * p.sample) / 1e6 : null);
-  const tutorialUsd = flat.map((r) => usdAt(tutorial, r));
+  const tutorialUsd = flat.map((r) => costUsd(r, tutorial));
   return {
     label: QA_ROW_LABELS[row],
     exact_match: mean(flat.map((r) => part(r, 'exact_match'))),
@@ -161,7 +160,8 @@ export function qaRowStats(row: QaRow, dirs: readonly string[], tasks: ReadonlyM
     exact_match_by_source: Object.fromEntries(Object.entries(bySource).sort().map(([s, xs]) => [s, mean(xs)])),
     searches_per_question: mean(flat.map((r) => searchCount(r, lookups))),
     tokens_per_question: mean(flat.map((r) => r.promptTokens + r.completionTokens)),
-    usd_per_question: mean(flat.map((r) => usdAt(price ?? { prefill: 0, sample: 0, train: 0 }, r) ?? 0)),
+    // A run at the config's price (local: 0); a price the table does not know counts as 0 here.
+    usd_per_question: mean(flat.map((r) => costUsd(r, price) ?? 0)),
     usd_per_question_at_tutorial_prices: tutorialUsd.every((u) => u !== null) ? mean(tutorialUsd as number[]) : null,
     seeds: all.map((rs) => mean(rs.map((r) => part(r, 'exact_match')))),
     process: processMetrics(flat, lookups),

@@ -90,17 +90,26 @@ export function formatInformation(docs: readonly { title: string; text: string }
   return `<information>${docs.map((d, i) => `${docLine(i + 1, d)}\n`).join('')}</information>`;
 }
 
+/** A document of docLine lines, with the id it is known by. */
+export interface ParsedDoc {
+  /** The chunk id the result names for it (`chunkIds[i]`), else `title:TITLE`. */
+  id: string;
+  title: string;
+  text: string;
+}
+
 /**
- * The documents of a text made of docLine lines, in order, and its other lines (a note such as
- * "That was your last search."); undefined when no line is a document. A title ends at the first
- * `) `, so titles may hold parentheses ("Kiss and Tell (1945 film)").
+ * The documents of a text made of docLine lines, in order, each with its chunk id from the
+ * result's `chunkIds` (in the same order), and the text's other lines (a note such as "That was
+ * your last search."); undefined when no line is a document. A title ends at the first `) `, so
+ * titles may hold parentheses ("Kiss and Tell (1945 film)").
  */
-export function parseDocLines(text: string): { docs: { title: string; text: string }[]; other: string[] } | undefined {
-  const docs: { title: string; text: string }[] = [];
+export function parseDocLines(text: string, chunkIds: readonly string[] = []): { docs: ParsedDoc[]; other: string[] } | undefined {
+  const docs: ParsedDoc[] = [];
   const other: string[] = [];
   for (const line of text.split('\n')) {
     const m = /^Doc \d+\(Title: (.*?)\) (.*)$/u.exec(line);
-    if (m) docs.push({ title: m[1]!, text: m[2]! });
+    if (m) docs.push({ id: chunkIds[docs.length] ?? `title:${m[1]!}`, title: m[1]!, text: m[2]! });
     else if (line.trim()) other.push(line.trim());
   }
   return docs.length ? { docs, other } : undefined;

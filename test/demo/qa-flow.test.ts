@@ -58,6 +58,15 @@ describe('bench:qa, the tutorial\'s flow', () => {
     expect(r.stderr).toContain('the test split changed under that result');
     expect(existsSync(join(tmp, 'never'))).toBe(false);
     expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ test_sha256: '0'.repeat(64) });
+    // A file bench:qa did not write is left as it is.
+    for (const [text, message] of [['not json', 'is not JSON'], ['{"mine": true}', 'records no test_sha256']] as const) {
+      const foreign = join(tmp, 'foreign.json');
+      writeFileSync(foreign, text);
+      const r2 = bench(['--out', foreign, '--runs', join(tmp, 'never')]);
+      expect(r2.status).toBe(2);
+      expect(r2.stderr).toContain(message);
+      expect(readFileSync(foreign, 'utf8')).toBe(text);
+    }
     for (const [flags, message] of [[['--rubric', 'f4'], '--rubric f4'], [['--rubrics', 'qa-em'], '--rubrics qa-em'], [['--seeds', '0,x'], '--seeds 0,x']] as const) {
       const bad = bench([...flags, '--out', join(tmp, 'bad.json')]);
       expect(bad.status, bad.stderr).toBe(2);

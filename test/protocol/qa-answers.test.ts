@@ -31,14 +31,15 @@ function shownEpisode() {
 
 describe('QA answers by reference (the local model points at what it was shown)', () => {
   it('Search-R1 document lines parse back into titles and texts; other lines are kept apart', () => {
-    expect(parseDocLines(RESULT.content)).toEqual({
+    expect(parseDocLines(RESULT.content, RESULT.chunkIds)).toEqual({
       docs: [
-        { title: 'Journal of Psychotherapy Integration', text: HIT1 },
-        { title: 'American Psychological Association', text: HIT2 },
+        { id: 'aaaaaaaaaa', title: 'Journal of Psychotherapy Integration', text: HIT1 },
+        { id: 'bbbbbbbbbb', title: 'American Psychological Association', text: HIT2 },
       ],
       other: ['That was your last search. Answer now inside <answer></answer>.'],
     });
-    expect(parseDocLines(docLine(1, { title: 'Kiss and Tell (1945 film)', text: 'A film (1945).' }))!.docs[0]).toEqual({ title: 'Kiss and Tell (1945 film)', text: 'A film (1945).' });
+    // Without the result's chunk ids, a document is known by its title.
+    expect(parseDocLines(docLine(1, { title: 'Kiss and Tell (1945 film)', text: 'A film (1945).' }))!.docs[0]).toEqual({ id: 'title:Kiss and Tell (1945 film)', title: 'Kiss and Tell (1945 film)', text: 'A film (1945).' });
     expect(parseDocLines('Error (bad_query): no words')).toBeUndefined();
   });
 

@@ -1,7 +1,7 @@
 import type { ToolResult, ToolSpec } from '../../env/types.js';
 import type { ParsedCall, ParsedTurn, Renderer } from '../types.js';
 import { BpeTokenizer } from './bpe.js';
-import { parseDocLines } from '../tags.js';
+import { parseDocLines, type ParsedDoc } from '../tags.js';
 import { EpisodeReferences, readSpans, REFERENCE_TOOLS, spanString, takesReferences } from './references.js';
 
 /**
@@ -166,7 +166,7 @@ export class CompactRenderer implements Renderer {
 
   /** Text of the tool results and the next assistant header, as toolResults() encodes them. */
   renderResults(results: ToolResult[]): string {
-    return results.map((r) => `<|tool|>${compactContent(r.content, this.opts, this.aliases, this.refs, r.chunkIds)}<|end|>`).join('') + '<|assistant|>';
+    return resultsText(results, this.opts, this.aliases, this.refs);
   }
 
   /** One tool result's content as the model sees it (compacted, ids aliased). */
@@ -258,9 +258,9 @@ export function assistantText(text: string, calls: { name: string; arguments: un
   return `${text}${calls.map((c) => `<|call|>${JSON.stringify({ name: c.name, arguments: c.arguments })}`).join('')}<|end|>`;
 }
 
-/** Text of tool results (compacted) followed by the header of the next assistant turn. */
-export function resultsText(contents: string[], opts: CompactOptions = {}, aliases?: IdAliases, refs?: EpisodeReferences): string {
-  return contents.map((c) => `<|tool|>${compactContent(c, opts, aliases, refs)}<|end|>`).join('') + '<|assistant|>';
+/** Text of tool results (compacted; a result's chunk ids number its Search-R1 documents) followed by the header of the next assistant turn. */
+export function resultsText(results: readonly (string | Pick<ToolResult, 'content' | 'chunkIds'>)[], opts: CompactOptions = {}, aliases?: IdAliases, refs?: EpisodeReferences): string {
+  return results.map((r) => (typeof r === 'string' ? { content: r, chunkIds: [] } : r)).map((r) => `<|tool|>${compactContent(r.content, opts, aliases, refs, r.chunkIds)}<|end|>`).join('') + '<|assistant|>';
 }
 
 /** Text of a prompt: system message with the tool list, user message, open assistant turn. */
@@ -306,8 +306,8 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
   try {
     value = JSON.parse(content);
   } catch {
-    const docs = aliases && refs ? parseDocLines(content) : undefined;
-    if (docs) return docHits(docs, maxSpans, maxSnippet, aliases!, refs!, chunkIds);
+    const docs = aliases && refs ? parseDocLines(content, chunkIds) : undefined;
+    if (docs) return docHitLines(docs, maxSpans, maxSnippet, aliases!, refs!);
     return cut(aliases ? aliases.replaceIn(content) : content, maxString);
   }
   const shrink = (v: unknown): unknown => {
@@ -346,15 +346,14 @@ export function compactContent(content: string, opts: CompactOptions = {}, alias
 /**
  * Search-R1 document lines (the QA environment's results) as hit lines, the way search hits are
  * shown: `n Title [matched words]: 7 span; 8 span` for a new hit (its snippet when it has no span),
- * `n Title` for one shown before; the hit's number is its chunk id's alias (its title's when the
- * result carries no ids). Other lines (the last-search note) follow, as written.
+ * `n Title` for one shown before; the hit's number is its id's alias (parseDocLines). Other lines
+ * (the last-search note) follow, as written.
  */
-function docHits(parsed: { docs: { title: string; text: string }[]; other: string[] }, maxSpans: number, maxSnippet: number, aliases: IdAliases, refs: EpisodeReferences, chunkIds?: readonly string[]): string {
+function docHitLines(parsed: { docs: ParsedDoc[]; other: string[] }, maxSpans: number, maxSnippet: number, aliases: IdAliases, refs: EpisodeReferences): string {
   const list: number[] = [];
-  const lines = parsed.docs.map((d, i) => {
-    const id = chunkIds?.[i] ?? `title:${d.title}`;
-    const shown = aliases.known(id) !== undefined;
-    const n = aliases.alias(id);
+  const lines = parsed.docs.map((d) => {
+    const shown = aliases.known(d.id) !== undefined;
+    const n = aliases.alias(d.id);
     list.push(n);
     refs.noteTitle(n, d.title);
     refs.noteText(n, d.text);

@@ -66,10 +66,7 @@ export function isYesNoQuestion(question: string): boolean {
 
 /** The QA results' hits (Search-R1 document lines), each with its chunk id. */
 export function docHits(results: ToolExchange[]): ShownHit[][] {
-  return results.map((r) => {
-    const parsed = parseDocLines(r.result.content);
-    return (parsed?.docs ?? []).map((d, i) => ({ id: r.result.chunkIds[i] ?? `title:${d.title}`, title: d.title, snippet: d.text }));
-  });
+  return results.map((r) => (parseDocLines(r.result.content, r.result.chunkIds)?.docs ?? []).map((d) => ({ id: d.id, title: d.title, snippet: d.text })));
 }
 
 /** yes when every keyword of the question is in a shown hit's title or text, else no. */
