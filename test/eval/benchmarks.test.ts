@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +103,16 @@ describe('sleuth eval --benchmarks', () => {
     const r = sleuth(['eval', '--benchmarks', dir, '--agent', 'baseline', '--out', join(tmp, 'bad-row-out')]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`${path} line 3: malformed record (golden_answers`);
+  });
+
+  it('never overwrites a benchmarks.json in --out that it did not write (exit 2)', () => {
+    const out = join(tmp, 'foreign-out');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'benchmarks.json'), '{"mine": true}\n');
+    const r = sleuth(['eval', '--benchmarks', FIXTURES, '--agent', 'baseline', '--limit', '1', '--out', out]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${join(out, 'benchmarks.json')} is not a table sleuth eval --benchmarks wrote`);
+    expect(readFileSync(join(out, 'benchmarks.json'), 'utf8')).toBe('{"mine": true}\n');
   });
 
   it('is in eval --help, with the files it looks for', () => {

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { resolveRunAgent } from '../agents.js';
 import type { OpenAIFactoryOptions } from '../../agent/openai.js';
@@ -275,6 +275,7 @@ async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>
   if (values.tasks !== undefined || values.split !== undefined) throw new InputError('--benchmarks DIR runs each benchmark on its own questions: leave --tasks and --split out');
   if (values.env !== undefined && values.env !== QA_BENCHMARK_SUITE) throw new InputError(`--benchmarks DIR runs in --env ${QA_BENCHMARK_SUITE} (the benchmarks' shape), not '${values.env}'`);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`--benchmarks ${dir}: no such folder (a FlashRAG download: nq/test.jsonl, hotpotqa/dev.jsonl, ..., wiki-18.jsonl)`);
+  refuseForeignReport(join(out, BENCHMARKS_FILE));
   const indexing = liveProgress({ label: 'index', unit: 'passages', enabled: !values.json });
   const plan = await planBenchmarks(dir, {
     onIndexing: (corpus, index) => process.stderr.write(`eval: indexing ${corpus} into ${index} (once: later runs reuse it)\n`),
@@ -307,6 +308,19 @@ async function runBenchmarks(values: ReturnType<typeof parseFlags<typeof FLAGS>>
 
 /** The table of `eval --benchmarks`, as JSON, in --out. */
 export const BENCHMARKS_FILE = 'benchmarks.json';
+
+/** A file at the table's place that an earlier `eval --benchmarks` did not write is never replaced. */
+function refuseForeignReport(path: string): void {
+  if (!existsSync(path)) return;
+  let report: unknown;
+  try {
+    report = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    report = undefined;
+  }
+  const ours = typeof report === 'object' && report !== null && Array.isArray((report as { benchmarks?: unknown }).benchmarks) && typeof (report as { agent?: unknown }).agent === 'string';
+  if (!ours) throw new InputError(`--out: ${path} is not a table sleuth eval --benchmarks wrote, and sleuth does not overwrite it: choose another --out`);
+}
 
 /** The question files of the benchmarks under DIR, for the help. */
 const BENCHMARK_FILES = FLASHRAG_BENCHMARKS.map((b) => `${b.name}/${b.split}.jsonl`);
