@@ -25,3 +25,24 @@ export class NumericalError extends Error {
     super(message);
   }
 }
+
+/**
+ * A file of a search index (or a segmented index's manifest) holds bytes other than those it was
+ * written with: its checksum does not match. Deliberately not an InputError: an InputError from a
+ * tool becomes a tool result the model reads (and a 400 from a server), which would let an
+ * evaluation or a training run go on over a damaged index. This one stops the episode, the run
+ * and the request: exit 2 from the CLI, a 5xx from a server.
+ */
+export class DamagedIndexError extends Error {
+  override readonly name = 'DamagedIndexError';
+  constructor(
+    /** The index directory. */
+    readonly dir: string,
+    /** The damaged file, relative to dir. */
+    readonly file: string,
+    /** What is wrong, and where (bytes). */
+    readonly what: string,
+  ) {
+    super(`index ${dir}: ${file} is damaged (${what}); rebuild the index with \`sleuth index\` (\`sleuth index verify --index ${dir}\` lists all the damage)`);
+  }
+}

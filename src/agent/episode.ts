@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { DamagedIndexError } from '../errors.js';
 import { errorResult } from '../env/episode-base.js';
 import type { Budgets, EndReason, Environment } from '../env/types.js';
 import type { Task } from '../tasks/task.js';
@@ -89,6 +90,9 @@ export async function runEpisode(agent: Agent, env: Environment, task: Task, bud
       options.onTurn?.(record);
     }
   } catch (err) {
+    // A damaged index is not the episode's failure: every episode after it would read wrong
+    // results, so the evaluation or training stops instead of scoring them.
+    if (err instanceof DamagedIndexError) throw err;
     endReason = 'error';
     error = err instanceof Error ? err.message : String(err);
   }

@@ -1,4 +1,4 @@
-import { isInputError, NumericalError } from '../errors.js';
+import { DamagedIndexError, isInputError, NumericalError } from '../errors.js';
 import { describeFsError } from '../files/fs-error.js';
 import type { Command } from './command.js';
 import { guardConsole } from './safe-text.js';
@@ -73,7 +73,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await cmd.run(rest);
   } catch (err) {
-    if (isInputError(err)) {
+    // A damaged index is the user's to fix (rebuild it), as bad input is.
+    if (isInputError(err) || err instanceof DamagedIndexError) {
       console.error(`sleuth ${name}: ${err.message}`);
       return 2;
     }

@@ -11,6 +11,8 @@ import { Analyzer, type AnalyzerOptions } from './analyzer.js';
 import { Grow, PairChunks, Utf8Sink, type PostingPairs } from './buffers.js';
 import { WordTable } from './tokenize.js';
 import { WordKernel } from './word-loops.js';
+import { checksumOf } from '../files/checksum.js';
+import { BLOCK_BYTES, CHECKSUM_ALGORITHM, sealJson, sumFiles, SUMS_FILE } from './checksums.js';
 import { COMPRESSED_INDEX_VERSION, INDEX_FORMAT, INDEX_VERSION, SEGMENTS_FORMAT, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import { TEXT_CODEC } from './compressed-texts.js';
 import { BlockPostingsWriter, MAX_POSTING_TF } from './block-postings.js';
@@ -599,10 +601,14 @@ async function buildInto(cursor: ChunkCursor, dir: string, analyzer: Analyzer, k
 
     const files: Record<string, number> = {};
     for (const name of readdirSync(dir).sort()) files[name] = statSync(join(dir, name)).size;
+    // Every file's block checksums, read back from disk: what they sum is what was written.
+    const sums = sumFiles(dir, files);
+    files[SUMS_FILE] = writeWhole(join(dir, SUMS_FILE), sums);
     const manifest: Manifest = {
       format: INDEX_FORMAT,
       version: compress ? COMPRESSED_INDEX_VERSION : INDEX_VERSION,
       endianness: 'LE',
+      checksums: { algorithm: CHECKSUM_ALGORITHM, blockBytes: BLOCK_BYTES, file: SUMS_FILE, sum: checksumOf(new Uint8Array(sums.buffer, sums.byteOffset, sums.byteLength)) },
       ...(compress ? { textCodec: TEXT_CODEC } : {}),
       analyzer: analyzer.config,
       bm25: { k1, b },
@@ -612,7 +618,7 @@ async function buildInto(cursor: ChunkCursor, dir: string, analyzer: Analyzer, k
       ...(source !== undefined ? { source } : {}),
       files,
     };
-    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    writeFileSync(join(dir, 'manifest.json'), sealJson(manifest));
     const bytes = Object.values(files).reduce((s, n) => s + n, 0);
     return { docs: N, terms: T, postings: P, tokens, bytes, full };
   } catch (err) {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { AnalyzerConfig } from './analyzer.js';
+import { CHECKSUM_ALGORITHM, BLOCK_BYTES, checkSeal, SUMS_FILE, warnUnchecked } from './checksums.js';
 
 /**
  * The index directory, version 3. Every array is a flat little-endian typed array in its own file,
@@ -27,6 +28,10 @@ import { AnalyzerConfig } from './analyzer.js';
  *
  * manifest.json records the format version, analyzer, BM25 parameters, counts and every file's
  * size, so an index from another version, or one truncated on disk, is refused with a clear error.
+ * It also records the checksum of sums.bin, which holds every other file's checksums per 4 KiB
+ * block, and it is sealed with a checksum of its own (checksums.ts): damage that keeps a file's
+ * size is found when the damaged bytes are read, before they are used. An index without them
+ * (built before they were added) is read with a warning.
  *
  * Version 4 is version 3 with the texts compressed (textCodec 'lz4', compressed-texts.ts): each
  * text.<k>.bin is text.<k>.lz4 and text.<k>.blocks. Versions 1 and 2 were 3 and 4 with raw
@@ -48,10 +53,22 @@ export const SEGMENTS_VERSION = 1;
 /** Texts are split into files of at most this many bytes (Node reads at most 2 GiB at once). */
 export const TEXT_SHARD_BYTES = 1 << 30;
 
+const Hex8 = z.string().regex(/^[0-9a-f]{8}$/u);
+
+/** Where an index's block checksums are, and the checksum of that file (checksums.ts). */
+const Checksums = z.object({
+  algorithm: z.literal(CHECKSUM_ALGORITHM),
+  blockBytes: z.literal(BLOCK_BYTES),
+  file: z.literal(SUMS_FILE),
+  sum: Hex8,
+});
+
 export const Manifest = z.object({
   format: z.literal(INDEX_FORMAT),
   version: z.number().int(),
   endianness: z.literal('LE'),
+  /** Absent from an index built before checksums; placed first, far from `checksum`, so that one run of damage cannot remove both. */
+  checksums: Checksums.optional(),
   analyzer: AnalyzerConfig,
   bm25: z.object({ k1: z.number(), b: z.number() }),
   counts: z.object({ docs: z.number().int(), terms: z.number().int(), postings: z.number().int(), tokens: z.number().int() }),
@@ -63,6 +80,8 @@ export const Manifest = z.object({
   source: z.string().optional(),
   /** File name -> size in bytes, for every file of the index (the grep files included). */
   files: z.record(z.string(), z.number().int()),
+  /** The manifest's own checksum, last (sealJson). */
+  checksum: Hex8.optional(),
 });
 export type Manifest = z.infer<typeof Manifest>;
 
@@ -77,11 +96,16 @@ export const SegmentsManifest = z.object({
   /** In document order: segment k holds documents firstDoc .. firstDoc + docs - 1. */
   segments: z.array(z.object({ dir: z.string(), firstDoc: z.number().int(), docs: z.number().int(), tokens: z.number().int() })).min(2),
   source: z.string().optional(),
+  /** The manifest's own checksum (sealJson); absent before checksums. */
+  checksum: Hex8.optional(),
 });
 export type SegmentsManifest = z.infer<typeof SegmentsManifest>;
 
-/** The parsed manifest.json of an index directory, or an InputError naming what is wrong. */
-function readManifestJson(dir: string): { path: string; json: unknown } {
+/**
+ * The parsed manifest.json of an index directory, or an InputError naming what is wrong; a
+ * DamagedIndexError when its seal does not match (checksums.ts). `sealed`: whether it has one.
+ */
+function readManifestJson(dir: string): { path: string; json: unknown; sealed: boolean } {
   let raw: string;
   const path = join(dir, 'manifest.json');
   try {
@@ -91,11 +115,14 @@ function readManifestJson(dir: string): { path: string; json: unknown } {
     if (code === 'ENOENT') throw new InputError(`no search index at ${dir} (missing manifest.json): run \`sleuth index\` first`);
     throw new InputError(`cannot read ${path}: ${code ?? (err as Error).message}`);
   }
+  let json: unknown;
   try {
-    return { path, json: JSON.parse(raw) };
+    json = JSON.parse(raw);
   } catch (err) {
     throw new InputError(`${path}: malformed JSON (${(err as Error).message}); rebuild with \`sleuth index\``);
   }
+  const sealed = json !== null && typeof json === 'object' && checkSeal(dir, 'manifest.json', raw, json);
+  return { path, json, sealed };
 }
 
 /** Whether a directory holds one index or segments (its manifest's format); an InputError if neither. */
@@ -109,18 +136,22 @@ export function indexKind(dir: string): 'index' | 'segments' {
 
 /** Read and check the manifest.json of a segmented index (its segments' are read as they open). */
 export function readSegmentsManifest(dir: string): SegmentsManifest {
-  const { path, json } = readManifestJson(dir);
+  const { path, json, sealed } = readManifestJson(dir);
   const head = json as { format?: unknown; version?: unknown };
   if (head?.format !== SEGMENTS_FORMAT) throw new InputError(`${dir} is not a segmented sleuth index (format ${JSON.stringify(head?.format)})`);
   if (head.version !== SEGMENTS_VERSION) throw new InputError(`${dir} is a segmented sleuth index of version ${String(head.version)}, this sleuth reads version ${SEGMENTS_VERSION}; rebuild with \`sleuth index\``);
   const parsed = SegmentsManifest.safeParse(json);
   if (!parsed.success) throw new InputError(`${path}: invalid manifest (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); rebuild with \`sleuth index\``);
+  if (!sealed) warnUnchecked(dir);
   return parsed.data;
 }
 
-/** Read and check manifest.json (of one index, not of segments) and the sizes of the files it lists. */
-export function readManifest(dir: string): Manifest {
-  const { path, json } = readManifestJson(dir);
+/**
+ * Read and check manifest.json (of one index, not of segments). `quiet`: no warning for an index
+ * without checksums (for a caller that rebuilds such an index instead).
+ */
+export function readManifest(dir: string, quiet = false): Manifest {
+  const { path, json, sealed } = readManifestJson(dir);
   const head = json as { format?: unknown; version?: unknown; segments?: unknown[] };
   if (head?.format === SEGMENTS_FORMAT) throw new InputError(`${dir} is an index of ${head.segments?.length ?? 'several'} segments, which this use of it does not read (it reads an index of one segment)`);
   if (head?.format !== INDEX_FORMAT) throw new InputError(`${dir} is not a sleuth index (format ${JSON.stringify(head?.format)}); rebuild with \`sleuth index\``);
@@ -133,6 +164,9 @@ export function readManifest(dir: string): Manifest {
   if ((parsed.data.textCodec !== undefined) !== (parsed.data.version === COMPRESSED_INDEX_VERSION)) {
     throw new InputError(`${path}: version ${parsed.data.version} with text codec ${parsed.data.textCodec ?? 'none'}: compressed texts are version ${COMPRESSED_INDEX_VERSION} and only they; rebuild with \`sleuth index\``);
   }
+  if (!sealed) {
+    if (!quiet) warnUnchecked(dir);
+  } else if (!parsed.data.checksums || parsed.data.files[SUMS_FILE] === undefined) throw new InputError(`${path}: sealed, but it lists no ${SUMS_FILE}; rebuild with \`sleuth index\``);
   return parsed.data;
 }
 

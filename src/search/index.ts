@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Chunk } from '../corpus/chunk.js';
 import { embeddedCorpusPath } from '../corpus/embedded.js';
 import { readChunks } from '../corpus/read.js';
-import { InputError } from '../errors.js';
+import { DamagedIndexError, InputError } from '../errors.js';
 import { LockHeldError, lockHeld } from '../files/lock.js';
 import { buildIndex, type BuildOptions, type ChunkSource } from './build.js';
 import { readManifest } from './format.js';
@@ -90,14 +90,17 @@ export async function ensureIndexOf(source: string, chunks: () => ChunkSource, d
 /** How long ensureCorpusIndex waits for another sleuth building the same index. */
 const LOCK_WAIT_MS = 10 * 60_000;
 
-/** Whether dir holds an intact index of the current formats built from `source`. */
+/**
+ * Whether dir holds an intact index of the current formats built from `source`, with checksums
+ * (one built before them is rebuilt: these indexes are sleuth's own, made from shipped corpora).
+ */
 function indexCurrent(dir: string, source: string): boolean {
   try {
-    const m = readManifest(dir);
+    const m = readManifest(dir, true);
     const intact = Object.entries(m.files).every(([name, bytes]) => existsSync(join(dir, name)) && statSync(join(dir, name)).size === bytes);
-    return m.source === source && intact && grepCurrent(dir);
+    return m.source === source && m.checksum !== undefined && intact && grepCurrent(dir);
   } catch (err) {
-    if (!(err instanceof InputError)) throw err;
+    if (!(err instanceof InputError) && !(err instanceof DamagedIndexError)) throw err;
     return false;
   }
 }

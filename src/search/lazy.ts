@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { InputError } from '../errors.js';
+import { BLOCK_BYTES, type FileSums } from './checksums.js';
 
 /**
  * Bytes read per page by default. A first read of memory costs a page fault per 4 KiB, so files
@@ -36,11 +37,14 @@ export class PagedFile {
   /**
    * Open `path`, which must be exactly `size` bytes (else the index is truncated or damaged).
    * `target`, if given, is where its bytes go (exactly `size` long, zero-filled): memory the caller
-   * laid out, such as a WebAssembly memory.
+   * laid out, such as a WebAssembly memory. `sums`, if given, are its block checksums: each page
+   * is checked when read, and a damaged one is never handed out (it stays unread, so every later
+   * use of it fails the same way).
    */
-  constructor(readonly path: string, size: number, private readonly pageBytes = PAGE_BYTES, target?: Uint8Array) {
+  constructor(readonly path: string, size: number, private readonly pageBytes = PAGE_BYTES, target?: Uint8Array, private readonly sums?: FileSums) {
     if (target !== undefined && target.length !== size) throw new Error(`page target for ${path} is ${target.length} bytes, the file ${size}`);
     if (!Number.isInteger(Math.log2(pageBytes))) throw new Error(`page size must be a power of two, got ${pageBytes}`);
+    if (sums !== undefined && pageBytes < BLOCK_BYTES) throw new Error(`page size ${pageBytes} is under the checksum block's ${BLOCK_BYTES}`);
     this.fd = openSync(path, 'r');
     const actual = fstatSync(this.fd).size;
     if (actual !== size) {
@@ -61,7 +65,10 @@ export class PagedFile {
       if (this.loaded[page] === 1) continue;
       let end = page + 1;
       while (end <= last && this.loaded[end] === 0) end++;
-      this.read(page * size, Math.min(this.bytes.length, end * size));
+      const from = page * size;
+      const to = Math.min(this.bytes.length, end * size);
+      this.read(from, to);
+      this.sums?.check(this.bytes, from, to);
       this.loaded.fill(1, page, end);
       page = end - 1;
     }

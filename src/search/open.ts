@@ -6,6 +6,9 @@ import type { Chunk } from '../corpus/chunk.js';
 import { Analyzer } from './analyzer.js';
 import { Bm25Scorer, type ScoredDoc } from './bm25.js';
 import { readManifest, readWhole, type Manifest } from './format.js';
+import { IndexSums, SUMS_FILE } from './checksums.js';
+import { checksumOf } from '../files/checksum.js';
+import { DamagedIndexError } from '../errors.js';
 import { GREP_FILE } from './grep/format.js';
 import { grep, GrepIndex, loadGrepIndex } from './grep/index.js';
 import { makeSnippet, type TermHit } from './snippet.js';
@@ -46,12 +49,17 @@ export interface SharedIndexBytes {
 /** Read an index's texts and grep prefilter into shared memory (see SharedIndexBytes). */
 export function readSharedBytes(dir: string): SharedIndexBytes {
   const m = readManifest(dir);
+  const sums = readSums(dir, m);
+  // Checked whole as they are read: the workers that view them check nothing themselves.
   const read = (file: string, expected?: number) => {
+    let bytes: Uint8Array;
     try {
-      return readWhole(join(dir, file), expected, true);
+      bytes = readWhole(join(dir, file), expected, true);
     } catch (err) {
       return unreadableFile(dir, file, err);
     }
+    sums?.of(file).checkWhole(bytes);
+    return bytes;
   };
   const texts = m.textShards.map((s) => read(s.file, m.files[s.file]));
   return { texts, grep: existsSync(join(dir, GREP_FILE)) ? read(GREP_FILE) : null };
@@ -209,6 +217,8 @@ export class SearchIndex implements Searcher {
 export async function openIndex(dir: string, options: OpenOptions = {}): Promise<SearchIndex> {
   const m = readManifest(dir);
   if (endianness() !== 'LE') throw new Error('sleuth indexes are little-endian; this machine is big-endian');
+  // Files read whole here are checked whole; files read a page at a time, each page as it is read.
+  const sums = readSums(dir, m);
   const sizeOf = (name: string): number => {
     const expected = m.files[name];
     if (expected === undefined) throw new InputError(`index ${dir}: manifest lists no ${name}; rebuild with \`sleuth index\``);
@@ -216,16 +226,19 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
   };
   const unreadable = (name: string, err: unknown): never => unreadableFile(dir, name, err);
   const load = (name: string): Uint8Array => {
+    let bytes: Uint8Array;
     try {
-      return readWhole(join(dir, name), sizeOf(name));
+      bytes = readWhole(join(dir, name), sizeOf(name));
     } catch (err) {
       return unreadable(name, err);
     }
+    sums?.of(name).checkWhole(bytes);
+    return bytes;
   };
   const files: PagedFile[] = [];
   const paged = (name: string, pageBytes: number, target?: Uint8Array): PagedFile => {
     try {
-      const f = new PagedFile(join(dir, name), sizeOf(name), pageBytes, target);
+      const f = new PagedFile(join(dir, name), sizeOf(name), pageBytes, target, sums?.of(name));
       files.push(f);
       return f;
     } catch (err) {
@@ -322,8 +335,25 @@ export async function openIndex(dir: string, options: OpenOptions = {}): Promise
     ...(memory ? { memory } : {}),
   });
   const shared = options.shared;
-  const loadGrep = shared ? () => (shared.grep ? new GrepIndex(Buffer.from(shared.grep.buffer, shared.grep.byteOffset, shared.grep.byteLength), join(dir, GREP_FILE)) : undefined) : () => loadGrepIndex(dir);
+  const loadGrep = shared ? () => (shared.grep ? new GrepIndex(Buffer.from(shared.grep.buffer, shared.grep.byteOffset, shared.grep.byteLength), join(dir, GREP_FILE)) : undefined) : () => loadGrepIndex(dir, sums && m.files[GREP_FILE] !== undefined ? sums.of(GREP_FILE) : undefined);
   return new SearchIndex(dir, m, store, scorer, loadGrep, options.snippetChars ?? 240, files);
+}
+
+/**
+ * The index's block checksums (checksums.ts), its sums file checked whole against the manifest;
+ * undefined for an index built before them (readManifest has warned).
+ */
+export function readSums(dir: string, m: Manifest): IndexSums | undefined {
+  if (!m.checksums) return undefined;
+  let bytes: Uint8Array;
+  try {
+    bytes = readWhole(join(dir, SUMS_FILE), m.files[SUMS_FILE]);
+  } catch (err) {
+    return unreadableFile(dir, SUMS_FILE, err);
+  }
+  const sum = checksumOf(bytes);
+  if (sum !== m.checksums.sum) throw new DamagedIndexError(dir, SUMS_FILE, `it has checksum ${sum}, the manifest records ${m.checksums.sum}`);
+  return new IndexSums(dir, m.files, new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4));
 }
 
 /** An index file that could not be read, as an InputError naming it (an InputError passes as it is). */

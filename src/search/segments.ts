@@ -4,6 +4,7 @@ import type { Chunk } from '../corpus/chunk.js';
 import { InputError } from '../errors.js';
 import { Analyzer, type AnalyzerConfig } from './analyzer.js';
 import { bm25Idf, type ScoredDoc } from './bm25.js';
+import { sealJson } from './checksums.js';
 import type { IndexStats, SegmentStats } from './build.js';
 import { indexKind, readSegmentsManifest, SEGMENTS_FORMAT, SEGMENTS_VERSION, type SegmentsManifest } from './format.js';
 import { openIndex, queryTerms, type OpenOptions, type SearchIndex, type SearchOptions } from './open.js';
@@ -51,7 +52,7 @@ export function writeSegmentsManifest(dir: string, built: readonly SegmentStats[
     segments,
     ...(source !== undefined ? { source } : {}),
   };
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  writeFileSync(join(dir, 'manifest.json'), sealJson(manifest));
   // Terms: the largest segment's vocabulary (the segments' vocabularies overlap; their union is not counted).
   return { docs, terms: Math.max(...built.map((s) => s.terms)), postings, tokens, bytes: treeBytes(dir) };
 }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../errors.js';
+import type { FileSums } from '../checksums.js';
 import { isWordUnit } from './fold.js';
 import { GREP_FILE, GREP_FORMAT_VERSION, GREP_MAGIC, HEADER_BYTES } from './format.js';
 import type { Query } from './literals.js';
@@ -368,8 +369,11 @@ function setRange(set: Uint32Array, from: number, to: number): void {
   }
 }
 
-/** The grep index in an index directory: undefined if it has none; InputError if it is unreadable. */
-export function loadGrepIndex(dir: string): GrepIndex | undefined {
+/**
+ * The grep index in an index directory: undefined if it has none; InputError if it is unreadable;
+ * DamagedIndexError if `sums` (its block checksums) do not match it.
+ */
+export function loadGrepIndex(dir: string, sums?: FileSums): GrepIndex | undefined {
   const path = join(dir, GREP_FILE);
   if (!existsSync(path)) return undefined;
   let file: Buffer;
@@ -378,5 +382,6 @@ export function loadGrepIndex(dir: string): GrepIndex | undefined {
   } catch (err) {
     throw new InputError(`cannot read grep index ${path}: ${(err as Error).message}`);
   }
+  sums?.checkWhole(file);
   return new GrepIndex(file, path);
 }

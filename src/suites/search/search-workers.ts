@@ -1,10 +1,15 @@
 import { Worker } from 'node:worker_threads';
 import type { Chunk } from '../../corpus/chunk.js';
-import { InputError } from '../../errors.js';
+import { DamagedIndexError, InputError } from '../../errors.js';
 import type { GrepOptions, GrepResult, SearchHit, Searcher } from '../../search/types.js';
 import type { SearchBackend } from './env.js';
 import { readSharedBytes, type SharedIndexBytes } from '../../search/open.js';
-import type { SearchWorkerReply, SearchWorkerRequest } from './search-worker.js';
+import type { DamageReport, SearchWorkerReply, SearchWorkerRequest, SearchWorkerStart } from './search-worker.js';
+
+/** The DamagedIndexError a worker reported. */
+function damagedError(d: DamageReport): DamagedIndexError {
+  return new DamagedIndexError(d.dir, d.file, d.what);
+}
 
 interface Pending {
   op: SearchWorkerRequest['op'];
@@ -51,7 +56,7 @@ export class SearchWorkers implements SearchBackend {
         slot.inFlight -= 1;
         this.dispatch();
         this.serviceMs?.[p.op].push(reply.ms);
-        if ('error' in reply) p.reject(reply.input ? new InputError(reply.error) : new Error(reply.error));
+        if ('error' in reply) p.reject(reply.damaged ? damagedError(reply.damaged) : reply.input ? new InputError(reply.error) : new Error(reply.error));
         else p.resolve(reply.value);
       });
       slot.worker.on('error', (err) => this.failAll(err));
@@ -79,11 +84,12 @@ export class SearchWorkers implements SearchBackend {
       Array.from({ length: Math.max(1, options.workers) }, async () => {
         const worker = new Worker(url, { workerData: { indexDir, snippetChars: options.snippetChars, preload, shared } });
         await new Promise<void>((resolve, reject) => {
-          const onMessage = (m: { ready?: boolean }) => {
-            if (!m.ready) return;
+          const onMessage = (m: SearchWorkerStart) => {
             worker.off('message', onMessage);
             worker.off('error', reject);
-            resolve();
+            if ('ready' in m) return resolve();
+            void worker.terminate();
+            reject(m.damaged ? damagedError(m.damaged) : new Error(m.failed));
           };
           worker.on('message', onMessage);
           worker.once('error', reject);
