@@ -35,7 +35,12 @@ export class ExternalEpisode {
   /** Resolved when runEpisode asks for the next turn, with the function that hands it over. */
   private nextTurn = deferred<TurnTaker>();
   /** The caller waiting for the result of the call being run. */
-  private waiting: ((result: ToolResult) => void) | undefined;
+  private waiting: { resolve: (result: ToolResult) => void; reject: (err: unknown) => void } | undefined;
+  /**
+   * Why the episode could not go on, when runEpisode threw (it does for a damaged index, which no
+   * tool result may hide): the call waiting, and every later one, fails with it.
+   */
+  private failure: unknown;
   private outcome: EpisodeOutcome | undefined;
   /** Calls run one after another: a call made while one runs waits for it. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -70,6 +75,11 @@ export class ExternalEpisode {
       // from the record, as runEpisode does not ask for another turn; a failure, its error.
       const last = rollout.endReason === 'error' ? undefined : rollout.turns.at(-1)?.calls[0]?.result;
       this.deliver(last ?? errorResult('episode_error', `the episode failed: ${rollout.error ?? 'unknown error'}`));
+    }, (err: unknown) => {
+      this.failure = err;
+      const w = this.waiting;
+      this.waiting = undefined;
+      w?.reject(err);
     });
   }
 
@@ -81,6 +91,7 @@ export class ExternalEpisode {
   /** Run one call; resolves with its result and, when this call ended the episode, the outcome. */
   call(name: string, args: unknown): Promise<{ result: ToolResult; outcome?: EpisodeOutcome }> {
     const run = async () => {
+      if (this.failure !== undefined) throw this.failure;
       if (this.outcome) {
         const r = this.outcome.rollout;
         return { result: errorResult('episode_over', `the episode already ended (${r.endReason}); '${name}' was not run`) };
@@ -88,7 +99,7 @@ export class ExternalEpisode {
       // runEpisode asks for the next turn at once after the previous call ran.
       const take = await this.nextTurn.promise;
       this.nextTurn = deferred();
-      const result = new Promise<ToolResult>((resolve) => (this.waiting = resolve));
+      const result = new Promise<ToolResult>((resolve, reject) => (this.waiting = { resolve, reject }));
       take({ text: '', calls: [{ name, arguments: args ?? {}, status: 'ok' }] });
       const value = await result;
       // The outcome is set before the result of the call that ended the episode is delivered.
@@ -102,6 +113,6 @@ export class ExternalEpisode {
   private deliver(result: ToolResult): void {
     const w = this.waiting;
     this.waiting = undefined;
-    w?.(result);
+    w?.resolve(result);
   }
 }

@@ -136,8 +136,10 @@ export class Lz4TextShard implements ByteSource {
       return hit;
     }
     const out = new Uint8Array(this.index[2 * b + 2]! - this.index[2 * b]!);
+    // Read outside the try: a block whose checksum fails says so itself (DamagedIndexError).
+    const compressed = this.file.range(this.index[2 * b + 1]!, this.index[2 * b + 3]!);
     try {
-      lz4Decompress(this.file.range(this.index[2 * b + 1]!, this.index[2 * b + 3]!), out);
+      lz4Decompress(compressed, out);
     } catch (err) {
       throw new Error(`${this.name}, block ${b}: ${(err as Error).message}; rebuild with \`sleuth index\``);
     }

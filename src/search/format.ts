@@ -101,11 +101,8 @@ export const SegmentsManifest = z.object({
 });
 export type SegmentsManifest = z.infer<typeof SegmentsManifest>;
 
-/**
- * The parsed manifest.json of an index directory, or an InputError naming what is wrong; a
- * DamagedIndexError when its seal does not match (checksums.ts). `sealed`: whether it has one.
- */
-function readManifestJson(dir: string): { path: string; json: unknown; sealed: boolean } {
+/** The parsed manifest.json of an index directory and its text, or an InputError naming what is wrong. */
+function readManifestJson(dir: string): { path: string; json: unknown; raw: string } {
   let raw: string;
   const path = join(dir, 'manifest.json');
   try {
@@ -121,8 +118,7 @@ function readManifestJson(dir: string): { path: string; json: unknown; sealed: b
   } catch (err) {
     throw new InputError(`${path}: malformed JSON (${(err as Error).message}); rebuild with \`sleuth index\``);
   }
-  const sealed = json !== null && typeof json === 'object' && checkSeal(dir, 'manifest.json', raw, json);
-  return { path, json, sealed };
+  return { path, json, raw };
 }
 
 /** Whether a directory holds one index or segments (its manifest's format); an InputError if neither. */
@@ -136,10 +132,12 @@ export function indexKind(dir: string): 'index' | 'segments' {
 
 /** Read and check the manifest.json of a segmented index (its segments' are read as they open). */
 export function readSegmentsManifest(dir: string): SegmentsManifest {
-  const { path, json, sealed } = readManifestJson(dir);
+  const { path, json, raw } = readManifestJson(dir);
   const head = json as { format?: unknown; version?: unknown };
   if (head?.format !== SEGMENTS_FORMAT) throw new InputError(`${dir} is not a segmented sleuth index (format ${JSON.stringify(head?.format)})`);
   if (head.version !== SEGMENTS_VERSION) throw new InputError(`${dir} is a segmented sleuth index of version ${String(head.version)}, this sleuth reads version ${SEGMENTS_VERSION}; rebuild with \`sleuth index\``);
+  // After the version: another version's manifest is refused as such, whatever its seal.
+  const sealed = checkSeal(dir, 'manifest.json', raw, json);
   const parsed = SegmentsManifest.safeParse(json);
   if (!parsed.success) throw new InputError(`${path}: invalid manifest (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); rebuild with \`sleuth index\``);
   if (!sealed) warnUnchecked(dir);
@@ -151,7 +149,7 @@ export function readSegmentsManifest(dir: string): SegmentsManifest {
  * without checksums (for a caller that rebuilds such an index instead).
  */
 export function readManifest(dir: string, quiet = false): Manifest {
-  const { path, json, sealed } = readManifestJson(dir);
+  const { path, json, raw } = readManifestJson(dir);
   const head = json as { format?: unknown; version?: unknown; segments?: unknown[] };
   if (head?.format === SEGMENTS_FORMAT) throw new InputError(`${dir} is an index of ${head.segments?.length ?? 'several'} segments, which this use of it does not read (it reads an index of one segment)`);
   if (head?.format !== INDEX_FORMAT) throw new InputError(`${dir} is not a sleuth index (format ${JSON.stringify(head?.format)}); rebuild with \`sleuth index\``);
@@ -159,6 +157,8 @@ export function readManifest(dir: string, quiet = false): Manifest {
     throw new InputError(`${dir} is a sleuth index of format version ${String(head.version)}, with raw postings, which this sleuth no longer reads: it reads version ${INDEX_VERSION} (and ${COMPRESSED_INDEX_VERSION}, with compressed texts), whose postings are block-compressed; rebuild with \`sleuth index\``);
   }
   if (head.version !== INDEX_VERSION && head.version !== COMPRESSED_INDEX_VERSION) throw new InputError(`${dir} is a sleuth index of format version ${String(head.version)}, this sleuth reads version ${INDEX_VERSION} (and ${COMPRESSED_INDEX_VERSION}, with compressed texts); rebuild with \`sleuth index\``);
+  // After the version: another version's manifest is refused as such, whatever its seal.
+  const sealed = checkSeal(dir, 'manifest.json', raw, json);
   const parsed = Manifest.safeParse(json);
   if (!parsed.success) throw new InputError(`${path}: invalid manifest (${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}); rebuild with \`sleuth index\``);
   if ((parsed.data.textCodec !== undefined) !== (parsed.data.version === COMPRESSED_INDEX_VERSION)) {

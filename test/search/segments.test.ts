@@ -7,6 +7,7 @@ import { Bm25Scorer, buildIndex, openIndex, openSearcher, SegmentedIndex, type S
 import { MAX_SEGMENT_DOCS } from '../../src/search/scoring-memory.js';
 import { lz4Bound, lz4Compress, lz4Decompress, lz4DecompressPlain, lz4DecompressWasm, lz4WasmAvailable } from '../../src/search/lz4.js';
 import { expectSameRanking, iterate, randomChunks, reference, rng, VOCAB } from './bm25-reference.js';
+import { unseal } from './damage.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sleuth-segments-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -234,8 +235,14 @@ describe('compressed texts', () => {
     bytes.fill(0xff, 0, bytes.length);
     writeFileSync(file, bytes);
     const ix = await openIndex(dir);
-    expect(() => ix.store.text(3)).toThrow(/text\.0\.lz4, block 0: damaged LZ4 block/);
+    // Its checksums find it before the decoder sees it.
+    expect(() => ix.store.text(3)).toThrow(/text\.0\.lz4 is damaged \(bytes 0\.\.4096 have checksum [0-9a-f]{8}, the index recorded [0-9a-f]{8}\)/);
     ix.close();
+    // An index without checksums (built before them): the LZ4 decoder still refuses the block.
+    unseal(dir);
+    const old = await openIndex(dir);
+    expect(() => old.store.text(3)).toThrow(/text\.0\.lz4, block 0: damaged LZ4 block/);
+    old.close();
   });
 });
 
