@@ -33,11 +33,14 @@ const SAMPLED_TEXTS = 1000;
  * file against its checksum, and the cross-references (offsets against the files they index, ids
  * in order, the vocabulary sorted, every postings block decoded against the term table, its block
  * metadata and the document lengths, and a sample of texts re-analysed against their lengths).
- * Never throws for damage: every problem is reported with its file and offset.
+ * Never throws for damage: every problem is reported with its file and offset (an InputError when
+ * there is no index at dir).
  */
 export async function verifyIndex(dir: string): Promise<VerifyReport> {
   const started = performance.now();
   const report: VerifyReport = { dir, checksums: true, files: 0, bytes: 0, seconds: 0, problems: [] };
+  // Nothing there is the caller's mistake, not damage.
+  if (!existsSync(join(dir, 'manifest.json'))) throw new InputError(`no search index at ${dir} (missing manifest.json): run \`sleuth index\` first`);
   let kind: 'index' | 'segments';
   try {
     kind = indexKind(dir);
