@@ -42,12 +42,16 @@ export const QUERY_BUDGET_MS = 60_000;
  * term's postings from disk on first use, SQLite fills its page cache, JIT compilers warm up.
  */
 export const WARM_MS = 30_000;
-export async function timeQueries(queries: string[], run: (q: string) => unknown, measured?: (result: unknown) => void): Promise<{ qps: number; p50_ms: number; p99_ms: number }> {
+export async function timeQueries(queries: string[], run: (q: string) => unknown, measured?: (result: unknown) => void): Promise<{ qps: number; p50_ms: number; p99_ms: number; first_pass_qps: number }> {
   const warm = now();
+  let warmed = 0;
   for (const q of queries) {
     await run(q);
+    warmed++;
     if (now() - warm > WARM_MS) break;
   }
+  // The warm-up pass reads (and checks) the pages the queries need: the cost a cold index pays once.
+  const first_pass_qps = warmed / ((now() - warm) / 1000);
   const lat: number[] = [];
   const start = now();
   for (const q of queries) {
@@ -58,7 +62,7 @@ export async function timeQueries(queries: string[], run: (q: string) => unknown
     if (now() - start > QUERY_BUDGET_MS) break;
   }
   const total = (now() - start) / 1000;
-  return { qps: lat.length / total, p50_ms: percentile(lat, 50), p99_ms: percentile(lat, 99) };
+  return { qps: lat.length / total, p50_ms: percentile(lat, 50), p99_ms: percentile(lat, 99), first_pass_qps };
 }
 
 /**

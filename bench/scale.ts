@@ -14,16 +14,22 @@
  * bench:search, three times each after a warm-up. Disk use and free space are recorded before and
  * after, and the index's bytes by part (postings, vocabulary, texts, grep, ...). postings_per_query:
  * the postings of the queries' terms, what the exhaustive loop scores (its mean, and p99);
- * postings_scored_per_query: those the engine scored, pruning or not (its mean). The index
+ * postings_scored_per_query: those the engine scored, pruning or not (its mean). verify_s and
+ * verify_mb_s: `sleuth index verify`'s full pass over the index (every block's checksum and every
+ * cross-reference) on one thread. With --unchecked-too the queries run a second time over the same
+ * files opened as an index without checksums (hard links and a manifest without them: the read path
+ * before checksums), in the same run: `unchecked` holds its load_s, first_pass_qps and qps. The index
  * is removed afterwards unless --keep. Results are merged into --out by corpus and
  * size (runs from before the corpus was recorded were on the topical corpus).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { buildIndex, openSearcher } from '../src/search/index.js';
+import { verifyIndex } from '../src/search/verify.js';
+import { SUMS_FILE } from '../src/search/checksums.js';
 import { queryTerms, type SearchIndex } from '../src/search/open.js';
 import { SegmentedIndex } from '../src/search/segments.js';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
@@ -105,7 +111,33 @@ async function childQuery(kind: CorpusKind, chunks: number, index: string, manRo
   const scored = memories.reduce((n, m) => n + (m?.postingsScored(true) ?? 0), 0);
   const postings_scored_per_query = memories.every((m) => m !== undefined) ? scored / queries.length : null;
   const postings_per_query = postings.reduce((a, b) => a + b, 0) / postings.length;
-  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, postings_per_query, postings_scored_per_query, postings_per_query_p99: percentile(postings, 99), grep_literal_p50_ms: percentile(grepLat, 50), grep_calls: grepCalls, read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
+  return { load_s, qps: q.qps, p50_ms: q.p50_ms, p99_ms: q.p99_ms, first_pass_qps: q.first_pass_qps, postings_per_query, postings_scored_per_query, postings_per_query_p99: percentile(postings, 99), grep_literal_p50_ms: percentile(grepLat, 50), grep_calls: grepCalls, read_p50_ms: percentile(readLat, 50), query_peak_rss_mb: peakRssMb() };
+}
+
+/** `sleuth index verify` over the index, timed; it must find nothing. */
+async function childVerify(index: string) {
+  const report = await verifyIndex(index);
+  if (report.problems.length > 0) throw new Error(`index verify found problems in a fresh index: ${JSON.stringify(report.problems.slice(0, 3))}`);
+  return { verify_s: report.seconds, verify_mb_s: report.bytes / 1e6 / report.seconds, verify_peak_rss_mb: peakRssMb() };
+}
+
+/**
+ * The same index as one built before checksums: every file hard-linked (no copy), sums.bin left
+ * out, each manifest without its checksums. Opening it takes the read path without checks.
+ */
+function uncheckedCopy(index: string, to: string): void {
+  mkdirSync(to);
+  for (const f of readdirSync(index)) {
+    const from = join(index, f);
+    if (statSync(from).isDirectory()) uncheckedCopy(from, join(to, f));
+    else if (f === 'manifest.json') {
+      const m = JSON.parse(readFileSync(from, 'utf8')) as { checksums?: unknown; checksum?: unknown; files?: Record<string, number> };
+      delete m.checksums;
+      delete m.checksum;
+      if (m.files) delete m.files[SUMS_FILE];
+      writeFileSync(join(to, f), JSON.stringify(m, null, 2) + '\n');
+    } else if (f !== SUMS_FILE) linkSync(from, join(to, f));
+  }
 }
 
 /**
@@ -169,8 +201,9 @@ async function main(): Promise<void> {
     {
       child: { type: 'boolean' }, mode: { type: 'string' }, index: { type: 'string' },
       chunks: { type: 'string' }, corpus: { type: 'string' }, 'man-root': { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean' }, timeout: { type: 'string' },
+      'unchecked-too': { type: 'boolean' },
     },
-    `usage: npm run bench:scale -- [--chunks N] [--corpus KIND] [--man-root DIR] [--work DIR] [--out FILE] [--keep] [--timeout S]
+    `usage: npm run bench:scale -- [--chunks N] [--corpus KIND] [--man-root DIR] [--work DIR] [--out FILE] [--keep] [--timeout S] [--unchecked-too]
 
 Generates N chunks (default 2100000, the corpus size of Training Search Agents with GRPO; 21000000 is wiki-18's) of the corpus
 --corpus (${CORPUS_KINDS.join(', ')}; default fitted; manpages, the man pages under --man-root
@@ -178,12 +211,13 @@ Generates N chunks (default 2100000, the corpus size of Training Search Agents w
 in a stream, indexes them in segments with compressed texts into DIR (default .sleuth/bench), loads
 and queries the index, and merges the result for the corpus and N into FILE (default bench/results/scale.json).
 The index is removed afterwards unless --keep. --timeout: seconds each of build and query may take
-(default 7200).`,
+(default 7200). --unchecked-too: query the same files again as an index without checksums (the
+read path before them), in the same run, recorded as "unchecked".`,
   );
   if (values.child) {
     const kind = values.corpus as CorpusKind;
     const manRoot = values['man-root']!;
-    const result = values.mode === 'build' ? await childBuild(kind, Number(values.chunks), values.index!, manRoot) : await childQuery(kind, Number(values.chunks), values.index!, manRoot);
+    const result = values.mode === 'build' ? await childBuild(kind, Number(values.chunks), values.index!, manRoot) : values.mode === 'verify' ? await childVerify(values.index!) : await childQuery(kind, Number(values.chunks), values.index!, manRoot);
     console.log(JSON.stringify(result));
     return;
   }
@@ -211,11 +245,25 @@ The index is removed afterwards unless --keep. --timeout: seconds each of build 
   const after = freeGb(work);
   process.stderr.write(`built in ${(built.build_s as number).toFixed(1)} s (${(built.generate_s as number).toFixed(1)} s generating), ${(built.index_gb as number).toFixed(2)} GB in ${built.segments} segments; querying\n`);
   const queried = child(['--mode', 'query', '--corpus', kind, '--man-root', manRoot, '--chunks', String(chunks), '--index', index], timeoutS);
+  settleDisk();
+  process.stderr.write(`queried at ${(queried.qps as number).toFixed(0)} q/s; verifying\n`);
+  const verified = child(['--mode', 'verify', '--index', index], timeoutS);
+  let unchecked: Record<string, number> | undefined;
+  if (values['unchecked-too']) {
+    const plain = `${index}-unchecked`;
+    rmSync(plain, { recursive: true, force: true });
+    uncheckedCopy(index, plain);
+    settleDisk();
+    const q = child(['--mode', 'query', '--corpus', kind, '--man-root', manRoot, '--chunks', String(chunks), '--index', plain], timeoutS);
+    rmSync(plain, { recursive: true, force: true });
+    unchecked = { load_s: round(q.load_s as number)!, first_pass_qps: round(q.first_pass_qps as number)!, qps: round(q.qps as number)!, p50_ms: round(q.p50_ms as number)! };
+  }
   const run = {
     corpus: kind,
     chunks,
     date: new Date().toISOString(),
-    ...Object.fromEntries(Object.entries({ ...built, ...queried }).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
+    ...Object.fromEntries(Object.entries({ ...built, ...queried, ...verified }).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
+    ...(unchecked ? { unchecked } : {}),
     index_bytes: dirBytes(index),
     index_bytes_by_part: bytesByPart(index),
     disk_free_gb_before: before,
