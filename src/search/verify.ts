@@ -217,7 +217,9 @@ function checkStructure(dir: string, m: Manifest, add: (file: string, problem: s
   const docs = new Uint32Array(BLOCK);
   const tfs = new Uint32Array(BLOCK);
   const tfSum = new Uint32Array(N);
-  const norm = (d: number) => m.bm25.k1 * (1 - m.bm25.b + (m.bm25.b * doclen[d]!) / m.avgdl);
+  // Each document's BM25 length norm, as the builder computed it for the bounds.
+  const norms = new Float64Array(N);
+  for (let d = 0; d < N; d++) norms[d] = m.bm25.k1 * (1 - m.bm25.b + (m.bm25.b * doclen[d]!) / m.avgdl);
   for (let t = 0; t < T; t++) {
     let left = postOff[t + 1]! - postOff[t]!;
     let prev = -1;
@@ -236,8 +238,10 @@ function checkStructure(dir: string, m: Manifest, add: (file: string, problem: s
       for (let i = 0; i < n; i++) {
         const d = docs[i]!;
         if (d >= N || (i > 0 && d <= docs[i - 1]!)) return add('post.data', `term ${t}'s block ${k - blockOff[t]!} holds document ${d} ${d >= N ? `(there are ${N})` : 'out of order'}`, blockAt[k]! * 4);
-        tfSum[d] += tfs[i]!;
-        bound = Math.max(bound, tfs[i]! / (tfs[i]! + norm(d)));
+        const tf = tfs[i]!;
+        tfSum[d] += tf;
+        const part = tf / (tf + norms[d]!);
+        if (part > bound) bound = part;
       }
       if (blockLast[k] !== docs[n - 1]) return add('block.last', `block ${k} ends at document ${docs[n - 1]}, block.last says ${blockLast[k]}`, k * 4);
       if (blockMax[k]! < Math.fround(bound) * (1 - 1e-6)) return add('block.max', `block ${k}'s bound ${blockMax[k]} is under its largest score part ${bound}`, k * 4);
