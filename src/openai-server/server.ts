@@ -20,7 +20,9 @@ import type { LocalSampler, SampledToken } from '../backend/local/sampler.js';
  *   POST /v1/completions       a prompt as text or token ids, or a batch of them; logprobs with the
  *                              top alternatives, and the ids themselves in choices[].token_ids (as
  *                              vLLM does)
- * Both take `stop` (strings; cut from the returned text, as OpenAI does), `stream` (server-sent
+ * A tool call comes back in the arguments the request's tools declare: the local model's short
+ * forms expanded as in training, checked against the declared JSON Schema; one that cannot be is
+ * an error (servedCall). Both take `stop` (strings; cut from the returned text, as OpenAI does), `stream` (server-sent
  * events: completions token by token as they are sampled; chat once the turn is parsed, as role,
  * content and tool-call deltas) and `stream_options.include_usage`. A parameter this server does not
  * implement (response_format, frequency_penalty, echo, ...) is a 400 naming it, never ignored.
@@ -160,6 +162,9 @@ export function createOpenAIServer(opts: ServeOptions): Server {
   const chat = async (body: unknown, sink: Sink) => {
     const req = checkBody(ChatSchema, body, 'request body', 400);
     const declared: ToolSpec[] = (req.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
+    const checks = argumentChecks(declared);
+    // A refused call would come back the same from a retry of the same seeded or greedy request.
+    const deterministic = req.seed != null || req.temperature === 0;
     const choice = req.tool_choice ?? 'auto';
     if (typeof choice === 'object' && !declared.some((t) => t.name === choice.function.name)) throw new HttpError(400, `tool_choice: function '${choice.function.name}' is not among the tools`);
     if (choice === 'required' && !declared.length) throw new HttpError(400, 'tool_choice: required needs at least one tool');
@@ -177,8 +182,7 @@ export function createOpenAIServer(opts: ServeOptions): Server {
     const choices = seqs.map((s, index) => {
       const turn = renderer.parse([...forced, ...s.tokens]);
       const split = splitCalls(turn.calls, choice === 'none' ? [] : tools);
-      let calls = split.calls;
-      if (req.parallel_tool_calls === false) calls = calls.slice(0, 1);
+      const calls = (req.parallel_tool_calls === false ? split.calls.slice(0, 1) : split.calls).map((c) => servedCall(c, checks, deterministic));
       const unparsed = split.refused;
       const content = cutAtStop([turn.text, ...unparsed].filter(Boolean).join('\n'), stops);
       const toolCalls = calls.map((c) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } }));
@@ -320,8 +324,9 @@ export function createOpenAIServer(opts: ServeOptions): Server {
         return;
       }
       const e = asHttpError(err);
-      if (e.status >= 500) throw err;
-      sendJson(res, e.status, { error: { message: e.message, type: e.status === 404 ? 'not_found' : 'invalid_request_error', param: null, code: e.code ?? null } }, e.headers);
+      if (e.status >= 500 && !(e instanceof OpenAIError)) throw err;
+      const type = e instanceof OpenAIError && e.type ? e.type : e.status === 404 ? 'not_found' : 'invalid_request_error';
+      sendJson(res, e.status, { error: { message: e.message, type, param: e instanceof OpenAIError ? e.param : null, code: e.code ?? null } }, e.headers);
     }
   }
 }
@@ -335,7 +340,8 @@ function refuseUnsupported(body: Record<string, unknown>): Record<string, unknow
   const entries = Object.entries(body);
   const asksNothing = ([k, v]: [string, unknown]) => v === null || (UNSUPPORTED_FALSY.has(k) && v === false);
   const bad = entries.filter((e) => !known.has(e[0]) && !asksNothing(e)).map(([k]) => k);
-  if (bad.length) throw new HttpError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, {}, 'unsupported_parameter');
+  // OpenAI's `param` names one parameter: the first; the message names them all.
+  if (bad.length) throw new OpenAIError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, { param: bad[0]!, code: 'unsupported_parameter' });
   return Object.fromEntries(entries.filter((e) => known.has(e[0]) || !asksNothing(e)));
 }
 
@@ -347,6 +353,58 @@ function refuseUnsupported(body: Record<string, unknown>): Record<string, unknow
 export function splitCalls(parsed: ParsedCall[], tools: ToolSpec[]): { calls: ParsedCall[]; refused: string[] } {
   const callable = (c: ParsedCall) => c.status !== 'unparseable' && tools.some((t) => t.name === c.name);
   return { calls: parsed.filter(callable), refused: parsed.filter((c) => !callable(c)).map((c) => c.raw) };
+}
+
+/**
+ * An error in OpenAI's shape, `{"error": {message, type, param, code}}`, with the fields an
+ * HttpError lacks: `param`, the request field it is about, and a `type` other than the status's.
+ */
+export class OpenAIError extends HttpError {
+  readonly param: string | null;
+  readonly type: string | undefined;
+  constructor(status: number, message: string, o: { param?: string; type?: string; code?: string; headers?: Record<string, string> } = {}) {
+    super(status, message, o.headers ?? {}, o.code);
+    this.param = o.param ?? null;
+    this.type = o.type;
+  }
+}
+
+/**
+ * Each declared tool's arguments as a zod schema read from its JSON Schema (zod's fromJSONSchema):
+ * what a served call must satisfy. A schema zod cannot read is the request's error, naming it:
+ * the server would otherwise return calls it never checked.
+ */
+export function argumentChecks(tools: readonly ToolSpec[]): Map<string, z.ZodType> {
+  return new Map(
+    tools.map((t, i) => {
+      try {
+        return [t.name, z.fromJSONSchema(Object.keys(t.parameters).length ? (t.parameters as Parameters<typeof z.fromJSONSchema>[0]) : { type: 'object' })];
+      } catch (err) {
+        const param = `tools[${i}].function.parameters`;
+        throw new OpenAIError(400, `${param}: not a JSON Schema this server can check calls against (${(err as Error).message})`, { param, code: 'invalid_value' });
+      }
+    }),
+  );
+}
+
+/**
+ * A parsed call as the client gets it: its arguments in the schema the request declared. The
+ * local model writes short forms (`{"t":3,"q":"1-"}`, hit numbers) that the renderer's parse has
+ * already expanded into text and chunk ids, exactly as in training (references.ts); a short form
+ * it could not expand (a hit or word the conversation never showed), or arguments the declared
+ * schema refuses, are no call a client's tool could run: the response is an error naming the call,
+ * as OpenAI answers a model's invalid output (HTTP 500, type model_error). `deterministic`: the
+ * same request would sample the same call again, so the client is told not to retry it.
+ */
+export function servedCall(call: ParsedCall, checks: ReadonlyMap<string, z.ZodType>, deterministic: boolean): ParsedCall {
+  const refuse = (why: string) => {
+    throw new OpenAIError(500, `the model's call ${call.name} ${JSON.stringify(call.arguments)} cannot be served in the schema the request declared: ${why}`, { type: 'model_error', code: 'invalid_tool_call', headers: deterministic ? { 'x-should-retry': 'false' } : {} });
+  };
+  if (call.argumentError !== undefined) refuse(`its short form does not expand (${call.argumentError})`);
+  const check = checks.get(call.name);
+  const parsed = check?.safeParse(call.arguments ?? {});
+  if (parsed && !parsed.success) refuse(parsed.error.issues.slice(0, 3).map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '));
+  return call;
 }
 
 /** The text before the first stop string (OpenAI returns text without the stop sequence). */
