@@ -22,7 +22,7 @@ import type { LocalSampler, SampledToken } from '../backend/local/sampler.js';
  *                              vLLM does)
  * A tool call comes back in the arguments the request's tools declare: the local model's short
  * forms expanded as in training, checked against the declared JSON Schema; one that cannot be is
- * an error (servedCall). Both take `stop` (strings; cut from the returned text, as OpenAI does), `stream` (server-sent
+ * an error (unservable, unservedError). Both take `stop` (strings; cut from the returned text, as OpenAI does), `stream` (server-sent
  * events: completions token by token as they are sampled; chat once the turn is parsed, as role,
  * content and tool-call deltas) and `stream_options.include_usage`. A parameter this server does not
  * implement (response_format, frequency_penalty, echo, ...) is a 400 naming it, never ignored.
@@ -182,15 +182,18 @@ export function createOpenAIServer(opts: ServeOptions): Server {
     const choices = seqs.map((s, index) => {
       const turn = renderer.parse([...forced, ...s.tokens]);
       const split = splitCalls(turn.calls, choice === 'none' ? [] : tools);
-      const calls = (req.parallel_tool_calls === false ? split.calls.slice(0, 1) : split.calls).map((c) => servedCall(c, checks, deterministic));
+      const calls = req.parallel_tool_calls === false ? split.calls.slice(0, 1) : split.calls;
+      const problems = calls.map((c) => unservable(c, checks));
       const unparsed = split.refused;
       const content = cutAtStop([turn.text, ...unparsed].filter(Boolean).join('\n'), stops);
       const toolCalls = calls.map((c) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } }));
       const finish = calls.length ? 'tool_calls' : s.stopReason === 'stop' ? 'stop' : 'length';
       // Per sampled token (template tokens included), in OpenAI's chat shape.
       const logprobs = req.logprobs ? { content: s.tokens.map((t, i) => tokenLogprob(renderer.decode([t]), s.logprobs[i]!, (s.topLogprobs?.[i] ?? []).map((x) => tokenLogprob(renderer.decode([x.token]), x.logprob)))) } : null;
-      return { index, content: content || null, toolCalls, finish, logprobs };
+      return { index, content: content || null, toolCalls, problems, finish, logprobs };
     });
+    const bad = choices.find((c) => c.problems.some((p) => p !== undefined));
+    if (bad) throw unservedError(bad, deterministic);
     const completion = seqs.reduce((n, s) => n + s.tokens.length, 0);
     const usage = { prompt_tokens: prompt.length, completion_tokens: completion, total_tokens: prompt.length + completion };
     if (!sink.streaming) {
@@ -326,7 +329,7 @@ export function createOpenAIServer(opts: ServeOptions): Server {
       const e = asHttpError(err);
       if (e.status >= 500 && !(e instanceof OpenAIError)) throw err;
       const type = e instanceof OpenAIError && e.type ? e.type : e.status === 404 ? 'not_found' : 'invalid_request_error';
-      sendJson(res, e.status, { error: { message: e.message, type, param: e instanceof OpenAIError ? e.param : null, code: e.code ?? null } }, e.headers);
+      sendJson(res, e.status, { error: { message: e.message, type, param: e instanceof OpenAIError ? e.param : null, code: e.code ?? null, ...(e instanceof OpenAIError ? e.detail : {}) } }, e.headers);
     }
   }
 }
@@ -362,10 +365,13 @@ export function splitCalls(parsed: ParsedCall[], tools: ToolSpec[]): { calls: Pa
 export class OpenAIError extends HttpError {
   readonly param: string | null;
   readonly type: string | undefined;
-  constructor(status: number, message: string, o: { param?: string; type?: string; code?: string; headers?: Record<string, string> } = {}) {
+  /** Further fields of the error object (a server's own, which OpenAI clients ignore). */
+  readonly detail: Record<string, unknown>;
+  constructor(status: number, message: string, o: { param?: string; type?: string; code?: string; headers?: Record<string, string>; detail?: Record<string, unknown> } = {}) {
     super(status, message, o.headers ?? {}, o.code);
     this.param = o.param ?? null;
     this.type = o.type;
+    this.detail = o.detail ?? {};
   }
 }
 
@@ -387,24 +393,47 @@ export function argumentChecks(tools: readonly ToolSpec[]): Map<string, z.ZodTyp
   );
 }
 
+/** Why a call cannot be served: a short form that did not expand (its renderer's reason), or arguments the declared schema refuses. */
+export type Unservable = { shortForm: string } | { schema: string };
+
 /**
- * A parsed call as the client gets it: its arguments in the schema the request declared. The
+ * Why a parsed call cannot go to the client in the schema the request declared, if it cannot. The
  * local model writes short forms (`{"t":3,"q":"1-"}`, hit numbers) that the renderer's parse has
- * already expanded into text and chunk ids, exactly as in training (references.ts); a short form
- * it could not expand (a hit or word the conversation never showed), or arguments the declared
- * schema refuses, are no call a client's tool could run: the response is an error naming the call,
- * as OpenAI answers a model's invalid output (HTTP 500, type model_error). `deterministic`: the
- * same request would sample the same call again, so the client is told not to retry it.
+ * already expanded into text and chunk ids, exactly as in training (references.ts): one it could
+ * not expand (a hit or word the conversation never showed) is left as written, with the reason.
+ * Expanded arguments are then checked against the declared JSON Schema.
  */
-export function servedCall(call: ParsedCall, checks: ReadonlyMap<string, z.ZodType>, deterministic: boolean): ParsedCall {
-  const refuse = (why: string) => {
-    throw new OpenAIError(500, `the model's call ${call.name} ${JSON.stringify(call.arguments)} cannot be served in the schema the request declared: ${why}`, { type: 'model_error', code: 'invalid_tool_call', headers: deterministic ? { 'x-should-retry': 'false' } : {} });
-  };
-  if (call.argumentError !== undefined) refuse(`its short form does not expand (${call.argumentError})`);
-  const check = checks.get(call.name);
-  const parsed = check?.safeParse(call.arguments ?? {});
-  if (parsed && !parsed.success) refuse(parsed.error.issues.slice(0, 3).map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; '));
-  return call;
+export function unservable(call: ParsedCall, checks: ReadonlyMap<string, z.ZodType>): Unservable | undefined {
+  if (call.argumentError !== undefined) return { shortForm: call.argumentError };
+  const parsed = checks.get(call.name)?.safeParse(call.arguments ?? {});
+  if (!parsed || parsed.success) return undefined;
+  return { schema: parsed.error.issues.slice(0, 3).map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ') };
+}
+
+/**
+ * A choice with a call that cannot be served: no call a client's tool could run, so the response is
+ * an error naming it, as OpenAI answers a model's invalid output (HTTP 500, type model_error).
+ * `deterministic`: the same request would sample the same call again, so the client is told not to
+ * retry. The error also carries the turn as the model wrote it (`sleuth_message`; a call whose
+ * short form did not expand has its reason as `argument_error`), which other clients ignore:
+ * sleuth's `openai:` agent hands those calls to its environment, which answers them with an error
+ * as it answers the local agent's, and the episode goes on.
+ */
+function unservedError(c: { content: string | null; toolCalls: { function: { name: string; arguments: string } }[]; problems: (Unservable | undefined)[] }, deterministic: boolean): OpenAIError {
+  const k = c.problems.findIndex((p) => p !== undefined);
+  const call = c.toolCalls[k]!.function;
+  const problem = c.problems[k]!;
+  const why = 'shortForm' in problem ? `a short form that does not expand: ${problem.shortForm}` : `the declared parameters refuse it: ${problem.schema}`;
+  const toolCalls = c.toolCalls.map((t, i) => {
+    const p = c.problems[i];
+    return p && 'shortForm' in p ? { ...t, argument_error: p.shortForm } : t;
+  });
+  return new OpenAIError(500, `the model's call ${call.name} ${call.arguments} cannot be served in the schema the request declared (${why})`, {
+    type: 'model_error',
+    code: 'invalid_tool_call',
+    headers: deterministic ? { 'x-should-retry': 'false' } : {},
+    detail: { sleuth_message: { role: 'assistant', content: c.content, tool_calls: toolCalls } },
+  });
 }
 
 /** The text before the first stop string (OpenAI returns text without the stop sequence). */

@@ -3,6 +3,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadSampler } from '../../src/backend/local/backend.js';
+import { OpenAIAgent } from '../../src/agent/openai.js';
+import type { AgentContext } from '../../src/agent/types.js';
 import { parseArguments } from '../../src/env/args.js';
 import { listen } from '../../src/http/lifecycle.js';
 import { createOpenAIServer } from '../../src/openai-server/server.js';
@@ -69,10 +71,20 @@ describe('served tool calls', () => {
     expect(err.message).toMatch(/t: 10 is not a hit shown in this episode/);
     // A greedy request would sample the same call again: the SDK is told not to retry it.
     expect(err.headers?.get('x-should-retry')).toBe('false');
+    // The turn as written rides along for sleuth's own openai: agent; other clients ignore it.
+    expect((err.error as { sleuth_message?: unknown }).sleuth_message).toMatchObject({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'bm25_search', arguments: SHORT_FORM }, argument_error: expect.stringMatching(/^t: 10 is not a hit shown/u) }] });
     // Streaming: the same error, before any event.
     const streamed = await refusal(client.chat.completions.create({ ...ask(UNSHOWN), stream: true }));
     expect(streamed.status).toBe(500);
     expect(streamed.message).toMatch(/t: 10 is not a hit shown/);
+  });
+
+  it("leave sleuth's openai: agent its episode: the refused call comes back as a call its environment answers with the reason", async () => {
+    const agent = new OpenAIAgent({ model: 'local', baseURL: client.baseURL, apiKey: 'unused', maxRetries: 0, temperature: 0 });
+    const ctx = { system: SYSTEM, user: UNSHOWN, tools: [SEARCH.spec], budgets: { maxTokensPerTurn: 60 }, sample: 0 } as unknown as AgentContext;
+    const turn = await agent.start(ctx).next([]);
+    expect(turn.calls).toHaveLength(1);
+    expect(turn.calls[0]).toMatchObject({ name: 'bm25_search', arguments: JSON.parse(SHORT_FORM), argumentError: expect.stringMatching(/^t: 10 is not a hit shown/u) });
   });
 
   it('refuse expanded arguments that the declared schema does not accept, naming the field', async () => {
@@ -80,7 +92,7 @@ describe('served tool calls', () => {
     const err = await refusal(client.chat.completions.create(ask(USER, [narrow])));
     expect(err.status).toBe(500);
     expect(err.message).toContain(`bm25_search {"query":"${SEARCHED}"}`);
-    expect(err.message).toMatch(/query: Too big/);
+    expect(err.message).toMatch(/the declared parameters refuse it: query: Too big/);
   });
 
   it('refuse a declared schema the server cannot check calls against, and fill `param` as OpenAI does', async () => {
