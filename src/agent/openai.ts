@@ -1,5 +1,6 @@
 import { parseChatArguments, toOpenAITools } from '../protocol/json-tools.js';
 import OpenAI from 'openai';
+import { z } from 'zod';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { InputError } from '../errors.js';
 import { findLooseCall } from '../protocol/compact/renderer.js';
@@ -67,7 +68,7 @@ class OpenAISession implements AgentSession {
     for (const { call, result } of results) {
       this.messages.push({ role: 'tool', tool_call_id: call.id ?? '', content: result.content });
     }
-    let completion: OpenAI.Chat.ChatCompletion;
+    let completion: Pick<OpenAI.Chat.ChatCompletion, 'choices' | 'usage'>;
     try {
       completion = await this.agent.complete({
         model: this.agent.options.model,
@@ -84,7 +85,11 @@ class OpenAISession implements AgentSession {
       // The conversation outgrew the served model's context: the episode ends on its context, as a
       // local agent's does when its prompt leaves no room, rather than in an error.
       if (err instanceof ContextLengthExceeded) return { text: '', calls: [], promptTokens: 0, completionTokens: 0, overBudget: 'context' };
-      throw err;
+      // `sleuth serve` refused a call it could not serve in the declared schema, and sent the turn
+      // as written: its calls go to the environment, which answers a bad one with an error, as it
+      // answers the local agent's; the episode goes on.
+      if (!(err instanceof UnservedTurn)) throw err;
+      completion = { choices: [{ index: 0, message: err.turn, finish_reason: 'tool_calls', logprobs: null }] };
     }
     const choice = completion.choices[0];
     if (!choice) throw new Error(`${this.agent.spec}: the endpoint returned no choices`);
@@ -98,7 +103,8 @@ class OpenAISession implements AgentSession {
         continue;
       }
       const parsed = parseChatArguments(tc.function.arguments ?? '');
-      calls.push({ name: tc.function.name, id, raw: tc.function.arguments, ...parsed });
+      const argumentError = (tc as { argument_error?: unknown }).argument_error;
+      calls.push({ name: tc.function.name, id, raw: tc.function.arguments, ...parsed, ...(typeof argumentError === 'string' ? { argumentError } : {}) });
     }
     // A call written as text instead of a tool call (a drift of small served models): off-form, as
     // the token-level parsers count it, and carried out, so the episode does not end as a finish.
@@ -130,6 +136,25 @@ class OpenAISession implements AgentSession {
 /** The endpoint refused the conversation as longer than the model's context (OpenAI's context_length_exceeded). */
 export class ContextLengthExceeded extends Error {}
 
+const UnservedMessageSchema = z.object({
+  role: z.literal('assistant'),
+  content: z.string().nullable(),
+  tool_calls: z.array(z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }), argument_error: z.string().optional() })).min(1),
+});
+
+/**
+ * `sleuth serve`'s model_error for a call it cannot serve in the declared schema (code
+ * invalid_tool_call), with the turn as the model wrote it (`sleuth_message`).
+ */
+export class UnservedTurn extends Error {
+  constructor(
+    message: string,
+    readonly turn: OpenAI.Chat.ChatCompletionMessage,
+  ) {
+    super(message);
+  }
+}
+
 export class OpenAIAgent implements Agent {
   readonly spec: string;
   private readonly client: OpenAI;
@@ -153,6 +178,8 @@ export class OpenAIAgent implements Agent {
         return await this.client.chat.completions.create(body);
       } catch (err) {
         if (err instanceof OpenAI.APIError && err.code === 'context_length_exceeded') throw new ContextLengthExceeded(`${this.spec}: ${err.message}`.slice(0, 500));
+        const unserved = err instanceof OpenAI.APIError && err.code === 'invalid_tool_call' ? UnservedMessageSchema.safeParse((err.error as { sleuth_message?: unknown } | undefined)?.sleuth_message) : undefined;
+        if (unserved?.success) throw new UnservedTurn(`${this.spec}: ${(err as Error).message}`.slice(0, 500), { ...unserved.data, refusal: null } as OpenAI.Chat.ChatCompletionMessage);
         // The SDK's messages carry status and body, never the key; keep them short for the rollout.
         const status = err instanceof OpenAI.APIError && err.status ? ` (HTTP ${err.status})` : '';
         throw new Error(`${this.spec}: chat completion failed${status}: ${(err as Error).message}`.slice(0, 500));

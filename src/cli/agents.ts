@@ -1,10 +1,17 @@
 import { openAIAgentFactory } from '../agent/openai.js';
-import { resolveAgent, type AgentFactoryContext, type AgentTable } from '../agent/registry.js';
+import { resolveAgent, type AgentFactory, type AgentFactoryContext, type AgentTable } from '../agent/registry.js';
 import type { Agent } from '../agent/types.js';
 import { localAgentFactory } from '../backend/local/agent.js';
+import { verifyRecordedCheckpoint } from '../runs/checkpoints.js';
 import { tinkerAgentFactory } from '../backend/tinker/agent.js';
 import { resolveSuiteAgent } from '../suites/registry.js';
 import type { OpenedSuite, SuiteAgentContext } from '../suites/types.js';
+
+/** `local:PATH`, a run's checkpoint checked against the checksum its run recorded before it is loaded. */
+const checkedLocalAgent: AgentFactory = (arg, spec, ctx) => {
+  if (arg) verifyRecordedCheckpoint(arg);
+  return localAgentFactory(arg, spec, ctx);
+};
 
 /**
  * The model agents, by spec name: a chat API (`openai:`), the local model (`local:`), a Tinker
@@ -13,7 +20,7 @@ import type { OpenedSuite, SuiteAgentContext } from '../suites/types.js';
  */
 export const MODEL_AGENTS: AgentTable = new Map([
   ['openai', openAIAgentFactory],
-  ['local', localAgentFactory],
+  ['local', checkedLocalAgent],
   ['tinker', tinkerAgentFactory],
 ]);
 

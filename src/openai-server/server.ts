@@ -20,7 +20,9 @@ import type { LocalSampler, SampledToken } from '../backend/local/sampler.js';
  *   POST /v1/completions       a prompt as text or token ids, or a batch of them; logprobs with the
  *                              top alternatives, and the ids themselves in choices[].token_ids (as
  *                              vLLM does)
- * Both take `stop` (strings; cut from the returned text, as OpenAI does), `stream` (server-sent
+ * A tool call comes back in the arguments the request's tools declare: the local model's short
+ * forms expanded as in training, checked against the declared JSON Schema; one that cannot be is
+ * an error (unservable, unservedError). Both take `stop` (strings; cut from the returned text, as OpenAI does), `stream` (server-sent
  * events: completions token by token as they are sampled; chat once the turn is parsed, as role,
  * content and tool-call deltas) and `stream_options.include_usage`. A parameter this server does not
  * implement (response_format, frequency_penalty, echo, ...) is a 400 naming it, never ignored.
@@ -160,6 +162,9 @@ export function createOpenAIServer(opts: ServeOptions): Server {
   const chat = async (body: unknown, sink: Sink) => {
     const req = checkBody(ChatSchema, body, 'request body', 400);
     const declared: ToolSpec[] = (req.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
+    const checks = argumentChecks(declared);
+    // A refused call would come back the same from a retry of the same seeded or greedy request.
+    const deterministic = req.seed != null || req.temperature === 0;
     const choice = req.tool_choice ?? 'auto';
     if (typeof choice === 'object' && !declared.some((t) => t.name === choice.function.name)) throw new HttpError(400, `tool_choice: function '${choice.function.name}' is not among the tools`);
     if (choice === 'required' && !declared.length) throw new HttpError(400, 'tool_choice: required needs at least one tool');
@@ -177,16 +182,18 @@ export function createOpenAIServer(opts: ServeOptions): Server {
     const choices = seqs.map((s, index) => {
       const turn = renderer.parse([...forced, ...s.tokens]);
       const split = splitCalls(turn.calls, choice === 'none' ? [] : tools);
-      let calls = split.calls;
-      if (req.parallel_tool_calls === false) calls = calls.slice(0, 1);
+      const calls = req.parallel_tool_calls === false ? split.calls.slice(0, 1) : split.calls;
+      const problems = calls.map((c) => unservable(c, checks));
       const unparsed = split.refused;
       const content = cutAtStop([turn.text, ...unparsed].filter(Boolean).join('\n'), stops);
       const toolCalls = calls.map((c) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } }));
       const finish = calls.length ? 'tool_calls' : s.stopReason === 'stop' ? 'stop' : 'length';
       // Per sampled token (template tokens included), in OpenAI's chat shape.
       const logprobs = req.logprobs ? { content: s.tokens.map((t, i) => tokenLogprob(renderer.decode([t]), s.logprobs[i]!, (s.topLogprobs?.[i] ?? []).map((x) => tokenLogprob(renderer.decode([x.token]), x.logprob)))) } : null;
-      return { index, content: content || null, toolCalls, finish, logprobs };
+      return { index, content: content || null, toolCalls, problems, finish, logprobs };
     });
+    const bad = choices.find((c) => c.problems.some((p) => p !== undefined));
+    if (bad) throw unservedError(bad, deterministic);
     const completion = seqs.reduce((n, s) => n + s.tokens.length, 0);
     const usage = { prompt_tokens: prompt.length, completion_tokens: completion, total_tokens: prompt.length + completion };
     if (!sink.streaming) {
@@ -320,8 +327,9 @@ export function createOpenAIServer(opts: ServeOptions): Server {
         return;
       }
       const e = asHttpError(err);
-      if (e.status >= 500) throw err;
-      sendJson(res, e.status, { error: { message: e.message, type: e.status === 404 ? 'not_found' : 'invalid_request_error', param: null, code: e.code ?? null } }, e.headers);
+      if (e.status >= 500 && !(e instanceof OpenAIError)) throw err;
+      const type = e instanceof OpenAIError && e.type ? e.type : e.status === 404 ? 'not_found' : 'invalid_request_error';
+      sendJson(res, e.status, { error: { message: e.message, type, param: e instanceof OpenAIError ? e.param : null, code: e.code ?? null, ...(e instanceof OpenAIError ? e.detail : {}) } }, e.headers);
     }
   }
 }
@@ -335,7 +343,8 @@ function refuseUnsupported(body: Record<string, unknown>): Record<string, unknow
   const entries = Object.entries(body);
   const asksNothing = ([k, v]: [string, unknown]) => v === null || (UNSUPPORTED_FALSY.has(k) && v === false);
   const bad = entries.filter((e) => !known.has(e[0]) && !asksNothing(e)).map(([k]) => k);
-  if (bad.length) throw new HttpError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, {}, 'unsupported_parameter');
+  // OpenAI's `param` names one parameter: the first; the message names them all.
+  if (bad.length) throw new OpenAIError(400, `unsupported parameter${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (this server does not implement ${bad.length > 1 ? 'them' : 'it'}; remove ${bad.length > 1 ? 'them' : 'it'})`, { param: bad[0]!, code: 'unsupported_parameter' });
   return Object.fromEntries(entries.filter((e) => known.has(e[0]) || !asksNothing(e)));
 }
 
@@ -347,6 +356,84 @@ function refuseUnsupported(body: Record<string, unknown>): Record<string, unknow
 export function splitCalls(parsed: ParsedCall[], tools: ToolSpec[]): { calls: ParsedCall[]; refused: string[] } {
   const callable = (c: ParsedCall) => c.status !== 'unparseable' && tools.some((t) => t.name === c.name);
   return { calls: parsed.filter(callable), refused: parsed.filter((c) => !callable(c)).map((c) => c.raw) };
+}
+
+/**
+ * An error in OpenAI's shape, `{"error": {message, type, param, code}}`, with the fields an
+ * HttpError lacks: `param`, the request field it is about, and a `type` other than the status's.
+ */
+export class OpenAIError extends HttpError {
+  readonly param: string | null;
+  readonly type: string | undefined;
+  /** Further fields of the error object (a server's own, which OpenAI clients ignore). */
+  readonly detail: Record<string, unknown>;
+  constructor(status: number, message: string, o: { param?: string; type?: string; code?: string; headers?: Record<string, string>; detail?: Record<string, unknown> } = {}) {
+    super(status, message, o.headers ?? {}, o.code);
+    this.param = o.param ?? null;
+    this.type = o.type;
+    this.detail = o.detail ?? {};
+  }
+}
+
+/**
+ * Each declared tool's arguments as a zod schema read from its JSON Schema (zod's fromJSONSchema):
+ * what a served call must satisfy. A schema zod cannot read is the request's error, naming it:
+ * the server would otherwise return calls it never checked.
+ */
+export function argumentChecks(tools: readonly ToolSpec[]): Map<string, z.ZodType> {
+  return new Map(
+    tools.map((t, i) => {
+      try {
+        return [t.name, z.fromJSONSchema(Object.keys(t.parameters).length ? (t.parameters as Parameters<typeof z.fromJSONSchema>[0]) : { type: 'object' })];
+      } catch (err) {
+        const param = `tools[${i}].function.parameters`;
+        throw new OpenAIError(400, `${param}: not a JSON Schema this server can check calls against (${(err as Error).message})`, { param, code: 'invalid_value' });
+      }
+    }),
+  );
+}
+
+/** Why a call cannot be served: a short form that did not expand (its renderer's reason), or arguments the declared schema refuses. */
+export type Unservable = { shortForm: string } | { schema: string };
+
+/**
+ * Why a parsed call cannot go to the client in the schema the request declared, if it cannot. The
+ * local model writes short forms (`{"t":3,"q":"1-"}`, hit numbers) that the renderer's parse has
+ * already expanded into text and chunk ids, exactly as in training (references.ts): one it could
+ * not expand (a hit or word the conversation never showed) is left as written, with the reason.
+ * Expanded arguments are then checked against the declared JSON Schema.
+ */
+export function unservable(call: ParsedCall, checks: ReadonlyMap<string, z.ZodType>): Unservable | undefined {
+  if (call.argumentError !== undefined) return { shortForm: call.argumentError };
+  const parsed = checks.get(call.name)?.safeParse(call.arguments ?? {});
+  if (!parsed || parsed.success) return undefined;
+  return { schema: parsed.error.issues.slice(0, 3).map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ') };
+}
+
+/**
+ * A choice with a call that cannot be served: no call a client's tool could run, so the response is
+ * an error naming it, as OpenAI answers a model's invalid output (HTTP 500, type model_error).
+ * `deterministic`: the same request would sample the same call again, so the client is told not to
+ * retry. The error also carries the turn as the model wrote it (`sleuth_message`; a call whose
+ * short form did not expand has its reason as `argument_error`), which other clients ignore:
+ * sleuth's `openai:` agent hands those calls to its environment, which answers them with an error
+ * as it answers the local agent's, and the episode goes on.
+ */
+function unservedError(c: { content: string | null; toolCalls: { function: { name: string; arguments: string } }[]; problems: (Unservable | undefined)[] }, deterministic: boolean): OpenAIError {
+  const k = c.problems.findIndex((p) => p !== undefined);
+  const call = c.toolCalls[k]!.function;
+  const problem = c.problems[k]!;
+  const why = 'shortForm' in problem ? `a short form that does not expand: ${problem.shortForm}` : `the declared parameters refuse it: ${problem.schema}`;
+  const toolCalls = c.toolCalls.map((t, i) => {
+    const p = c.problems[i];
+    return p && 'shortForm' in p ? { ...t, argument_error: p.shortForm } : t;
+  });
+  return new OpenAIError(500, `the model's call ${call.name} ${call.arguments} cannot be served in the schema the request declared (${why})`, {
+    type: 'model_error',
+    code: 'invalid_tool_call',
+    headers: deterministic ? { 'x-should-retry': 'false' } : {},
+    detail: { sleuth_message: { role: 'assistant', content: c.content, tool_calls: toolCalls } },
+  });
 }
 
 /** The text before the first stop string (OpenAI returns text without the stop sequence). */

@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type { Rollout } from '../agent/rollout.js';
-import { appendCheckpoints, readCheckpoints } from './checkpoints.js';
+import { InputError } from '../errors.js';
+import { checksumOf } from '../files/checksum.js';
+import { appendCheckpoints, readCheckpoints, type CheckpointPaths } from './checkpoints.js';
 import { readJsonl } from './jsonl.js';
-import { runPath } from './layout.js';
+import { RUN_FILES, runPath } from './layout.js';
 import { writeFileAtomic } from '../files/atomic.js';
 import { appendMetrics, appendRollouts, sealJsonlTail } from './store.js';
 
@@ -13,7 +15,25 @@ import { appendMetrics, appendRollouts, sealJsonlTail } from './store.js';
  *
  * A step's rollouts and metrics are appended before its checkpoint record, so after a crash the
  * last checkpoint is the truth: resuming drops the records of later steps and runs them again.
+ * Each checkpoint record also vouches for the bytes its step appended to rollouts.jsonl and
+ * metrics.jsonl (JsonlSegment), so a resume refuses a run whose records before it have changed.
  */
+
+/**
+ * Bytes [from, to) of a run's JSONL file and their xxHash32: what a checkpoint adds to the file
+ * since the checkpoint before it (`from` is that one's `to`; 0 for the first). Checksumming only
+ * the new bytes keeps a checkpoint's cost independent of the run's length; the segments of the
+ * chain of checkpoints up to a resume point cover the file's whole prefix.
+ */
+export interface JsonlSegment {
+  from: number;
+  to: number;
+  xxh32: string;
+}
+
+/** The run files a checkpoint's segments cover. */
+const VOUCHED = ['rollouts', 'metrics'] as const;
+type Vouched = (typeof VOUCHED)[number];
 
 export interface CheckpointRecord {
   step: number;
@@ -24,6 +44,10 @@ export interface CheckpointRecord {
   /** Queries of the data order consumed. */
   cursor: number;
   time: string;
+  /** File checksums (checkpoints.ts), filled in when the record is written. */
+  checksums?: CheckpointPaths['checksums'];
+  /** The bytes of rollouts.jsonl and metrics.jsonl since the previous checkpoint; absent in records written before they were kept. */
+  jsonl?: Partial<Record<Vouched, JsonlSegment>>;
 }
 
 const isRemote = (path: string) => path.startsWith('tinker://');
@@ -63,9 +87,97 @@ export function truncateAfterStep(path: string, step: number): number {
   return dropped;
 }
 
-/** Make a run directory continue after `step`: the metrics and rollouts of later steps are dropped. */
+/**
+ * Make a run directory continue after `step`: the metrics and rollouts of later steps are dropped,
+ * once the records up to its checkpoint are verified (verifyRunFiles): dropping first would hide
+ * a damaged line inside them.
+ */
 export function truncateRunAfter(dir: string, step: number): { metrics: number; rollouts: number } {
+  verifyRunFiles(dir, step);
   return { metrics: truncateAfterStep(runPath(dir, 'metrics'), step), rollouts: truncateAfterStep(runPath(dir, 'rollouts'), step) };
+}
+
+/** Bytes [from, to) of a file. */
+function readRange(fd: number, from: number, to: number): Uint8Array {
+  const buf = Buffer.alloc(to - from);
+  for (let off = 0; off < buf.length; ) {
+    const n = readSync(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) break;
+    off += n;
+  }
+  return buf;
+}
+
+/** The segments a new checkpoint vouches for: each file's bytes since `after`'s segment (from 0 without one). */
+function segmentsSince(dir: string, after: CheckpointRecord | undefined): Partial<Record<Vouched, JsonlSegment>> {
+  const out: Partial<Record<Vouched, JsonlSegment>> = {};
+  for (const f of VOUCHED) {
+    const path = runPath(dir, f);
+    const to = existsSync(path) ? statSync(path).size : 0;
+    // A file shorter than the previous segment's end was replaced: vouch for all of it.
+    const prev = after?.jsonl?.[f]?.to ?? 0;
+    const from = prev <= to ? prev : 0;
+    const fd = to > from ? openSync(path, 'r') : undefined;
+    try {
+      out[f] = { from, to, xxh32: checksumOf(fd === undefined ? new Uint8Array(0) : readRange(fd, from, to)) };
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+  return out;
+}
+
+/**
+ * The chain of checkpoints whose segments make up the prefix `point` vouches for: from `point`
+ * back, each one the earlier record of a lower step whose segment ends where the later one's
+ * starts. Records of an abandoned branch (steps after an earlier resume point, run again) are not
+ * on it.
+ */
+function chainTo(records: readonly CheckpointRecord[], point: CheckpointRecord): CheckpointRecord[] {
+  const chain = [point];
+  let at = records.lastIndexOf(point);
+  for (let cur = point; ; ) {
+    const from = cur.jsonl?.rollouts?.from ?? 0;
+    if (from === 0) break;
+    let i = at - 1;
+    while (i >= 0 && !(records[i]!.step < cur.step && records[i]!.jsonl?.rollouts?.to === from)) i--;
+    if (i < 0) break;
+    cur = records[i]!;
+    at = i;
+    chain.unshift(cur);
+  }
+  return chain;
+}
+
+/**
+ * Refuse to continue a run whose rollouts.jsonl or metrics.jsonl changed inside the prefix its
+ * checkpoints vouch for (a flipped digit in a reward, a line edited or cut): an InputError naming
+ * the file, the byte range and the checkpoint that wrote it. Records from before segments were
+ * kept are not checked. `step`: the resume point (the last record of that step). Reads the prefix once.
+ */
+export function verifyRunFiles(dir: string, step: number): void {
+  const records = readCheckpoints<CheckpointRecord>(dir);
+  const point = records.filter((r) => r.step === step).at(-1);
+  if (!point) return;
+  const chain = chainTo(records, point);
+  for (const f of VOUCHED) {
+    const path = runPath(dir, f);
+    const segments = chain.flatMap((r) => (r.jsonl?.[f] ? [{ step: r.step, ...r.jsonl[f] }] : []));
+    if (!segments.length) continue;
+    const size = existsSync(path) ? statSync(path).size : 0;
+    const fd = size > 0 ? openSync(path, 'r') : undefined;
+    try {
+      for (const s of segments) {
+        const what = `${path}: bytes ${s.from}-${s.to} (written up to the checkpoint of step ${s.step})`;
+        const fix = `restore ${RUN_FILES[f]} from a copy, or start a new run: resuming would train on and report records the run did not write`;
+        if (size < s.to) throw new InputError(`${what} are cut: the file has ${size} bytes; ${fix}`);
+        const got = checksumOf(fd === undefined ? new Uint8Array(0) : readRange(fd, s.from, s.to));
+        if (got !== s.xxh32) throw new InputError(`${what} changed since then (xxh32 ${got}, recorded ${s.xxh32}); ${fix}`);
+      }
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
 }
 
 /** Steps that have an eval record in metrics.jsonl. */
@@ -102,11 +214,12 @@ export function recordStep(dir: string, rollouts: readonly Rollout[], metrics: R
 }
 
 /**
- * Append a checkpoint record. Optimiser state is three times the weights: it is kept for the newest
- * checkpoint only (the records stay, and every step's sampler weights stay for evaluation and the
- * explorer), so the previous checkpoint's state file is removed once the new record is written.
+ * Append a checkpoint record, with the checksums of its files (appendCheckpoints) and the segments
+ * of the run's JSONL files since `after`, the checkpoint it follows (none for a run's first).
+ * Returns the record as written.
  */
-export function recordCheckpoint(dir: string, record: CheckpointRecord, previous: CheckpointRecord | undefined): void {
-  appendCheckpoints(dir, [record]);
-  if (previous && previous.path !== record.path && !isRemote(previous.path)) rmSync(previous.path, { force: true });
+export function recordCheckpoint(dir: string, record: CheckpointRecord, after: CheckpointRecord | undefined): CheckpointRecord {
+  const full: CheckpointRecord = { ...record, jsonl: segmentsSince(dir, after) };
+  appendCheckpoints(dir, [full]);
+  return full;
 }

@@ -9,6 +9,7 @@ import type { Renderer } from '../protocol/types.js';
 import { modelSize, type TrainConfig } from './config.js';
 import { baseSpecOf, ensureBaseModel, isShippedName, shippedBasePath, SHIPPED_MODELS } from '../backend/local/base-model.js';
 import { localRenderer } from '../protocol/compact/local.js';
+import { verifyRecordedCheckpoint } from '../runs/checkpoints.js';
 import type { BpeTokenizer } from '../protocol/compact/bpe.js';
 
 /**
@@ -59,6 +60,8 @@ export async function createBackend(config: TrainConfig, opts: BackendFactoryOpt
         if (!shipped) throw new InputError(`model ${config.model}: src/backend/local/assets/local-${size}.sampler.ckpt is missing (build it with sleuth demo --build-base${size === 'long' ? ' --size long' : ''})`);
         path = shipped;
       }
+      // --model naming another run's checkpoint: checked against the checksum that run recorded.
+      verifyRecordedCheckpoint(path);
       backend = createLocalBackend({ checkpoint: path, dir: opts.checkpointDir });
       // A run starts with a fresh optimiser (moments and step) even from a 'state' checkpoint of another run.
       backend.resetOptimizer();

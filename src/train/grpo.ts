@@ -428,8 +428,7 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
   if (!o.start) {
     // Step 0's state: a run killed during its first step resumes from here.
     const path = await backend.saveState(`step-0`);
-    last = { step: 0, path, samplerPath: null, cursor: 0, time: new Date().toISOString() };
-    recordCheckpoint(o.dir, last, undefined);
+    last = recordCheckpoint(o.dir, { step: 0, path, samplerPath: null, cursor: 0, time: new Date().toISOString() }, undefined);
   }
   if (c.klPenaltyCoef > 0) run.reference = referenceSampler(o.dir, o.start !== undefined, sampler, setup);
   if (c.evalAtStart && step === 0) await evalAt(0, sampler);
@@ -455,8 +454,7 @@ export async function trainGrpo(o: TrainRunOptions): Promise<TrainResult> {
     if (step % c.checkpointEvery === 0 || step === o.steps || stopped) {
       const path = await backend.saveState(`step-${step}`);
       // The cursor after this step's own batch: a batch sampled ahead is sampled again on resume.
-      last = { step, path, samplerPath: sampler.modelPath, cursor: done.cursor, time: new Date().toISOString() };
-      recordCheckpoint(o.dir, last, undefined);
+      last = recordCheckpoint(o.dir, { step, path, samplerPath: sampler.modelPath, cursor: done.cursor, time: new Date().toISOString() }, last);
       // Optimiser state is three times the weights: the newest keepCheckpoints of them stay (the
       // records stay, and every step's sampler weights stay for evaluation and the explorer).
       pruneStateCheckpoints(readCheckpoints<CheckpointRecord>(o.dir), c.keepCheckpoints);

@@ -12,7 +12,7 @@ import type { OpenedSuite } from '../suites/types.js';
 import type { Task } from '../tasks/task.js';
 import { createBackend } from './backend-factory.js';
 import { parseTrainConfig, rubricOf, totalSteps, TrainConfigSchema, type TrainConfig } from './config.js';
-import { readCheckpoints } from '../runs/checkpoints.js';
+import { DamagedCheckpoint, readCheckpoints, verifyCheckpointFiles } from '../runs/checkpoints.js';
 import { lastCheckpoint, type CheckpointRecord } from '../runs/training.js';
 import { trainGrpo, type TrainResult, type TrainRunOptions } from './grpo.js';
 
@@ -92,8 +92,17 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
   // The eval split's tasks as this run scores them: a resume over changed tasks would break its curves.
   const evalSplitSha256 = splitSha256(inputs.evalTasks);
   checkSplitHash(dir, 'evalSplitSha256', c.evalSplit, evalSplitSha256);
+  const damaged = (err: unknown) => (err instanceof CorruptCheckpoint || err instanceof DamagedCheckpoint ? corruptResume(o.dir, dir, err) : err);
+  // The state file against the checksum its record holds (a record from before checksums: its format's own check only).
+  if (point) {
+    try {
+      if (!verifyCheckpointFiles(dir, point, ['path'])) o.log?.(`resume: checkpoint of step ${point.step} was written before checksums were recorded; only its file's own check applies`);
+    } catch (err) {
+      throw damaged(err);
+    }
+  }
   const setup = await createBackend(c, { checkpointDir: join(dir, 'checkpoints'), ...(point ? { resumeFrom: point.path } : {}), ...(o.log ? { log: o.log } : {}) }).catch((err: unknown) => {
-    throw err instanceof CorruptCheckpoint ? corruptResume(o.dir, dir, err) : err;
+    throw damaged(err);
   });
   const rubric = rubricOf(c);
   const price = priceOf(c);
@@ -128,13 +137,24 @@ async function trainWith(o: StartOptions, c: TrainConfig, dir: string, inputs: T
  * The error for a resume point whose checkpoint is corrupted: it names the file and the last
  * earlier checkpoint that reads back intact, the step a user can go back to.
  */
-function corruptResume(given: string, dir: string, err: CorruptCheckpoint): InputError {
+function corruptResume(given: string, dir: string, err: CorruptCheckpoint | DamagedCheckpoint): InputError {
   const records = readCheckpoints<CheckpointRecord>(dir);
   const bad = records.findIndex((r) => resolve(r.path) === resolve(err.path));
   const earlier = records.slice(0, bad < 0 ? records.length : bad).reverse();
-  const good = earlier.find((r) => !r.path.includes('://') && existsSync(r.path) && checkpointIntact(r.path));
+  const good = earlier.find((r) => !r.path.includes('://') && existsSync(r.path) && checkpointIntact(r.path) && recordIntact(dir, r));
   const lastGood = good ? `the last good checkpoint is step ${good.step} (${relative(dir, good.path)})` : 'no earlier checkpoint is intact';
   return new InputError(`--resume ${given}: ${err.message}; ${lastGood}`);
+}
+
+/** Whether a record's state file has the checksum the record holds (or the record holds none). */
+function recordIntact(dir: string, r: CheckpointRecord): boolean {
+  try {
+    verifyCheckpointFiles(dir, r, ['path']);
+    return true;
+  } catch (err) {
+    if (err instanceof InputError) return false;
+    throw err;
+  }
 }
 
 export { parseTrainConfig };

@@ -96,6 +96,8 @@ describe('the official OpenAI Python SDK against sleuth serve', () => {
 
     expect(r['response_format']).toMatchObject({ status: 400 });
     expect(r['response_format'].message).toMatch(/unsupported parameter: response_format/);
+    // OpenAI's error fields, as the Python SDK reads them.
+    expect(r['response_format']).toMatchObject({ param: 'response_format', code: 'unsupported_parameter' });
     expect(r['penalties'].message).toMatch(/unsupported parameters: frequency_penalty, presence_penalty/);
     expect(r['echo'].message).toMatch(/unsupported parameter: echo/);
     expect(r['get_chat']).toEqual({ status: 405, allow: 'POST' });

@@ -43,7 +43,7 @@ def error_of(fn) -> dict:
         fn()
         return {"status": None}
     except openai.APIStatusError as e:
-        return {"status": e.status_code, "message": e.message}
+        return {"status": e.status_code, "message": e.message, "param": e.param, "code": e.code}
 
 
 # models.list / models.retrieve

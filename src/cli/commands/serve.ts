@@ -1,4 +1,5 @@
 import { loadSampler } from '../../backend/local/backend.js';
+import { verifyRecordedCheckpoint } from '../../runs/checkpoints.js';
 import { createOpenAIServer } from '../../openai-server/server.js';
 import { InputError } from '../../errors.js';
 import { intFlag, parseFlags, type Command } from '../command.js';
@@ -31,6 +32,8 @@ export const command: Command = {
     const port = intFlag(values.port, 'port', 8000, 0, 65535);
     const host = values.host ?? '127.0.0.1';
     const pidFile = pidFileFlag(values['pid-file']);
+    // A checkpoint of a run is checked against the checksum its run recorded (checkpoints.jsonl).
+    verifyRecordedCheckpoint(values.checkpoint);
     const sampler = loadSampler(values.checkpoint);
     const server = createOpenAIServer({ sampler });
     const bound = await listen(server, port, host);
