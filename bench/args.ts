@@ -7,6 +7,8 @@ type Options = NonNullable<ParseArgsConfig['options']>;
  * value or a stray argument prints what is wrong and the usage, and exits 2, as the CLI does.
  */
 export function benchArgs<O extends Options>(options: O, usage: string, argv = process.argv.slice(2)) {
+  // Every bench that guards the load (load.ts) takes --allow-loaded; its usage says so once, here.
+  if ('allow-loaded' in options) usage = `${usage.trimEnd()}\n  --allow-loaded  run on a busy machine (1-minute load average above half the cores); the results are marked "loaded": true\n`;
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${usage.trim()}\n`);
     process.exit(0);

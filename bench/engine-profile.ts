@@ -19,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { Bm25Scorer, openSearcher, SegmentedIndex, type ScoredDoc } from '../src/search/index.js';
 import { MAX_SEGMENT_DOCS } from '../src/search/scoring-memory.js';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import { corpusQueries, isCorpusKind } from './corpora/kinds.js';
 import { now, round } from './measure.js';
 
@@ -34,10 +35,11 @@ interface Segment {
 const { values } = benchArgs(
   {
     index: { type: 'string' }, corpus: { type: 'string' }, chunks: { type: 'string' }, k: { type: 'string' }, reps: { type: 'string' },
-    'baseline-dist': { type: 'string' }, 'baseline-index': { type: 'string' }, out: { type: 'string' },
+    'baseline-dist': { type: 'string' }, 'baseline-index': { type: 'string' }, out: { type: 'string' }, ...LOAD_FLAG,
   },
-  'usage: node dist/bench/engine-profile.js --index DIR --corpus KIND --chunks N [--k 10] [--reps 3] [--baseline-dist DIR --baseline-index DIR] [--out FILE]',
+  'usage: node dist/bench/engine-profile.js --index DIR --corpus KIND --chunks N [--k 10] [--reps 3] [--baseline-dist DIR --baseline-index DIR] [--out FILE] [--allow-loaded]',
 );
+const guard = guardLoad('bench engine-profile', values['allow-loaded']);
 if (!values.index || !values.corpus || !values.chunks) badFlag('--index, --corpus and --chunks are required');
 if (!isCorpusKind(values.corpus)) badFlag(`--corpus: unknown corpus '${values.corpus}'`);
 if ((values['baseline-dist'] === undefined) !== (values['baseline-index'] === undefined)) badFlag('--baseline-dist and --baseline-index go together');
@@ -135,5 +137,5 @@ const table = classes
   .filter((x) => x !== undefined);
 for (const t of table) process.stdout.write(`${t.class.padEnd(22)} ${String(t.queries).padStart(5)} q  ${String(t.mean_postings).padStart(9)} postings  ${shown.map((e) => `${e} ${t.ms[e]!.toFixed(3)} ms (${t.scored[e]})`).join('  ')}\n`);
 process.stdout.write(`${mismatches} top-${k} lists differ from the exhaustive loop's\n`);
-if (values.out) writeFileSync(values.out, JSON.stringify({ corpus: values.corpus, chunks: Number(values.chunks), k, reps, mismatches, classes: table, queries: rows }, null, 2) + '\n');
+if (values.out) writeFileSync(values.out, JSON.stringify({ corpus: values.corpus, chunks: Number(values.chunks), k, reps, mismatches, ...guard.fields(), classes: table, queries: rows }, null, 2) + '\n');
 if (mismatches > 0) process.exitCode = 1;

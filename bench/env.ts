@@ -30,6 +30,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import { runEpisode } from '../src/agent/episode.js';
 import type { Agent, AgentCall, AgentTurn, ToolExchange } from '../src/agent/types.js';
 import { SearchEnvironment, type SearchBackend } from '../src/suites/search/env.js';
@@ -157,9 +158,11 @@ async function main(): Promise<void> {
       lazy: { type: 'boolean', default: false },
       // default: the mix above; no-grep: a search in place of the grep (to separate grep's cost).
       mix: { type: 'string', default: 'default' },
+      ...LOAD_FLAG,
     },
     USAGE,
   );
+  const guard = guardLoad('bench:env', values['allow-loaded']);
   const count = (flag: string, min: number) => wholeFlag(values, flag, min);
   const episodes = count('episodes', 1);
   const rounds = count('rounds', 1);
@@ -305,6 +308,7 @@ async function main(): Promise<void> {
     main_thread_busy: round(mainBusy, 3),
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     target_tool_calls_per_s: 2000,
+    ...guard.fields(),
   };
   console.log(`${calls} tool calls in ${wallS.toFixed(2)} s (the median of ${rounds} rounds: ${result.rounds.join(', ')} calls/s): ${result.tool_calls_per_s} calls/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (target >= 2,000 calls/s)`);
   for (const [name, s] of Object.entries(perTool)) console.log(`  ${name.padEnd(14)} ${String(s.calls).padStart(7)} calls   p50 ${String(s.p50_ms).padStart(8)} ms   p99 ${String(s.p99_ms).padStart(8)} ms`);

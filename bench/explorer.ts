@@ -13,12 +13,14 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import type { Rollout } from '../src/agent/rollout.js';
 import { queryRollouts, RolloutIndex } from '../src/explorer/rollout-index.js';
 import { startExplorer } from '../src/explorer/server.js';
 import { appendRollouts, openRunDir } from '../src/runs/store.js';
 
-const { values } = parseArgs({ options: { rollouts: { type: 'string', default: '100000' }, out: { type: 'string', default: 'bench/results/explorer.json' } } });
+const { values } = parseArgs({ options: { rollouts: { type: 'string', default: '100000' }, out: { type: 'string', default: 'bench/results/explorer.json' }, ...LOAD_FLAG } });
+const guard = guardLoad('bench:explorer', values['allow-loaded']);
 const total = Number(values.rollouts);
 
 function rollout(i: number, rand: () => number): Rollout {
@@ -112,6 +114,7 @@ async function main() {
       cpus: availableParallelism(),
       load_average_1m: +loadavg()[0]!.toFixed(1),
       time: new Date().toISOString(),
+      ...guard.fields(),
     };
     console.log(JSON.stringify(result, null, 2));
     mkdirSync(dirname(values.out!), { recursive: true });

@@ -31,6 +31,7 @@ import { loadTaskSet } from '../src/tasks/registry.js';
 import { mergeConfig, parseTrainConfig, readConfigFile, rubricOf } from '../src/train/config.js';
 import { FULL_PLAN, hopRecall, presetPath, LONG_PLAN, MUSIQUE_LONG_PLAN, MUSIQUE_PLAN, MUSIQUE_QUICK_PLAN, QUICK_PLAN, pairedDelta, runDemo, type DemoPlan, type DemoResult } from '../src/demo/demo.js';
 import { badFlag, benchArgs } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 
 const USAGE = `
 usage: node dist/bench/learn.js [--plan long|demo|quick|musique|musique-long|musique-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR] [--curves FILE]
@@ -54,7 +55,7 @@ split, their mean, and paired intervals over seeds x tasks.
 const PLANS: Record<string, DemoPlan> = { long: LONG_PLAN, demo: FULL_PLAN, quick: QUICK_PLAN, musique: MUSIQUE_PLAN, 'musique-long': MUSIQUE_LONG_PLAN, 'musique-quick': MUSIQUE_QUICK_PLAN };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, curves: { type: 'string' } }, USAGE);
+const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, curves: { type: 'string' }, ...LOAD_FLAG }, USAGE);
 const planName = values.plan ?? 'musique';
 const plan = PLANS[planName] ?? badFlag(`--plan ${planName}: expected one of ${Object.keys(PLANS).join(', ')}`);
 const seeds = (values.seeds ?? '0,1,2').split(',').map((s) => {
@@ -63,6 +64,8 @@ const seeds = (values.seeds ?? '0,1,2').split(',').map((s) => {
   return n;
 });
 if (new Set(seeds).size !== seeds.length) badFlag(`--seeds ${values.seeds}: a seed is repeated`);
+// After the flags are checked: a bad flag is named first, whatever the load.
+const guard = guardLoad('bench:learn', values['allow-loaded']);
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const runsDir = resolve(values.runs ?? join(root, 'runs', `bench-learn-${stamp}`));
 const out = resolve(values.out ?? join(root, 'bench', 'results', 'learn.json'));
@@ -143,6 +146,7 @@ const summary = {
   },
   hop_recall: Object.fromEntries([...(['baseline', 'base', 'sft', 'grpo'] as const).map((a) => [a, meanRecords(results.map((r) => hopRecall(r[a])))] as const), ...(results[0]!.oracle ? [['oracle', meanRecords(results.map((r) => hopRecall(r.oracle!.summary)))] as const] : [])]),
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', loadavg_at_end: loadavg() },
+  ...guard.fields(),
   date: new Date().toISOString(),
 };
 mkdirSync(dirname(out), { recursive: true });

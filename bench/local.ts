@@ -25,6 +25,8 @@ import { cpus, tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { loadNow } from './measure.js';
+import { benchArgs } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import { fileURLToPath } from 'node:url';
 import { createLocalBackend, DEFAULT_MODEL, LONG_MODEL, type LocalBackend } from '../src/backend/local/backend.js';
 import type { Sampler } from '../src/backend/types.js';
@@ -104,6 +106,8 @@ function benchTokenizer(vocab: number): BpeTokenizer {
   return new BpeTokenizer({ version: 1, specials: [...SPECIALS], merges });
 }
 
+const { values: flags } = benchArgs({ ...LOAD_FLAG }, 'usage: npm run bench:local [-- --allow-loaded]   (BENCH_ROUNDS, BENCH_DEMO_STEPS: rounds and demo steps, default 2 and 3)');
+const guard = guardLoad('bench:local', flags['allow-loaded']);
 const loadAtStart = loadNow();
 console.log(`load average ${loadAtStart.map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} CPUs`);
 const shapes: [number, number, number][] = [
@@ -416,6 +420,7 @@ const result: Record<string, unknown> = {
 };
 /** Written after every section, so that a run cut short keeps what it measured. */
 function save(): void {
+  Object.assign(result, guard.fields());
   result['machine'] = { cpus: cpus().length, cpu: cpus()[0]?.model ?? '', node: process.version, load_average_at_start: loadAtStart, load_average_at_end: loadNow() };
   result['date'] = new Date().toISOString();
   mkdirSync(dirname(out), { recursive: true });

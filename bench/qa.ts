@@ -28,6 +28,7 @@ import { latestRollouts, readRollouts } from '../src/runs/store.js';
 import { splitSha256, taskSource } from '../src/tasks/split.js';
 import { priceOf } from '../src/train/start.js';
 import { badFlag, benchArgs } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 
 const USAGE = `
 usage: node dist/bench/qa.js [--plan qa|qa-quick] [--seeds 0,1,2] [--out FILE] [--runs DIR]
@@ -46,7 +47,7 @@ The tutorial's flow on the local model, every seed reported on the test split.
 
 const PLANS: Record<string, DemoPlan> = { qa: QA_PLAN, 'qa-long': QA_LONG_PLAN, 'qa-quick': QA_QUICK_PLAN };
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, rubrics: { type: 'string' }, rubric: { type: 'string' } }, USAGE);
+const { values } = benchArgs({ plan: { type: 'string' }, seeds: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' }, rubrics: { type: 'string' }, rubric: { type: 'string' }, ...LOAD_FLAG }, USAGE);
 const planName = values.plan ?? 'qa';
 const planned = PLANS[planName] ?? badFlag(`--plan ${planName}: expected one of ${Object.keys(PLANS).join(', ')}`);
 if (values.rubric !== undefined && !/^qa-/u.test(values.rubric)) badFlag(`--rubric ${values.rubric}: expected a QA rubric (qa-em, qa-f1, qa-f1-format, qa-partial)`);
@@ -57,6 +58,8 @@ const rubrics = values.rubrics === undefined ? undefined : values.rubrics.split(
 if (rubrics && (rubrics.length < 2 || rubrics.some((r) => !/^qa-/u.test(r)) || new Set(rubrics).size !== rubrics.length)) badFlag(`--rubrics ${values.rubrics}: expected two or more distinct QA rubrics, e.g. qa-em,qa-f1,qa-f1-format`);
 const out = resolve(values.out ?? join(root, 'bench', 'results', rubrics ? 'qa-rubrics.json' : 'qa.json'));
 const runsDir = resolve(values.runs ?? join(root, 'runs', `bench-qa-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+// After the flags are checked: a bad flag is named first, whatever the load.
+const guard = guardLoad('bench:qa', values['allow-loaded']);
 
 const config = planConfig(plan, seeds[0]!);
 const tasks = await reportTasks(config, plan);
@@ -131,6 +134,7 @@ const summary = {
   comparisons,
   seeds: results.map((r) => ({ seed: r.demo.seed, wall_s: r.demo.wallSeconds, phases: r.demo.phases, dir: relative(root, r.demo.dir), episodes_file: relative(root, join(episodesDir, `seed-${r.demo.seed}.jsonl.gz`)) })),
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', loadavg_at_start: load, loadavg_at_end: loadavg() },
+  ...guard.fields(),
   date: new Date().toISOString(),
 };
 mkdirSync(dirname(out), { recursive: true });
@@ -168,7 +172,7 @@ async function compareRubrics(names: string[]): Promise<never> {
   const first = names[0]!;
   const runs = (n: string) => grpoDirs[n]!.map(loadRunRows);
   const vsFirst = Object.fromEntries(names.slice(1).map((n) => [`${n}_vs_${first}`, { exact_match: pairedDelta(runs(first), runs(n), config.seed, 'exact_match'), f1: pairedDelta(runs(first), runs(n), config.seed, 'f1') }]));
-  const summary = { plan: planName, tasks: config.tasks, split: plan.reportSplit, test_sha256: testSha256, test_tasks: tasks.length, samples_per_task: config.evalSamples, seeds, rubrics: names, rows, comparisons: vsFirst, machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', loadavg_at_start: load, loadavg_at_end: loadavg() }, date: new Date().toISOString() };
+  const summary = { plan: planName, tasks: config.tasks, split: plan.reportSplit, test_sha256: testSha256, test_tasks: tasks.length, samples_per_task: config.evalSamples, seeds, rubrics: names, rows, comparisons: vsFirst, machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', loadavg_at_start: load, loadavg_at_end: loadavg() }, ...guard.fields(), date: new Date().toISOString() };
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(`${out}.tmp`, JSON.stringify(summary, null, 2) + '\n');
   renameSync(`${out}.tmp`, out);

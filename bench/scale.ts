@@ -33,6 +33,7 @@ import { SUMS_FILE } from '../src/search/checksums.js';
 import { queryTerms, type SearchIndex } from '../src/search/open.js';
 import { SegmentedIndex } from '../src/search/segments.js';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import { dirBytes, GREP_LITERAL, loadNow, machineOf, now, peakRssMb, percentile, round, settleDisk, timeQueries } from './measure.js';
 import { CORPUS_KINDS, corpusMissing, corpusQueries, corpusSource, isCorpusKind, type CorpusKind } from './corpora/kinds.js';
 import { DEFAULT_MAN_ROOT } from './corpora/manpages.js';
@@ -202,6 +203,7 @@ async function main(): Promise<void> {
       child: { type: 'boolean' }, mode: { type: 'string' }, index: { type: 'string' },
       chunks: { type: 'string' }, corpus: { type: 'string' }, 'man-root': { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, keep: { type: 'boolean' }, timeout: { type: 'string' },
       'unchecked-too': { type: 'boolean' },
+      ...LOAD_FLAG,
     },
     `usage: npm run bench:scale -- [--chunks N] [--corpus KIND] [--man-root DIR] [--work DIR] [--out FILE] [--keep] [--timeout S] [--unchecked-too]
 
@@ -221,6 +223,7 @@ read path before them), in the same run, recorded as "unchecked".`,
     console.log(JSON.stringify(result));
     return;
   }
+  const guard = guardLoad('bench:scale', values['allow-loaded']);
   const asked = values.chunks === undefined ? 2_100_000 : wholeFlag(values, 'chunks', 1);
   const kind = values.corpus ?? 'fitted';
   if (!isCorpusKind(kind)) badFlag(`--corpus: unknown corpus '${kind}' (known: ${CORPUS_KINDS.join(', ')})`);
@@ -269,6 +272,7 @@ read path before them), in the same run, recorded as "unchecked".`,
     disk_free_gb_before: before,
     disk_free_gb_with_index: after,
     machine: machineOf(loadAtStart),
+    ...guard.fields(),
   };
   if (!values.keep) rmSync(index, { recursive: true, force: true });
   // Other sizes' runs, and sections written by hand (earlier_runs, notes), stay as they are.

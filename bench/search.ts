@@ -27,6 +27,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { badFlag, benchArgs } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import { readChunks, readSourceBatches } from '../src/corpus/read.js';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { Analyzer, buildIndex, openIndex } from '../src/search/index.js';
@@ -325,6 +326,7 @@ async function main(): Promise<void> {
       child: { type: 'boolean' }, mode: { type: 'string' }, engine: { type: 'string' }, corpus: { type: 'string' }, index: { type: 'string' }, queries: { type: 'string' },
       sizes: { type: 'string' }, 'libs-at': { type: 'string' }, libs: { type: 'string' }, work: { type: 'string' }, out: { type: 'string' }, timeout: { type: 'string' }, 'build-runs': { type: 'string' },
       corpora: { type: 'string' }, peers: { type: 'string' }, merge: { type: 'boolean' }, fresh: { type: 'boolean' }, 'man-root': { type: 'string' }, 'peers-at': { type: 'string' }, 'peers-on': { type: 'string' }, python: { type: 'string' }, 'top-out': { type: 'string' },
+      ...LOAD_FLAG,
     },
     `usage: npm run bench:search -- [--sizes N,N] [--corpora fitted,manpages,topical,iid] [--man-root DIR] [--peers NAME,...] [--peers-at N] [--peers-on CORPORA]
                                 [--python PATH] [--fresh] [--libs NAME,...] [--libs-at N] [--build-runs N] [--work DIR] [--out FILE] [--timeout S]
@@ -350,6 +352,7 @@ default), unless --fresh.`,
     return;
   }
 
+  const guard = guardLoad('bench:search', values['allow-loaded']);
   const sizes = (values.sizes ?? '100000,1000000').split(',').map(Number).filter((n) => n > 0);
   const corpusNames = (values.corpora ?? CORPUS_KINDS.join(',')).split(',').filter(Boolean);
   for (const c of corpusNames) if (!isCorpusKind(c)) badFlag(`--corpora: unknown corpus '${c}' (known: ${CORPUS_KINDS.join(', ')})`);
@@ -390,7 +393,7 @@ default), unless --fresh.`,
   // Results are written after every run, so an interrupted benchmark keeps what it measured.
   const save = () => {
     mkdirSync(dirname(out), { recursive: true });
-    const machine = machineOf(loadAtStart);
+    const machine = { ...machineOf(loadAtStart), ...guard.fields() };
     const same = (a: Run, b: Run) => a.engine === b.engine && a.corpus === b.corpus && a.chunks === b.chunks;
     const all = [...kept.filter((k) => !runs.some((r) => same(r, k))), ...runs.map((r) => ({ ...r, date: started, machine }))];
     writeFileSync(`${out}.tmp`, JSON.stringify({ machine, runs: all, skipped, ...others }, null, 2) + '\n');

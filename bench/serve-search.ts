@@ -22,6 +22,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { benchArgs, wholeFlag } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import { embeddedQuestions, synthIndex } from './synth.js';
 
 const USAGE = `usage: npm run bench:serve-search -- [--index DIR | --chunks N] [--batch N] [--topk N] [--clients N]
@@ -67,9 +68,11 @@ async function main() {
       seconds: { type: 'string', default: '10' },
       'warmup-seconds': { type: 'string', default: '5' },
       out: { type: 'string', default: 'bench/results/serve-search.json' },
+      ...LOAD_FLAG,
     },
     USAGE,
   );
+  const guard = guardLoad('bench:serve-search', values['allow-loaded']);
   const count = (flag: string, min: number) => wholeFlag(values, flag, min);
   const [batch, topk, clients, workers, rounds, seconds, warmup] = [count('batch', 1), count('topk', 1), count('clients', 1), count('workers', 1), count('rounds', 1), count('seconds', 1), count('warmup-seconds', 0)];
   const indexDir = values.index ?? (await synthIndex(count('chunks', 1)));
@@ -133,6 +136,7 @@ async function main() {
       p99_ms: round(percentile(all, 99)),
       // Queries whose words are all stopwords or unknown to the index answer an empty list.
       empty_lists: measured.reduce((n, m) => n + m.emptyLists, 0),
+      ...guard.fields(),
     };
     mkdirSync(dirname(values.out!), { recursive: true });
     writeFileSync(values.out + '.tmp', JSON.stringify(result, null, 2) + '\n');

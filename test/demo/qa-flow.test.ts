@@ -12,7 +12,7 @@ const BENCH = join(ROOT, 'dist', 'bench', 'qa.js');
 const tmp = mkdtempSync(join(tmpdir(), 'sleuth-qa-flow-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const bench = (args: string[]) => spawnSync(process.execPath, [BENCH, '--plan', 'qa-quick', '--seeds', '0', ...args], { cwd: ROOT, encoding: 'utf8' });
+const bench = (args: string[]) => spawnSync(process.execPath, [BENCH, '--allow-loaded', '--plan', 'qa-quick', '--seeds', '0', ...args], { cwd: ROOT, encoding: 'utf8' });
 const rollouts = (dir: string) => readFileSync(join(dir, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 type Call = { name: string; result: { chunkIds: string[]; errorKind?: string } };
 const calls = (r: { turns: { calls: Call[] }[] }) => r.turns.flatMap((t) => t.calls);

@@ -13,7 +13,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe('bench:learn --plan quick', () => {
   it('runs every seed through baseline, base, SFT and GRPO and writes learn.json with paired intervals over seeds x tasks', () => {
     const out = join(tmp, 'learn.json');
-    const r = spawnSync(process.execPath, [BENCH, '--plan', 'quick', '--seeds', '3,4', '--out', out, '--runs', join(tmp, 'runs')], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [BENCH, '--allow-loaded', '--plan', 'quick', '--seeds', '3,4', '--out', out, '--runs', join(tmp, 'runs')], { cwd: ROOT, encoding: 'utf8' });
     expect(r.stderr).not.toMatch(/Error:/);
     expect(r.status).toBe(0);
     const j = JSON.parse(readFileSync(out, 'utf8'));
@@ -41,7 +41,7 @@ describe('bench:learn --plan quick', () => {
 
   it('on the MuSiQue set: chooses the best fixed script on dev, reports it, the hop oracle and per-hop recall on test', () => {
     const out = join(tmp, 'learn-musique.json');
-    const r = spawnSync(process.execPath, [BENCH, '--plan', 'musique-quick', '--seeds', '0', '--out', out, '--runs', join(tmp, 'runs-musique')], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [BENCH, '--allow-loaded', '--plan', 'musique-quick', '--seeds', '0', '--out', out, '--runs', join(tmp, 'runs-musique')], { cwd: ROOT, encoding: 'utf8' });
     expect(r.stderr).not.toMatch(/Error:/);
     expect(r.status).toBe(0);
     const j = JSON.parse(readFileSync(out, 'utf8'));
