@@ -23,7 +23,7 @@ import { Grow } from './buffers.js';
  */
 export const BLOCK = 128;
 /** The widths a block's values may have, in bits. */
-const WIDTHS = [0, 8, 16, 32];
+const BLOCK_WIDTHS = [0, 8, 16, 32];
 /** The most words one block takes: its header, 32-bit gaps and 16-bit tfs. */
 export const MAX_BLOCK_WORDS = 1 + 4 * 32 + 4 * 16;
 /** The largest term frequency a posting holds (the builder saturates at it). */
@@ -102,15 +102,22 @@ export function encodeBlock(docs: ArrayLike<number>, tfs: ArrayLike<number>, n: 
   return pack(scratch, n, tfWidth, out, at);
 }
 
+/** A block header's document and tf widths, or undefined for a header no block has. */
+export function blockWidths(header: number): [number, number] | undefined {
+  const docWidth = header & 0xff;
+  const tfWidth = (header >>> 8) & 0xff;
+  return BLOCK_WIDTHS.includes(docWidth) && BLOCK_WIDTHS.includes(tfWidth) && tfWidth <= 16 && header >>> 16 === 0 ? [docWidth, tfWidth] : undefined;
+}
+
 /**
  * Decode the block of n postings at words[at...] (prev as given to encodeBlock) into docs and tfs
  * (BLOCK long each); returns the word after the block.
  */
 export function decodeBlock(words: Uint32Array, at: number, n: number, prev: number, docs: Uint32Array, tfs: Uint32Array): number {
   const header = words[at++]!;
-  const docWidth = header & 0xff;
-  const tfWidth = (header >>> 8) & 0xff;
-  if (!WIDTHS.includes(docWidth) || !WIDTHS.includes(tfWidth) || tfWidth > 16 || header >>> 16 !== 0) throw new InputError(`damaged postings block (header ${header.toString(16)}); rebuild with \`sleuth index\``);
+  const widths = blockWidths(header);
+  if (!widths) throw new InputError(`damaged postings block (header ${header.toString(16)}); rebuild with \`sleuth index\``);
+  const [docWidth, tfWidth] = widths;
   at = unpack(words, at, n, docWidth, docs);
   let last = prev;
   for (let i = 0; i < n; i++) docs[i] = last = (last + 1 + docs[i]!) >>> 0;

@@ -27,6 +27,13 @@ export function summedFiles(files: Record<string, number>): string[] {
     .sort();
 }
 
+/** Each block's checksum of bytes held in memory (a whole file). */
+export function blockSums(bytes: Uint8Array): Uint32Array {
+  const sums = new Uint32Array(blocksIn(bytes.length));
+  for (let b = 0; b < sums.length; b++) sums[b] = xxh32(bytes, b * BLOCK_BYTES, Math.min(bytes.length, (b + 1) * BLOCK_BYTES));
+  return sums;
+}
+
 /** Bytes read at a time when a file is summed from disk (a whole number of blocks). */
 const STREAM_BYTES = 1 << 24;
 
@@ -48,7 +55,7 @@ export function fileBlockSums(path: string, size: number, onPiece?: (bytes: Uint
         got += n;
       }
       const bytes = piece.subarray(0, got);
-      for (let from = 0; from < got; from += BLOCK_BYTES) sums[(at + from) / BLOCK_BYTES] = xxh32(bytes, from, Math.min(got, from + BLOCK_BYTES));
+      sums.set(blockSums(bytes), at / BLOCK_BYTES);
       onPiece?.(bytes, at);
       if (got < want) return sums.subarray(0, blocksIn(at + got));
       at += got;

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { DamagedIndexError, InputError } from '../errors.js';
 import { checksumOf } from '../files/checksum.js';
 import { Analyzer } from './analyzer.js';
-import { BLOCK, blockOffsets, decodeBlock } from './block-postings.js';
-import { BLOCK_BYTES, fileBlockSums, IndexSums, SUMS_FILE, summedFiles } from './checksums.js';
+import { BLOCK, blockOffsets, blockWidths } from './block-postings.js';
+import { blockSums, BLOCK_BYTES, fileBlockSums, IndexSums, SUMS_FILE, summedFiles } from './checksums.js';
 import { indexKind, readManifest, readSegmentsManifest, readWhole, type Manifest } from './format.js';
 import { openIndex } from './open.js';
 
@@ -96,11 +96,13 @@ async function verifyOne(dir: string, prefix: string, report: VerifyReport): Pro
     }
     report.files += Object.keys(m.files).length;
     report.bytes += Object.values(m.files).reduce((s, n) => s + n, 0);
+    // The files the structure is checked on, kept from the checksum pass: each file is read once.
+    const held = new Map<string, Uint8Array>();
     if (m.checksums === undefined) report.checksums = false;
-    else if (!bad.has(SUMS_FILE)) checkBlocks(dir, m, bad, add);
+    else if (!bad.has(SUMS_FILE)) checkBlocks(dir, m, bad, held, add);
     // The structure, over the files whose bytes are what was written.
-    if (!['text.off', 'ids.off', 'ids.bin', 'ids.order', 'titles.off', 'titles.bin', 'meta.off', 'meta.bin', 'doclen', 'terms.bin', 'terms.off', 'post.off', 'post.data', 'block.at', 'block.last', 'block.max', 'term.maxtf'].some((f) => bad.has(f))) {
-      checkStructure(dir, m, add);
+    if (!STRUCTURE_FILES.some((f) => bad.has(f))) {
+      checkStructure(dir, m, (name) => held.get(name) ?? readWhole(join(dir, name), m.files[name]), add);
       if (problems.length === 0) await checkTexts(dir, m, add);
     }
   } finally {
@@ -108,8 +110,14 @@ async function verifyOne(dir: string, prefix: string, report: VerifyReport): Pro
   }
 }
 
-/** Every block of every file against SUMS_FILE (itself checked whole first); damaged files go into `bad`. */
-function checkBlocks(dir: string, m: Manifest, bad: Set<string>, add: (file: string, problem: string, offset?: number) => void): void {
+/** The files checkStructure reads (texts and the grep prefilter are only summed). */
+const STRUCTURE_FILES = ['text.off', 'ids.off', 'ids.bin', 'ids.order', 'titles.off', 'titles.bin', 'meta.off', 'meta.bin', 'doclen', 'terms.bin', 'terms.off', 'post.off', 'post.data', 'block.at', 'block.last', 'block.max', 'term.maxtf'];
+
+/**
+ * Every block of every file against SUMS_FILE (itself checked whole first); damaged files go into
+ * `bad`, and the STRUCTURE_FILES read into `held`.
+ */
+function checkBlocks(dir: string, m: Manifest, bad: Set<string>, held: Map<string, Uint8Array>, add: (file: string, problem: string, offset?: number) => void): void {
   const table = readWhole(join(dir, SUMS_FILE), m.files[SUMS_FILE]);
   const sum = checksumOf(table);
   if (sum !== m.checksums!.sum) {
@@ -126,7 +134,14 @@ function checkBlocks(dir: string, m: Manifest, bad: Set<string>, add: (file: str
   for (const name of summedFiles(m.files)) {
     if (bad.has(name)) continue;
     const expected = sums.of(name).sums;
-    const actual = fileBlockSums(join(dir, name), m.files[name]!);
+    let actual: Uint32Array;
+    if (STRUCTURE_FILES.includes(name)) {
+      const bytes = readWhole(join(dir, name), m.files[name]);
+      held.set(name, bytes);
+      actual = blockSums(bytes);
+    } else {
+      actual = fileBlockSums(join(dir, name), m.files[name]!);
+    }
     // Runs of damaged blocks, reported as one byte range each.
     for (let b = 0; b < expected.length; b++) {
       if (actual[b] === expected[b]) continue;
@@ -139,10 +154,9 @@ function checkBlocks(dir: string, m: Manifest, bad: Set<string>, add: (file: str
   }
 }
 
-/** Offsets, orders and postings against one another (the files' bytes already checked). */
-function checkStructure(dir: string, m: Manifest, add: (file: string, problem: string, offset?: number) => void): void {
+/** Offsets, orders and postings against one another (the files' bytes already checked; `bytes` reads one). */
+function checkStructure(dir: string, m: Manifest, bytes: (name: string) => Uint8Array, add: (file: string, problem: string, offset?: number) => void): void {
   const { docs: N, terms: T, postings: P, tokens } = m.counts;
-  const bytes = (name: string) => readWhole(join(dir, name), m.files[name]);
   const u32 = (name: string) => {
     const b = bytes(name);
     return new Uint32Array(b.buffer, b.byteOffset, b.byteLength >>> 2);
@@ -213,9 +227,12 @@ function checkStructure(dir: string, m: Manifest, add: (file: string, problem: s
   let sumLen = 0;
   for (let d = 0; d < N; d++) sumLen += doclen[d]!;
   if (sumLen !== tokens) add('doclen', `the lengths add up to ${sumLen} terms, the manifest says ${tokens}`);
-  // Every block decoded: documents ascending and in range, its last one and score bound as recorded.
-  const docs = new Uint32Array(BLOCK);
-  const tfs = new Uint32Array(BLOCK);
+  // Every block decoded (block-postings.ts's layout, read through byte, half-word and word views:
+  // decodeBlock's general loop was most of this pass): documents in range, the last one and the
+  // score bound as recorded. Documents ascend by construction (each is the last plus a gap plus one).
+  const u8 = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+  const u16 = new Uint16Array(words.buffer, words.byteOffset, words.byteLength >>> 1);
+  const valueAt = (width: number, wordAt: number, i: number) => (width === 8 ? u8[wordAt * 4 + i]! : width === 16 ? u16[wordAt * 2 + i]! : width === 32 ? words[wordAt + i]! : 0);
   const tfSum = new Uint32Array(N);
   // Each document's BM25 length norm, as the builder computed it for the bounds.
   const norms = new Float64Array(N);
@@ -227,26 +244,27 @@ function checkStructure(dir: string, m: Manifest, add: (file: string, problem: s
     for (let k = blockOff[t]!; k < blockOff[t + 1]!; k++) {
       const n = Math.min(BLOCK, left);
       left -= n;
-      let next: number;
-      try {
-        next = decodeBlock(words, blockAt[k]!, n, prev, docs, tfs);
-      } catch {
-        return add('post.data', `term ${t}'s block ${k - blockOff[t]!} has a header no block has`, blockAt[k]! * 4);
-      }
-      if (next > blockAt[k + 1]!) return add('block.at', `block ${k} runs past the next block's start (word ${blockAt[k + 1]})`, (k + 1) * 4);
+      const at = blockAt[k]!;
+      const widths = blockWidths(words[at]!);
+      if (!widths) return add('post.data', `term ${t}'s block ${k - blockOff[t]!} has a header no block has (${words[at]!.toString(16)})`, at * 4);
+      const [docWidth, tfWidth] = widths;
+      const gapsAt = at + 1;
+      const tfsAt = gapsAt + Math.ceil((n * docWidth) / 32);
+      if (tfsAt + Math.ceil((n * tfWidth) / 32) > blockAt[k + 1]!) return add('block.at', `block ${k} runs past the next block's start (word ${blockAt[k + 1]})`, (k + 1) * 4);
       let bound = 0;
+      let d = prev;
       for (let i = 0; i < n; i++) {
-        const d = docs[i]!;
-        if (d >= N || (i > 0 && d <= docs[i - 1]!)) return add('post.data', `term ${t}'s block ${k - blockOff[t]!} holds document ${d} ${d >= N ? `(there are ${N})` : 'out of order'}`, blockAt[k]! * 4);
-        const tf = tfs[i]!;
+        d = d + 1 + valueAt(docWidth, gapsAt, i);
+        if (d >= N) return add('post.data', `term ${t}'s block ${k - blockOff[t]!} holds document ${d} (there are ${N})`, at * 4);
+        const tf = valueAt(tfWidth, tfsAt, i) + 1;
         tfSum[d] += tf;
         const part = tf / (tf + norms[d]!);
         if (part > bound) bound = part;
       }
-      if (blockLast[k] !== docs[n - 1]) return add('block.last', `block ${k} ends at document ${docs[n - 1]}, block.last says ${blockLast[k]}`, k * 4);
+      if (blockLast[k] !== d) return add('block.last', `block ${k} ends at document ${d}, block.last says ${blockLast[k]}`, k * 4);
       if (blockMax[k]! < Math.fround(bound) * (1 - 1e-6)) return add('block.max', `block ${k}'s bound ${blockMax[k]} is under its largest score part ${bound}`, k * 4);
       termBound = Math.max(termBound, bound);
-      prev = docs[n - 1]!;
+      prev = d;
     }
     if (termMax[t]! < termBound * (1 - 1e-9)) return add('term.maxtf', `term ${t}'s bound ${termMax[t]} is under its largest score part ${termBound}`, t * 8);
   }
