@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Chunk } from '../../src/corpus/chunk.js';
 import { embeddedChunks } from '../../src/corpus/embedded.js';
 import { DamagedIndexError, InputError } from '../../src/errors.js';
-import { buildIndex, openIndex } from '../../src/search/index.js';
+import { buildIndex, openIndex, openSearcher } from '../../src/search/index.js';
 import { verifyIndex } from '../../src/search/verify.js';
 import { damageFile, DAMAGES, reseal, unseal } from './damage.js';
 
@@ -122,6 +122,27 @@ function damageMatrix(compressTexts: boolean, checked: boolean) {
     expect(verdicts.clean).toBeGreaterThan(0);
   }, 120_000);
 }
+
+describe('a segmented index', () => {
+  it('verify checks every segment, naming the damaged file with its segment; a search that reads it fails', async () => {
+    const dir = join(root, 'segmented');
+    await buildIndex((async function* () { yield* chunks; })(), dir, { segmentPostings: 8_000 });
+    expect(readdirSync(dir).filter((f) => f.startsWith('seg-')).length).toBeGreaterThan(1);
+    const clean = await verifyIndex(dir);
+    expect(clean).toMatchObject({ checksums: true, problems: [] });
+    expect(clean.files).toBeGreaterThan(40);
+    expect(damageFile(join(dir, 'seg-001', 'titles.bin'), 'zeroed')).toBe(true);
+    const report = await verifyIndex(dir);
+    expect(report.problems.map((p) => p.file)).toEqual(['seg-001/titles.bin']);
+    const index = await openSearcher(dir);
+    const second = (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { segments: { firstDoc: number }[] }).segments[1]!;
+    expect(() => index.search(chunks[second.firstDoc]!.title, 5)).toThrow(/seg-001: titles\.bin is damaged/);
+    // The segments' manifest is sealed too.
+    expect(damageFile(join(dir, 'manifest.json'), 'flip-middle')).toBe(true);
+    expect((await verifyIndex(dir)).problems.map((p) => p.file)).toEqual(['manifest.json']);
+    await expect(openSearcher(dir)).rejects.toThrow(/manifest\.json is damaged|malformed JSON/);
+  });
+});
 
 describe('an index without checksums', () => {
   it('opens with a warning that says to rebuild, and verify checks its structure', async () => {
