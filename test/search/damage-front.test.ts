@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -76,6 +76,22 @@ describe('a damaged index on the command line', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/sleuth serve-search: index .*damaged: titles\.bin is damaged/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('a damaged index under an evaluation', () => {
+  it('stops the run with exit 2 naming the file; no episode is recorded with the damage as its result', () => {
+    const fixture = resolve('test/fixtures/beir-mini');
+    expect(sleuth('tasks', 'import', '--format', 'beir', fixture, '--name', 'mini').status).toBe(0);
+    expect(damageFile(join(root, '.sleuth', 'tasks', 'mini', 'index', 'post.data'), 'zeroed')).toBe(true);
+    const r = sleuth('eval', '--agent', 'baseline', '--tasks', 'mini', '--split', 'test', '--concurrency', '1', '--out', 'eval-damaged');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/sleuth eval: index .*mini.index: post\.data is damaged/);
+    // No episode was recorded with the damage in it (the first task's search reached it).
+    const file = join(root, 'eval-damaged', 'rollouts.jsonl');
+    const rollouts = (existsSync(file) ? readFileSync(file, 'utf8') : '').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { taskId: string; error?: string });
+    expect(rollouts.every((x) => x.error === undefined && !JSON.stringify(x).includes('damaged'))).toBe(true);
+    expect(existsSync(join(root, 'eval-damaged', 'summary.json'))).toBe(false);
   });
 });
 
