@@ -133,7 +133,9 @@ export function* findChains(index: SearchIndex, options: ChainSearch): Generator
     while (nodes.length < hops) {
       const last = nodes[nodes.length - 1]!;
       const next = mentions(index, table, last.doc).filter((e) => !entities.has(e) && !usedEntities.has(e) && !nodes.some((n) => namesEntity(n.entity, e, true) || namesEntity(e, n.entity, true)));
-      const choices = next.flatMap((e) => table.docs.get(e)!.filter((d) => !usedDocs.has(d) && !nodes.some((n) => n.doc === d)));
+      // A chunk that names an earlier hop's entity back would be found by the question itself.
+      const fresh = (d: number) => !usedDocs.has(d) && !nodes.some((n) => n.doc === d || namesEntity(index.store.text(d), n.entity, true));
+      const choices = next.flatMap((e) => table.docs.get(e)!.filter(fresh));
       if (choices.length === 0) break;
       const pick = choices.sort((a, b) => cmp(seededKey(`${options.seed}:${last.id}`, String(a)), seededKey(`${options.seed}:${last.id}`, String(b))))[0]!;
       nodes.push(node(pick));
@@ -150,9 +152,10 @@ export function* findChains(index: SearchIndex, options: ChainSearch): Generator
 /**
  * Up to `n` words of a chunk that pick it out, as written: its terms ranked by tf x idf, leaving out
  * those in `exclude` (the bridges' words: a question must not name them), terms in fewer than
- * `minDf` chunks (an id or a code that alone would find the chunk), short ones and numbers.
+ * `minDf` chunks (an id or a code that alone would find the chunk) or more than `maxDf`, short ones
+ * and numbers.
  */
-export function keywords(index: SearchIndex, doc: number, exclude: ReadonlySet<string>, n: number, minDf = 2): string[] {
+export function keywords(index: SearchIndex, doc: number, exclude: ReadonlySet<string>, n: number, minDf = 2, maxDf = Infinity): string[] {
   const text = index.store.text(doc);
   const stats = new Map<string, { word: string; tf: number; idf: number }>();
   index.analyzer.forEachTerm(text, (term, start, end) => {
@@ -160,7 +163,7 @@ export function keywords(index: SearchIndex, doc: number, exclude: ReadonlySet<s
     if (seen) return void (seen.tf += 1);
     if (exclude.has(term) || term.length < 3 || /^\d+$/u.test(term)) return;
     const id = index.scorer.termId(term);
-    if (id < 0 || index.scorer.df(id) < minDf) return;
+    if (id < 0 || index.scorer.df(id) < minDf || index.scorer.df(id) > maxDf) return;
     stats.set(term, { word: text.slice(start, end), tf: 1, idf: index.scorer.idf(id) });
   });
   return [...stats.values()]
