@@ -114,6 +114,18 @@ export function chainTask(chain: Chain, question: string, words: string[][], ext
   };
 }
 
+/** The recalls recorded at synthesis (meta.synth) of the tasks that have them: the room a search policy has. */
+export function recordedRecalls(tasks: readonly Task[]): { question: number[]; oracle: number[] } {
+  const out = { question: [] as number[], oracle: [] as number[] };
+  for (const t of tasks) {
+    const s = t.meta?.['synth'] as Partial<SynthMeta> | undefined;
+    if (typeof s?.questionRecall !== 'number' || typeof s.oracleRecall !== 'number') continue;
+    out.question.push(s.questionRecall);
+    out.oracle.push(s.oracleRecall);
+  }
+  return out;
+}
+
 /** The task's bridge entities (meta.bridges). */
 export function taskBridges(task: Task): string[] {
   const b = task.meta?.['bridges'];
