@@ -1,0 +1,158 @@
+/**
+ * bench:synth-tasks: are synthesized tasks like real ones, and cheap to make?
+ *
+ * 1. On the shipped MuSiQue pool (11,308 chunks; its questions unused), synthesize 2-hop tasks and
+ *    compare their headroom with real MuSiQue dev's: the hop oracle's F4 minus the best fixed
+ *    script's (the demo's 37 scripts, the best chosen on each set's dev split by mean F4), per task,
+ *    with bootstrap 95% intervals, and the difference between the two sets (unpaired bootstrap).
+ * 2. On the man pages of this machine (bench/corpora/manpages.ts), index them and synthesize
+ *    --man-count tasks (default 600), timed; a sample of 20 with their chains is kept for the docs.
+ *
+ * Every timing has the 1-minute load average at its start and end beside it (2 shared cores).
+ *
+ *   npm run bench:synth-tasks [-- --count 300] [--man-count 600] [--man-root DIR] [--out FILE]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { prepareEval } from '../src/cli/commands/eval.js';
+import { loadRunRows } from '../src/eval/compare.js';
+import { bootstrapMean, type Interval } from '../src/eval/stats.js';
+import { MUSIQUE_PLAN } from '../src/demo/demo.js';
+import { seededRandom } from '../src/random.js';
+import { buildIndex, openIndex } from '../src/search/index.js';
+import { ensureShippedIndex, readTaskSet, taskSetDir } from '../src/tasks/registry.js';
+import { hopsOf } from '../src/tasks/split.js';
+import { synthesizeTaskSet } from '../src/tasks/synthesize/synthesize.js';
+import { benchArgs, wholeFlag } from './args.js';
+import { DEFAULT_MAN_ROOT, manPassages } from './corpora/manpages.js';
+
+const USAGE = `usage: node dist/bench/synth-tasks.js [--count N] [--man-count N] [--man-root DIR] [--out FILE]`;
+const { values } = benchArgs({ count: { type: 'string', default: '300' }, 'man-count': { type: 'string', default: '600' }, 'man-root': { type: 'string', default: DEFAULT_MAN_ROOT }, out: { type: 'string', default: 'bench/results/synth-tasks.json' } }, USAGE);
+const count = wholeFlag(values, 'count', 1);
+const manCount = wholeFlag(values, 'man-count', 1);
+
+const round = (x: number, d = 3) => Number(x.toFixed(d));
+const load = () => round(loadavg()[0]!, 2);
+const work = mkdtempSync(join(tmpdir(), 'sleuth-bench-synth-'));
+process.env['SLEUTH_HOME'] = join(work, 'home');
+
+/** A step's wall time with the load average at its start and end. */
+async function timed<T>(what: string, fn: () => Promise<T>): Promise<{ value: T; timing: { seconds: number; load_start: number; load_end: number } }> {
+  const loadStart = load();
+  const t0 = performance.now();
+  const value = await fn();
+  const timing = { seconds: round((performance.now() - t0) / 1000, 2), load_start: loadStart, load_end: load() };
+  process.stderr.write(`${what}: ${timing.seconds} s (load ${timing.load_start} -> ${timing.load_end})\n`);
+  return { value, timing };
+}
+
+/** Mean F4 per task of an agent on a split (one sample: every agent here is deterministic). */
+async function f4PerTask(tasks: string, split: string, agent: string): Promise<Map<string, number>> {
+  const dir = join(work, 'runs', `${tasks}-${split}-${agent.replace(/[^A-Za-z0-9._-]/gu, '_')}`);
+  const prepared = await prepareEval({ agent, tasks, split, rubric: 'f4', concurrency: '4' }, { samples: 1 });
+  await prepared.run(dir, false);
+  return new Map(loadRunRows(dir).rows.map((r) => [r.taskId, r.values['reward']!]));
+}
+
+const meanOf = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0) / m.size;
+
+/**
+ * Headroom on a split: the hop oracle minus the best fixed script (chosen on `split` by mean F4),
+ * per task, with a bootstrap interval; `only` keeps some tasks (the 2-hop ones).
+ */
+async function headroom(tasks: string, split: string, only: (id: string) => boolean = () => true) {
+  const scripts: { spec: string; f4: number; perTask: Map<string, number> }[] = [];
+  for (const spec of MUSIQUE_PLAN.scripts!) {
+    const perTask = new Map([...(await f4PerTask(tasks, split, spec))].filter(([id]) => only(id)));
+    scripts.push({ spec, f4: meanOf(perTask), perTask });
+  }
+  const best = scripts.reduce((a, b) => (b.f4 > a.f4 ? b : a));
+  const oracle = new Map([...(await f4PerTask(tasks, split, 'hop-oracle'))].filter(([id]) => only(id)));
+  const diffs = [...oracle].map(([id, f4]) => f4 - best.perTask.get(id)!);
+  return {
+    tasks: diffs.length,
+    best_script: best.spec,
+    best_script_f4: round(best.f4),
+    oracle_f4: round(meanOf(oracle)),
+    headroom: interval(bootstrapMean(diffs, { seed: 0 })),
+    scripts: Object.fromEntries(scripts.map((s) => [s.spec, round(s.f4)])),
+    diffs,
+  };
+}
+
+function interval(i: Interval) {
+  return { mean: round(i.mean), lo: round(i.lo), hi: round(i.hi) };
+}
+
+/** Unpaired percentile bootstrap of mean(a) - mean(b): two sets of different tasks. */
+function unpairedDifference(a: readonly number[], b: readonly number[], resamples = 2000) {
+  const rand = seededRandom(1);
+  const draw = (xs: readonly number[]) => {
+    let s = 0;
+    for (let i = 0; i < xs.length; i++) s += xs[Math.floor(rand() * xs.length)]!;
+    return s / xs.length;
+  };
+  const d = Float64Array.from({ length: resamples }, () => draw(a) - draw(b)).sort();
+  const m = (xs: readonly number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+  return { mean: round(m(a) - m(b)), lo: round(d[Math.floor(0.025 * resamples)]!), hi: round(d[Math.ceil(0.975 * resamples) - 1]!) };
+}
+
+const loadAtStart = load();
+// 1. MuSiQue's pool: synthesized 2-hop tasks against real dev.
+const musiqueIndex = await ensureShippedIndex('musique');
+const synth = await timed(`synthesize ${count} tasks on the MuSiQue pool`, async () => synthesizeTaskSet(await openIndex(musiqueIndex), musiqueIndex, 'mq-synth', taskSetDir('mq-synth'), { count, hops: [2] }));
+const realDev = readTaskSet('musique').tasks.filter((t) => t.split === 'dev');
+const twoHop = new Set(realDev.filter((t) => hopsOf(t) === 2).map((t) => t.id));
+const evals = await timed('eval 37 scripts and the hop oracle on both sets', async () => ({
+  synth_dev: await headroom('mq-synth', 'dev'),
+  synth_test: await headroom('mq-synth', 'test'),
+  real_dev: await headroom('musique', 'dev'),
+  real_dev_2hop: await headroom('musique', 'dev', (id) => twoHop.has(id)),
+}));
+const { synth_dev, synth_test, real_dev, real_dev_2hop } = evals.value;
+
+// 2. Man pages: index, then synthesize at least 500 tasks.
+const manIndexDir = join(work, 'man-index');
+const manIndex = await timed('index the man pages', async () => buildIndex((async function* () {
+  yield* manPassages(values['man-root']);
+})(), manIndexDir));
+const man = await timed(`synthesize ${manCount} tasks on the man pages`, async () => synthesizeTaskSet(await openIndex(manIndexDir), manIndexDir, 'man-synth', taskSetDir('man-synth'), { count: manCount, hops: [2] }));
+const manTasks = readTaskSet('man-synth').tasks;
+const sample = manTasks.filter((t) => t.split === 'test').slice(0, 20).map((t) => ({
+  id: t.id,
+  question: t.query,
+  chain: t.facts.map((f) => f.chunkIds[0]),
+  hops: (t.meta!['decomposition'] as { question: string; answer: string }[]).map((h) => h.question),
+  bridges: t.meta!['bridges'],
+}));
+
+const strip = ({ diffs: _d, ...rest }: { diffs: number[] } & Record<string, unknown>) => rest;
+const result = {
+  bench: 'synth-tasks',
+  date: new Date().toISOString(),
+  load_avg: [loadAtStart, load()],
+  musique_pool: {
+    chunks: synth.value.chunks,
+    synthesis: { ...synth.value.synthesis, counts: synth.value.counts, sha256: synth.value.sha256, ...synth.timing },
+    eval_timing: evals.timing,
+    synth_dev: strip(synth_dev),
+    synth_test: strip(synth_test),
+    real_dev: strip(real_dev),
+    real_dev_2hop: strip(real_dev_2hop),
+    // Synthesized minus real: the target is |difference| <= 0.05.
+    synth_dev_minus_real_dev: unpairedDifference(synth_dev.diffs, real_dev.diffs),
+    synth_dev_minus_real_dev_2hop: unpairedDifference(synth_dev.diffs, real_dev_2hop.diffs),
+    synth_test_minus_real_dev: unpairedDifference(synth_test.diffs, real_dev.diffs),
+  },
+  manpages: {
+    chunks: manIndex.value.docs,
+    index_timing: manIndex.timing,
+    synthesis: { ...man.value.synthesis, counts: man.value.counts, sha256: man.value.sha256, ...man.timing },
+    sample,
+  },
+};
+writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
+rmSync(work, { recursive: true, force: true });
+process.stderr.write(`wrote ${values.out}\n`);
