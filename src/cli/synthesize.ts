@@ -1,7 +1,8 @@
 import { InputError } from '../errors.js';
 import { openAIAgentFromSpec } from '../agent/openai.js';
 import { openIndex } from '../search/index.js';
-import { checkNewTaskSetName, taskSetDir } from '../tasks/registry.js';
+import { checkNewTaskSetName, readTaskSet, splitNames, taskSetDir } from '../tasks/registry.js';
+import { goldChunkIds } from '../tasks/split.js';
 import { describeDrops, synthesizeTaskSet } from '../tasks/synthesize/synthesize.js';
 import type { WriterOptions } from '../tasks/synthesize/writer.js';
 import { intFlag, numberFlag, parseFlags, printJson } from './command.js';
@@ -11,13 +12,14 @@ import { liveProgress } from './progress.js';
 export const SYNTHESIZE_USAGE = `  sleuth tasks synthesize [--index DIR | --tasks NAME] --name NEW [--count N] [--hops 2|3|2,3]
                           [--writer openai:MODEL[@URL]] [--writer-timeout S] [--writer-retries N]
                           [--writer-concurrency N] [--api-key-env NAME] [--test-fraction F]
-                          [--dev-fraction F] [--seed S] [--force] [--json]
+                          [--dev-fraction F] [--exclude-gold NAME[:SPLIT]]... [--seed S] [--force] [--json]
       multi-hop search tasks from an index alone (default: the default index; --tasks NAME, a task
       set's, its questions unused): chains of chunks where one's text names the next one's title,
       asked without the bridge names (keywords of the first and last chunk; with --writer, a
       model's question). Kept only when the question's own top 10 misses a gold chunk and the hop
       oracle finds them all; splits train/dev/test by hop count, no chunk or bridge in two.
-      --count N tasks (default 500); --writer-timeout seconds per call (default 60), then up to
+      --exclude-gold: no chunk that is gold in that task set (split) is used, so tasks made over a
+      held-out set's pool never train on its answers; --count N tasks (default 500); --writer-timeout seconds per call (default 60), then up to
       --writer-retries more tries (default 2); fewer chains than --count: exit 2, nothing written`;
 
 const FLAGS = {
@@ -32,6 +34,7 @@ const FLAGS = {
   'api-key-env': { type: 'string' },
   'test-fraction': { type: 'string' },
   'dev-fraction': { type: 'string' },
+  'exclude-gold': { type: 'string', multiple: true },
   seed: { type: 'string' },
   force: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -45,13 +48,27 @@ function parseHops(value: string | undefined): number[] {
   return [...new Set(hops)];
 }
 
+/** Gold chunk ids of `NAME` or `NAME:SPLIT` task sets: what synthesis must leave alone. */
+function excludedGold(specs: string[]): Set<string> {
+  const ids = new Set<string>();
+  for (const spec of specs) {
+    const [name, split] = spec.split(':');
+    const set = readTaskSet(name!);
+    const splits = splitNames(set.tasks);
+    if (split !== undefined && !splits.includes(split)) throw new InputError(`--exclude-gold ${spec}: task set '${set.name}' has splits ${splits.join(', ')}`);
+    for (const t of set.tasks) if (split === undefined || t.split === split) for (const id of goldChunkIds(t)) ids.add(id);
+  }
+  return ids;
+}
+
 /** A writer over an OpenAI-compatible endpoint; the client itself does not retry (synthesis counts its retries). */
 function openAIWriter(spec: string, values: { 'writer-timeout'?: string; 'writer-retries'?: string; 'writer-concurrency'?: string; 'api-key-env'?: string }): WriterOptions {
   if (!spec.startsWith('openai:')) throw new InputError(`--writer '${spec}': a writer is openai:MODEL[@URL] (any OpenAI-compatible endpoint)`);
   const timeoutMs = numberFlag(values['writer-timeout'], 'writer-timeout', 60, 0.001, 3600) * 1000;
   const concurrency = intFlag(values['writer-concurrency'], 'writer-concurrency', 4, 1, 256);
   const agent = openAIAgentFromSpec(spec.slice('openai:'.length), spec, {
-    openai: { maxRetries: 0, timeoutMs, maxConcurrent: concurrency, ...(values['api-key-env'] ? { apiKeyEnv: values['api-key-env'] } : {}) },
+    // Twice the slots: a call abandoned at the timeout may hold its slot a moment longer, and must not delay the retry.
+    openai: { maxRetries: 0, timeoutMs, maxConcurrent: 2 * concurrency, ...(values['api-key-env'] ? { apiKeyEnv: values['api-key-env'] } : {}) },
   });
   return {
     spec: agent.spec,
@@ -75,6 +92,7 @@ export async function synthesizeCommand(argv: string[]): Promise<number> {
   const testFraction = numberFlag(values['test-fraction'], 'test-fraction', 0.2, 0, 1);
   const devFraction = numberFlag(values['dev-fraction'], 'dev-fraction', 0.2, 0, 1);
   if (testFraction + devFraction > 1) throw new InputError(`--test-fraction ${testFraction} and --dev-fraction ${devFraction} add up to more than 1`);
+  const exclude = excludedGold(values['exclude-gold'] ?? []);
   const writer = values.writer === undefined ? undefined : openAIWriter(values.writer, values);
   const indexDir = await indexDirOf(values);
   const index = await openIndex(indexDir);
@@ -87,6 +105,7 @@ export async function synthesizeCommand(argv: string[]): Promise<number> {
     devFraction,
     ...(values.seed !== undefined ? { seed: values.seed } : {}),
     ...(writer ? { writer } : {}),
+    ...(exclude.size ? { exclude } : {}),
     force: values.force ?? false,
     onProgress: (kept) => progress.update(kept, { total: count }),
   });

@@ -174,9 +174,9 @@ describe('the writer, over a local OpenAI-compatible server', () => {
         if (kind === 0) good();
         else if (kind === 1) reply(JSON.stringify({ question: `What is ${bridge} known for?` }));
         else if (kind === 2) reply('Sure! Here is a question: what is it?');
-        else if (kind === 3 && n === 1) setTimeout(good, 1500);
+        else if (kind === 3 && n === 1) setTimeout(good, 2500);
         else if (kind === 3) good();
-        else if (kind === 4) setTimeout(good, 1500);
+        else if (kind === 4) setTimeout(good, 2500);
         else reply(JSON.stringify({ question: `${first} ${last.split(bridge).join('it').replace(/\s+/g, ' ')}` }));
       });
     });
@@ -190,7 +190,7 @@ describe('the writer, over a local OpenAI-compatible server', () => {
 
   it('keeps good questions, drops and counts bad ones, retries slow calls a bounded number of times', async () => {
     const home = join(dir, 'home-writer');
-    const r = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'w', '--count', '40', '--writer', `openai:m@${url}`, '--writer-timeout', '0.3', '--writer-retries', '1', '--writer-concurrency', '8');
+    const r = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'w', '--count', '40', '--writer', `openai:m@${url}`, '--writer-timeout', '0.5', '--writer-retries', '1', '--writer-concurrency', '8');
     expect(r.status, r.error).toBe(0);
     const set = readTaskSet('w', { home });
     const s = set.manifest!.options['synthesis'] as { chains: number; kept: number; oneSearch: number; writer: Record<string, number> };
@@ -234,7 +234,12 @@ describe('sleuth tasks synthesize', () => {
     const set = readTaskSet('kw', { home });
     expect(set.tasks).toHaveLength(5);
     expect(set.manifest!.origin).toContain('keyword questions, no model');
-    expect(readdirSync(home + '/tasks')).toEqual(['kw']);
+    // A second set that leaves the first one's test gold alone.
+    const again = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'kw2', '--count', '5', '--hops', '2,3', '--exclude-gold', 'kw:test');
+    expect(again.status, again.error).toBe(0);
+    const held = new Set(set.tasks.filter((t) => t.split === 'test').flatMap(goldChunkIds));
+    expect(held.size).toBeGreaterThan(0);
+    expect(readTaskSet('kw2', { home }).tasks.flatMap(goldChunkIds).filter((id) => held.has(id))).toEqual([]);
     const list = await tasksCli(home, 'list');
     expect(list.out).toMatch(/^ {2}5 kept of \d+ chains; dropped: one search finds all \d+, hop oracle misses \d+, names a bridge \d+$/m);
   });
@@ -247,6 +252,7 @@ describe('sleuth tasks synthesize', () => {
       [['--index', indexDir, '--name', 'x', '--hops', '5'], /--hops must be hop counts from 2 to 4/],
       [['--index', indexDir, '--name', 'x', '--writer', 'local:shipped'], /--writer 'local:shipped': a writer is openai:MODEL/],
       [['--index', indexDir, '--name', 'x', '--count', '0'], /--count must be a whole number/],
+      [['--index', indexDir, '--name', 'x', '--exclude-gold', 'nosuchset'], /unknown task set 'nosuchset'/],
       [['--index', indexDir, '--name', 'x', '--test-fraction', '0.7', '--dev-fraction', '0.5'], /add up to more than 1/],
       [['--index', indexDir, '--name', 'x', '--count', '5000'], /found \d+ chains of 2 chunks, fewer than --count 5000; a chain is a chunk whose text names another chunk's title.*nothing was written/s],
     ];

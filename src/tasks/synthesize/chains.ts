@@ -109,6 +109,8 @@ export interface ChainSearch {
   hops: readonly number[];
   seed: string;
   maxDf: number;
+  /** Chunk ids no chain may use (held-out questions' gold, when synthesizing over their pool). */
+  exclude?: ReadonlySet<string>;
 }
 
 /**
@@ -122,6 +124,7 @@ export function* findChains(index: SearchIndex, options: ChainSearch): Generator
   const keys = Array.from({ length: index.size }, (_, doc) => seededKey(options.seed, index.store.id(doc)));
   const starts = Array.from({ length: index.size }, (_, doc) => doc).sort((a, b) => cmp(keys[a]!, keys[b]!));
   const usedDocs = new Set<number>();
+  for (const id of options.exclude ?? []) if (index.store.docOf(id) >= 0) usedDocs.add(index.store.docOf(id));
   const usedEntities = new Set<string>();
   const node = (doc: number): ChainNode => ({ doc, id: index.store.id(doc), title: index.store.title(doc), entity: table.entityOfDoc[doc]! });
   let made = 0;

@@ -33,6 +33,8 @@ export interface SynthesisOptions {
   /** Test and dev shares of each hop count (defaults 0.2 and 0.2; the rest is train). */
   testFraction?: number;
   devFraction?: number;
+  /** Chunk ids no task may use as gold (a held-out split's gold chunks). */
+  exclude?: ReadonlySet<string>;
   /** A model writes the questions; without one they are keywords. */
   writer?: WriterOptions;
   force?: boolean;
@@ -163,7 +165,7 @@ export async function synthesizeTasks(index: SearchIndex, options: SynthesisOpti
   const maxDf = Math.max(5, Math.round(index.size * 0.002));
   const counts: SynthesisCounts = { chains: 0, kept: 0, namesBridge: 0, oneSearch: 0, oracleMisses: 0, ...(options.writer ? { writer: emptyWriterCounts() } : {}) };
   const tasks: Task[] = [];
-  const chains = findChains(index, { hops, seed, maxDf });
+  const chains = findChains(index, { hops, seed, maxDf, ...(options.exclude ? { exclude: options.exclude } : {}) });
   const text = (doc: number) => index.store.text(doc);
   // Chains in batches: a writer's calls run concurrently within one, and the loop stops once enough are kept.
   const batchSize = options.writer ? options.writer.concurrency * 2 : 64;
@@ -232,7 +234,7 @@ export async function synthesizeTaskSet(index: SearchIndex, indexDir: string, na
     {
       name,
       origin: `synthesized from index ${indexDir} (${options.writer ? `writer ${options.writer.spec}` : 'keyword questions, no model'})`,
-      options: { index: indexDir, hops, count: options.count, seed, writer: options.writer?.spec ?? null, synthesis: counts },
+      options: { index: indexDir, hops, count: options.count, seed, writer: options.writer?.spec ?? null, excludedChunks: options.exclude?.size ?? 0, synthesis: counts },
       tasks: split,
     },
     async (target) => {
