@@ -8,30 +8,40 @@
  * 2. On the man pages of this machine (bench/corpora/manpages.ts), index them and synthesize
  *    --man-count tasks (default 600), timed; a sample of 20 with their chains is kept for the docs.
  *
+ * 3. With --grpo STEPS: GRPO on the shipped 0.3M model (configs/local-musique.json) from the base
+ *    model, on 2-hop tasks synthesized over the MuSiQue pool with every real dev and test gold
+ *    chunk left out (--exclude-gold), then the base model and the trained one on real MuSiQue
+ *    test (4 samples each), paired bootstrap over tasks.
+ *
  * Every timing has the 1-minute load average at its start and end beside it (2 shared cores).
  *
- *   npm run bench:synth-tasks [-- --count 300] [--man-count 600] [--man-root DIR] [--out FILE]
+ *   npm run bench:synth-tasks [-- --count 300] [--man-count 600] [--man-root DIR] [--grpo STEPS] [--out FILE]
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { prepareEval } from '../src/cli/commands/eval.js';
 import { loadRunRows } from '../src/eval/compare.js';
-import { bootstrapMean, type Interval } from '../src/eval/stats.js';
+import { bootstrapMean, pairedBootstrap, type Interval } from '../src/eval/stats.js';
 import { MUSIQUE_PLAN } from '../src/demo/demo.js';
 import { seededRandom } from '../src/random.js';
 import { buildIndex, openIndex } from '../src/search/index.js';
 import { ensureShippedIndex, readTaskSet, taskSetDir } from '../src/tasks/registry.js';
-import { hopsOf } from '../src/tasks/split.js';
+import { goldChunkIds, hopsOf } from '../src/tasks/split.js';
 import { synthesizeTaskSet } from '../src/tasks/synthesize/synthesize.js';
 import { benchArgs, wholeFlag } from './args.js';
 import { DEFAULT_MAN_ROOT, manPassages } from './corpora/manpages.js';
 
-const USAGE = `usage: node dist/bench/synth-tasks.js [--count N] [--man-count N] [--man-root DIR] [--out FILE]`;
-const { values } = benchArgs({ count: { type: 'string', default: '300' }, 'man-count': { type: 'string', default: '600' }, 'man-root': { type: 'string', default: DEFAULT_MAN_ROOT }, out: { type: 'string', default: 'bench/results/synth-tasks.json' } }, USAGE);
+const USAGE = `usage: node dist/bench/synth-tasks.js [--count N] [--man-count N] [--man-root DIR] [--grpo STEPS] [--out FILE]`;
+const { values } = benchArgs(
+  { count: { type: 'string', default: '300' }, 'man-count': { type: 'string', default: '600' }, 'man-root': { type: 'string', default: DEFAULT_MAN_ROOT }, grpo: { type: 'string', default: '0' }, out: { type: 'string', default: 'bench/results/synth-tasks.json' } },
+  USAGE,
+);
 const count = wholeFlag(values, 'count', 1);
 const manCount = wholeFlag(values, 'man-count', 1);
+const grpoSteps = wholeFlag(values, 'grpo', 0);
 
 const round = (x: number, d = 3) => Number(x.toFixed(d));
 const load = () => round(loadavg()[0]!, 2);
@@ -128,6 +138,55 @@ const sample = manTasks.filter((t) => t.split === 'test').slice(0, 20).map((t) =
   bridges: t.meta!['bridges'],
 }));
 
+// 3. GRPO on synthesized tasks, scored on real MuSiQue test.
+const TRAIN_CONFIG = 'configs/local-musique.json';
+/** The budgets the preset trains in, so that both models are scored as GRPO saw episodes. */
+const BUDGET_FLAGS = { 'max-turns': '6', 'max-tokens-per-turn': '128', 'context-tokens': '1024' };
+
+async function testRewards(agent: string, name: string): Promise<Map<string, number>> {
+  const dir = join(work, 'runs', name);
+  const prepared = await prepareEval({ agent, tasks: 'musique', split: 'test', samples: '4', seed: '0', rubric: 'f4-traj-format', ...BUDGET_FLAGS }, { samples: 4 });
+  await prepared.run(dir, false);
+  const byTask = new Map<string, number[]>();
+  for (const r of loadRunRows(dir).rows) byTask.set(r.taskId, [...(byTask.get(r.taskId) ?? []), r.values['reward']!]);
+  return new Map([...byTask].map(([id, xs]) => [id, xs.reduce((a, b) => a + b, 0) / xs.length]));
+}
+
+async function grpoOnSynthesized(steps: number) {
+  const made = await timed('synthesize training tasks without real dev/test gold', async () => {
+    const exclude = new Set(readTaskSet('musique').tasks.filter((t) => t.split !== 'train').flatMap(goldChunkIds));
+    return synthesizeTaskSet(await openIndex(musiqueIndex), musiqueIndex, 'mq-train', taskSetDir('mq-train'), { count: 400, hops: [2], exclude });
+  });
+  const runDir = join(work, 'grpo');
+  const train = await timed(`GRPO, ${steps} steps`, async () => {
+    const r = spawnSync(process.execPath, ['bin/sleuth.js', 'train', '--config', TRAIN_CONFIG, '--tasks', 'mq-train', '--eval-split', 'dev', '--steps', String(steps), '--out', runDir], { encoding: 'utf8', env: process.env });
+    if (r.status !== 0) throw new Error(`sleuth train exited ${r.status}: ${r.stderr.slice(-2000)}`);
+    return r.stderr.split('\n').filter((l) => l.startsWith('train: eval')).map((l) => l.replace(/\s+/g, ' ').trim());
+  });
+  const evals = await timed('eval base and GRPO on real MuSiQue test', async () => ({
+    base: await testRewards('local:shipped', 'base-test'),
+    grpo: await testRewards(`local:${join(runDir, 'checkpoints', `sampler-${steps}.sampler.ckpt`)}`, 'grpo-test'),
+  }));
+  const ids = [...evals.value.base.keys()];
+  const base = ids.map((id) => evals.value.base.get(id)!);
+  const grpo = ids.map((id) => evals.value.grpo.get(id)!);
+  return {
+    config: TRAIN_CONFIG,
+    steps,
+    train_tasks: made.value.counts,
+    synthesis: { ...made.value.synthesis, ...made.timing },
+    train_timing: train.timing,
+    train_evals_on_synth_dev: train.value,
+    eval_timing: evals.timing,
+    test_tasks: ids.length,
+    rubric: 'f4-traj-format',
+    base_test: interval(bootstrapMean(base, { seed: 0 })),
+    grpo_test: interval(bootstrapMean(grpo, { seed: 0 })),
+    grpo_minus_base: interval(pairedBootstrap(base, grpo, { seed: 0 })),
+  };
+}
+const grpo = grpoSteps > 0 ? await grpoOnSynthesized(grpoSteps) : undefined;
+
 const strip = ({ diffs: _d, ...rest }: { diffs: number[] } & Record<string, unknown>) => rest;
 const result = {
   bench: 'synth-tasks',
@@ -152,6 +211,7 @@ const result = {
     synthesis: { ...man.value.synthesis, counts: man.value.counts, sha256: man.value.sha256, ...man.timing },
     sample,
   },
+  ...(grpo ? { grpo_on_synthesized: grpo } : {}),
 };
 writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
 rmSync(work, { recursive: true, force: true });
