@@ -254,6 +254,7 @@ describe('sleuth tasks synthesize', () => {
       [['--index', indexDir, '--name', 'x', '--count', '0'], /--count must be a whole number/],
       [['--index', indexDir, '--name', 'x', '--exclude-gold', 'nosuchset'], /unknown task set 'nosuchset'/],
       [['--index', indexDir, '--name', 'x', '--test-fraction', '0.7', '--dev-fraction', '0.5'], /add up to more than 1/],
+      [['--index', indexDir, '--name', 'x', '--writer', 'openai:m@http://127.0.0.1:9/v1', '--writer-retries', '0'], /--writer openai:m@http:\/\/127\.0\.0\.1:9\/v1: no usable question in its first 16 replies .*errors 16, retries 0.*nothing was written/],
       [['--index', indexDir, '--name', 'x', '--count', '5000'], /found \d+ chains of 2 chunks, fewer than --count 5000; a chain is a chunk whose text names another chunk's title.*nothing was written/s],
     ];
     for (const [args, message] of cases) {

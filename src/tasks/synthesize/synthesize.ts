@@ -168,7 +168,8 @@ export async function synthesizeTasks(index: SearchIndex, options: SynthesisOpti
   const chains = findChains(index, { hops, seed, maxDf, ...(options.exclude ? { exclude: options.exclude } : {}) });
   const text = (doc: number) => index.store.text(doc);
   // Chains in batches: a writer's calls run concurrently within one, and the loop stops once enough are kept.
-  const batchSize = options.writer ? options.writer.concurrency * 2 : 64;
+  const batchSize = options.writer ? Math.max(16, options.writer.concurrency * 2) : 64;
+  let written = 0;
   for (;;) {
     const batch: Chain[] = [];
     while (batch.length < batchSize) {
@@ -198,6 +199,12 @@ export async function synthesizeTasks(index: SearchIndex, options: SynthesisOpti
       else tasks.push({ ...task, meta: { ...task.meta, synth: { ...verified, ...(task.meta!['synth'] as object) } } });
     }
     options.onProgress?.(tasks.length, counts.chains);
+    // A writer that has not written one usable question in its first 16 chains is misconfigured
+    // (a wrong model or URL, a model that cannot follow the format): stop before spending more.
+    written += made.filter(Boolean).length + (counts.writer?.namesBridge ?? 0);
+    if (options.writer && written === 0 && counts.chains >= 16) {
+      throw new InputError(`--writer ${options.writer.spec}: no usable question in its first ${counts.chains} replies (${describeDrops(counts)}); check the model and URL (nothing was written)`);
+    }
     if (tasks.length >= options.count) break;
   }
   counts.kept = tasks.length;
