@@ -8,11 +8,11 @@ import type { Chunk } from '../../src/corpus/chunk.js';
 import { command } from '../../src/cli/commands/tasks.js';
 import { InputError } from '../../src/errors.js';
 import { buildIndex, openIndex, type SearchIndex } from '../../src/search/index.js';
-import { readTaskSet } from '../../src/tasks/registry.js';
+import { readTaskSet, writeTaskSetDir } from '../../src/tasks/registry.js';
 import { goldChunkIds, hopsOf } from '../../src/tasks/split.js';
 import { entityOf, findChains, namesEntity } from '../../src/tasks/synthesize/chains.js';
 import { chainTask, recordedRecalls, synthesizeTasks, synthSplits, taskBridges, verifyTask } from '../../src/tasks/synthesize/synthesize.js';
-import { parseWriterReply } from '../../src/tasks/synthesize/writer.js';
+import { excerpt, parseWriterReply } from '../../src/tasks/synthesize/writer.js';
 import type { Task } from '../../src/tasks/task.js';
 
 /**
@@ -217,6 +217,13 @@ describe('the writer, over a local OpenAI-compatible server', () => {
     expect(list.out).toMatch(/junk replies \d+, writer gave up \d+ \(timeouts \d+, errors 0, retries \d+\)/);
   }, 60_000);
 
+  it('shows the writer the part of a long passage that names the bridge', () => {
+    const long = `${'x '.repeat(1000)}see Quenton Marsh here ${'y '.repeat(1000)}`;
+    expect(excerpt(long, 'Quenton Marsh')).toContain('Quenton Marsh');
+    expect(excerpt(long, 'Quenton Marsh').length).toBe(700);
+    expect(excerpt('short text', 'absent')).toBe('short text');
+  });
+
   it('reads a reply with text around its JSON, and refuses one without a question', () => {
     expect(parseWriterReply('Here: {"question": "Where is it?"} done')).toEqual({ question: 'Where is it?' });
     expect(parseWriterReply('{"q": "x"}')).toBeUndefined();
@@ -242,6 +249,16 @@ describe('sleuth tasks synthesize', () => {
     expect(readTaskSet('kw2', { home }).tasks.flatMap(goldChunkIds).filter((id) => held.has(id))).toEqual([]);
     const list = await tasksCli(home, 'list');
     expect(list.out).toMatch(/^ {2}5 kept of \d+ chains; dropped: one search finds all \d+, hop oracle misses \d+, names a bridge \d+$/m);
+  });
+
+  it('a set that fails while it is written leaves nothing under its name, nor a temporary folder', async () => {
+    const home = join(dir, 'home-crash');
+    const target = join(home, 'tasks', 'half');
+    const tasks = [{ split: 'train', id: 't', query: 'q', facts: [{ text: 'f', chunkIds: ['c0'] }] }];
+    await expect(writeTaskSetDir(target, { name: 'half', origin: 'test', options: {}, tasks }, async () => {
+      throw new Error('disk full');
+    })).rejects.toThrow('disk full');
+    expect(readdirSync(join(home, 'tasks'))).toEqual([]);
   });
 
   it('refuses bad input with exit 2 naming it, and writes nothing', async () => {

@@ -17,7 +17,7 @@ import {
 import { splitHashes, withoutSplit } from '../../tasks/split.js';
 import { buildSubset, type DistractorMode } from '../../tasks/subset.js';
 import { terminalSafe } from '../safe-text.js';
-import { SYNTHESIZE_USAGE, synthesizeCommand } from '../synthesize.js';
+import { SYNTHESIZE_USAGE, synthesizeCommand } from './tasks-synthesize.js';
 import { describeDrops, type SynthesisCounts } from '../../tasks/synthesize/synthesize.js';
 
 const USAGE = `usage:

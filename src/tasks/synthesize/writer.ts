@@ -50,9 +50,16 @@ const SYSTEM = [
   'Reply with one JSON object and nothing else: {"question": "...", "answer": "..."}.',
 ].join(' ');
 
+/** PASSAGE_CHARS of a text, around the first place it names `name` (the link must be in what the writer sees). */
+export function excerpt(text: string, name?: string): string {
+  const at = name === undefined ? -1 : text.indexOf(name);
+  const start = at < 0 ? 0 : Math.max(0, Math.min(at - PASSAGE_CHARS / 2, text.length - PASSAGE_CHARS));
+  return text.slice(start, start + PASSAGE_CHARS);
+}
+
 /** The request for a chain: its passages, and the bridge names the question must leave out. */
 export function writerRequest(chain: Chain, text: (doc: number) => string): { system: string; user: string } {
-  const passages = chain.nodes.map((n, i) => `Passage ${i + 1} (${n.title}):\n${text(n.doc).slice(0, PASSAGE_CHARS)}`);
+  const passages = chain.nodes.map((n, i) => `Passage ${i + 1} (${n.title}):\n${excerpt(text(n.doc), chain.nodes[i + 1]?.entity)}`);
   const bridges = chain.nodes.slice(1).map((n) => `"${n.entity}"`);
   return { system: SYSTEM, user: `${passages.join('\n\n')}\n\nBridges (never in the question): ${bridges.join(', ')}` };
 }

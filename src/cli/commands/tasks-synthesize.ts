@@ -1,13 +1,13 @@
-import { InputError } from '../errors.js';
-import { openAIAgentFromSpec } from '../agent/openai.js';
-import { openIndex } from '../search/index.js';
-import { checkNewTaskSetName, readTaskSet, splitNames, taskSetDir } from '../tasks/registry.js';
-import { goldChunkIds } from '../tasks/split.js';
-import { describeDrops, synthesizeTaskSet } from '../tasks/synthesize/synthesize.js';
-import type { WriterOptions } from '../tasks/synthesize/writer.js';
-import { intFlag, numberFlag, parseFlags, printJson } from './command.js';
-import { INDEX_FLAGS, indexDirOf } from './index-flag.js';
-import { liveProgress } from './progress.js';
+import { InputError } from '../../errors.js';
+import { openAIAgentFromSpec } from '../../agent/openai.js';
+import { openIndex } from '../../search/index.js';
+import { checkNewTaskSetName, readTaskSet, splitNames, taskSetDir } from '../../tasks/registry.js';
+import { goldChunkIds } from '../../tasks/split.js';
+import { describeDrops, synthesizeTaskSet } from '../../tasks/synthesize/synthesize.js';
+import type { WriterOptions } from '../../tasks/synthesize/writer.js';
+import { intFlag, numberFlag, parseFlags, printJson } from '../command.js';
+import { INDEX_FLAGS, indexDirOf } from '../index-flag.js';
+import { liveProgress } from '../progress.js';
 
 export const SYNTHESIZE_USAGE = `  sleuth tasks synthesize [--index DIR | --tasks NAME] --name NEW [--count N] [--hops 2|3|2,3]
                           [--writer openai:MODEL[@URL]] [--writer-timeout S] [--writer-retries N]
