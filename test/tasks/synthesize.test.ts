@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Chunk } from '../../src/corpus/chunk.js';
 import { command } from '../../src/cli/commands/tasks.js';
+import { command as headroomCommand } from '../../src/cli/commands/headroom.js';
 import { InputError } from '../../src/errors.js';
 import { buildIndex, openIndex, type SearchIndex } from '../../src/search/index.js';
 import { readTaskSet, writeTaskSetDir } from '../../src/tasks/registry.js';
@@ -131,14 +132,18 @@ describe('splits', () => {
 });
 
 /** Run `sleuth tasks ...` in process: its exit status, stdout, and an InputError's message (exit 2). */
-async function tasksCli(home: string, ...args: string[]): Promise<{ status: number; out: string; error?: string }> {
+function tasksCli(home: string, ...args: string[]): Promise<{ status: number; out: string; error?: string }> {
+  return runCli(command, home, args);
+}
+
+async function runCli(cmd: { run(argv: string[]): Promise<number> }, home: string, args: string[]): Promise<{ status: number; out: string; error?: string }> {
   const out: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
   const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
   const previous = process.env['SLEUTH_HOME'];
   process.env['SLEUTH_HOME'] = home;
   try {
-    return { status: await command.run(args), out: out.join('\n') };
+    return { status: await cmd.run(args), out: out.join('\n') };
   } catch (e) {
     if (e instanceof InputError) return { status: 2, out: out.join('\n'), error: e.message };
     throw e;
@@ -247,6 +252,9 @@ describe('sleuth tasks synthesize', () => {
     const held = new Set(set.tasks.filter((t) => t.split === 'test').flatMap(goldChunkIds));
     expect(held.size).toBeGreaterThan(0);
     expect(readTaskSet('kw2', { home }).tasks.flatMap(goldChunkIds).filter((id) => held.has(id))).toEqual([]);
+    const room = await runCli(headroomCommand, home, ['--agent', 'baseline', '--tasks', 'kw', '--split', 'train', '--samples', '2', '--out', join(dir, 'runs-hr')]);
+    expect(room.status, room.error).toBe(0);
+    expect(room.out).toMatch(/Recorded at synthesis \(\d tasks\): the question's own top 10 finds 0\.\d+ of the gold chunks, the hop oracle 1\.000: room 0\.\d+ \[/);
     const list = await tasksCli(home, 'list');
     expect(list.out).toMatch(/^ {2}5 kept of \d+ chains; dropped: one search finds all \d+, hop oracle misses \d+, names a bridge \d+$/m);
   });
