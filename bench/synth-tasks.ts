@@ -8,17 +8,18 @@
  * 2. On the man pages of this machine (bench/corpora/manpages.ts), index them and synthesize
  *    --man-count tasks (default 600), timed; a sample of 20 with their chains is kept for the docs.
  *
- * 3. With --grpo STEPS: GRPO on the shipped 0.3M model (configs/local-musique.json) from the base
- *    model, on 2-hop tasks synthesized over the MuSiQue pool with every real dev and test gold
- *    chunk left out (--exclude-gold), then the base model and the trained one on real MuSiQue
- *    test (4 samples each), paired bootstrap over tasks.
+ * 3. With --grpo STEPS: on 2-hop tasks synthesized over the MuSiQue pool with every real dev and
+ *    test gold chunk left out (--exclude-gold), the shipped 0.3M model (configs/local-musique.json)
+ *    trained by GRPO from the base model, and by SFT from the demo's span teacher then GRPO; the
+ *    base model, SFT and both GRPO models on real MuSiQue test (4 samples each), paired bootstrap
+ *    over tasks.
  *
  * Every timing has the 1-minute load average at its start and end beside it (2 shared cores).
  *
  *   npm run bench:synth-tasks [-- --count 300] [--man-count 600] [--man-root DIR] [--grpo STEPS] [--out FILE]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -152,37 +153,61 @@ async function testRewards(agent: string, name: string): Promise<Map<string, num
   return new Map([...byTask].map(([id, xs]) => [id, xs.reduce((a, b) => a + b, 0) / xs.length]));
 }
 
+/** The demo's multi-hop teacher, the best script on synthesized dev that fits the model's 1,024-token context. */
+const TEACHER = 'span:10,1.1+1.2,5,5,3';
+
+/** Run `sleuth ARGS...` here (SLEUTH_HOME is the bench's), or throw with the end of its stderr. */
+function sleuth(args: string[]): string {
+  const r = spawnSync(process.execPath, ['bin/sleuth.js', ...args], { encoding: 'utf8', env: process.env });
+  if (r.status !== 0) throw new Error(`sleuth ${args[0]} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  return r.stdout + r.stderr;
+}
+
 async function grpoOnSynthesized(steps: number) {
   const made = await timed('synthesize training tasks without real dev/test gold', async () => {
     const exclude = new Set(readTaskSet('musique').tasks.filter((t) => t.split !== 'train').flatMap(goldChunkIds));
     return synthesizeTaskSet(await openIndex(musiqueIndex), musiqueIndex, 'mq-train', taskSetDir('mq-train'), { count: 400, hops: [2], exclude });
   });
-  const runDir = join(work, 'grpo');
-  const train = await timed(`GRPO, ${steps} steps`, async () => {
-    const r = spawnSync(process.execPath, ['bin/sleuth.js', 'train', '--config', TRAIN_CONFIG, '--tasks', 'mq-train', '--eval-split', 'dev', '--steps', String(steps), '--out', runDir], { encoding: 'utf8', env: process.env });
-    if (r.status !== 0) throw new Error(`sleuth train exited ${r.status}: ${r.stderr.slice(-2000)}`);
-    return r.stderr.split('\n').filter((l) => l.startsWith('train: eval')).map((l) => l.replace(/\s+/g, ' ').trim());
+  const sftDir = join(work, 'sft');
+  const sft = await timed(`SFT from ${TEACHER} on the synthesized train split`, async () => {
+    sleuth(['sft', '--teacher', TEACHER, '--config', TRAIN_CONFIG, '--tasks', 'mq-train', '--eval-split', 'dev', '--attempts', '1', '--cap', '1', '--epochs', '3', '--threshold', '0.3', '--batch-size', '8', '--lr', '0.001', '--sft-keep', 'best', '--out', sftDir]);
+    return (JSON.parse(readFileSync(join(sftDir, 'summary.json'), 'utf8')) as { best: { samplerPath: string } }).best.samplerPath;
   });
-  const evals = await timed('eval base and GRPO on real MuSiQue test', async () => ({
+  /** GRPO from a model; the training evals on synthesized dev, as the run printed them. */
+  const grpoFrom = (model: string, name: string) =>
+    timed(`GRPO from ${name}, ${steps} steps`, async () => {
+      const out = sleuth(['train', '--config', TRAIN_CONFIG, '--tasks', 'mq-train', '--eval-split', 'dev', '--model', model, '--steps', String(steps), '--out', join(work, name)]);
+      return out.split('\n').filter((l) => l.startsWith('train: eval')).map((l) => l.replace(/\s+/g, ' ').trim());
+    });
+  const fromBase = await grpoFrom('shipped', 'grpo-base');
+  const fromSft = await grpoFrom(sft.value, 'grpo-sft');
+  const last = (name: string) => `local:${join(work, name, 'checkpoints', `sampler-${steps}.sampler.ckpt`)}`;
+  const evals = await timed('eval four models on real MuSiQue test', async () => ({
     base: await testRewards('local:shipped', 'base-test'),
-    grpo: await testRewards(`local:${join(runDir, 'checkpoints', `sampler-${steps}.sampler.ckpt`)}`, 'grpo-test'),
+    sft: await testRewards(`local:${sft.value}`, 'sft-test'),
+    grpo_from_base: await testRewards(last('grpo-base'), 'grpo-base-test'),
+    grpo_from_sft: await testRewards(last('grpo-sft'), 'grpo-sft-test'),
   }));
   const ids = [...evals.value.base.keys()];
-  const base = ids.map((id) => evals.value.base.get(id)!);
-  const grpo = ids.map((id) => evals.value.grpo.get(id)!);
+  const scores = Object.fromEntries(Object.entries(evals.value).map(([k, m]) => [k, ids.map((id) => m.get(id)!)])) as Record<keyof typeof evals.value, number[]>;
+  const vs = (a: number[], b: number[]) => interval(pairedBootstrap(a, b, { seed: 0 }));
   return {
     config: TRAIN_CONFIG,
+    teacher: TEACHER,
     steps,
     train_tasks: made.value.counts,
     synthesis: { ...made.value.synthesis, ...made.timing },
-    train_timing: train.timing,
-    train_evals_on_synth_dev: train.value,
+    sft_timing: sft.timing,
+    grpo_from_base: { timing: fromBase.timing, evals_on_synth_dev: fromBase.value },
+    grpo_from_sft: { timing: fromSft.timing, evals_on_synth_dev: fromSft.value },
     eval_timing: evals.timing,
     test_tasks: ids.length,
     rubric: 'f4-traj-format',
-    base_test: interval(bootstrapMean(base, { seed: 0 })),
-    grpo_test: interval(bootstrapMean(grpo, { seed: 0 })),
-    grpo_minus_base: interval(pairedBootstrap(base, grpo, { seed: 0 })),
+    test: Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, interval(bootstrapMean(v, { seed: 0 }))])),
+    sft_minus_base: vs(scores.base, scores.sft),
+    grpo_from_base_minus_base: vs(scores.base, scores.grpo_from_base),
+    grpo_from_sft_minus_base: vs(scores.base, scores.grpo_from_sft),
+    grpo_from_sft_minus_sft: vs(scores.sft, scores.grpo_from_sft),
   };
 }
 const grpo = grpoSteps > 0 ? await grpoOnSynthesized(grpoSteps) : undefined;
