@@ -18,9 +18,10 @@ export const SYNTHESIZE_USAGE = `  sleuth tasks synthesize [--index DIR | --task
       asked without the bridge names (keywords of the first and last chunk; with --writer, a
       model's question). Kept only when the question's own top 10 misses a gold chunk and the hop
       oracle finds them all; splits train/dev/test by hop count, no chunk or bridge in two.
+      --count N tasks (default 500); fewer chains than that in the index: exit 2, nothing written.
       --exclude-gold: no chunk that is gold in that task set (split) is used, so tasks made over a
-      held-out set's pool never train on its answers; --count N tasks (default 500); --writer-timeout seconds per call (default 60), then up to
-      --writer-retries more tries (default 2); fewer chains than --count: exit 2, nothing written`;
+      held-out set's pool never train on its answers. --writer-timeout: seconds per call (default
+      60), then up to --writer-retries more tries (default 2), each counted`;
 
 const FLAGS = {
   ...INDEX_FLAGS,
