@@ -105,7 +105,7 @@ export function mentions(index: SearchIndex, table: EntityTable, doc: number): s
 }
 
 export interface ChainSearch {
-  /** Hops of each chain, by chain number (chain i has hops[i % hops.length]). */
+  /** Hops of each chain, by chain number (chain i aims at hops[i % hops.length]; one that stops short keeps a shorter count of the list). */
   hops: readonly number[];
   seed: string;
   maxDf: number;
@@ -144,7 +144,8 @@ export function* findChains(index: SearchIndex, options: ChainSearch): Generator
       nodes.push(node(pick));
       entities.add(nodes[nodes.length - 1]!.entity);
     }
-    if (nodes.length < hops) continue;
+    // A chain that stops short of its hop count is kept at the count it reached, if that is one asked for.
+    if (!options.hops.includes(nodes.length)) continue;
     for (const n of nodes) usedDocs.add(n.doc);
     for (const n of nodes.slice(1)) usedEntities.add(n.entity);
     made += 1;
