@@ -20,7 +20,7 @@ import type { Task } from '../../src/tasks/task.js';
  * A small corpus of made-up places, each chunk naming one other by its title, over a shared pool of
  * common words (each in a few chunks) and two words of its own: chains to find, bridges to hide.
  */
-function fixtureCorpus(n = 80): Chunk[] {
+function fixtureCorpus(n = 160): Chunk[] {
   let s = 7;
   const rand = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const syllables = ['var', 'quen', 'tol', 'bri', 'mos', 'kel', 'dra', 'fen', 'lum', 'sor', 'pith', 'gal', 'wen', 'rho', 'zed'];
@@ -140,6 +140,8 @@ async function runCli(cmd: { run(argv: string[]): Promise<number> }, home: strin
   const out: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
   const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  // printJson writes to stdout directly.
+  const json = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
   const previous = process.env['SLEUTH_HOME'];
   process.env['SLEUTH_HOME'] = home;
   try {
@@ -150,6 +152,7 @@ async function runCli(cmd: { run(argv: string[]): Promise<number> }, home: strin
   } finally {
     log.mockRestore();
     err.mockRestore();
+    json.mockRestore();
     if (previous === undefined) delete process.env['SLEUTH_HOME'];
     else process.env['SLEUTH_HOME'] = previous;
   }
@@ -252,6 +255,11 @@ describe('sleuth tasks synthesize', () => {
     const held = new Set(set.tasks.filter((t) => t.split === 'test').flatMap(goldChunkIds));
     expect(held.size).toBeGreaterThan(0);
     expect(readTaskSet('kw2', { home }).tasks.flatMap(goldChunkIds).filter((id) => held.has(id))).toEqual([]);
+    const json = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'kw3', '--count', '3', '--json');
+    const summary = JSON.parse(json.out) as { name: string; counts: Record<string, number>; sha256: Record<string, string>; synthesis: { kept: number } };
+    expect(summary.name).toBe('kw3');
+    expect(summary.synthesis.kept).toBe(3);
+    expect(Object.keys(summary.sha256).sort()).toEqual(Object.keys(summary.counts).sort());
     const room = await runCli(headroomCommand, home, ['--agent', 'baseline', '--tasks', 'kw', '--split', 'train', '--samples', '2', '--out', join(dir, 'runs-hr')]);
     expect(room.status, room.error).toBe(0);
     expect(room.out).toMatch(/Recorded at synthesis \(\d tasks\): the question's own top 10 finds 0\.\d+ of the gold chunks, the hop oracle 1\.000: room 0\.\d+ \[/);
