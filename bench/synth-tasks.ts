@@ -10,13 +10,14 @@
  *
  * 3. With --grpo STEPS: on 2-hop tasks synthesized over the MuSiQue pool with every real dev and
  *    test gold chunk left out (--exclude-gold), the shipped 0.3M model (configs/local-musique.json)
- *    trained by GRPO from the base model, and by SFT from the demo's span teacher then GRPO; the
+ *    trained by GRPO from the base model, and by SFT from the demo's span teacher then GRPO (one run
+ *    per --seeds seed); the
  *    base model, SFT and both GRPO models on real MuSiQue test (4 samples each), paired bootstrap
  *    over tasks.
  *
  * Every timing has the 1-minute load average at its start and end beside it (2 shared cores).
  *
- *   npm run bench:synth-tasks [-- --count 300] [--man-count 600] [--man-root DIR] [--grpo STEPS] [--out FILE]
+ *   npm run bench:synth-tasks [-- --count 300] [--man-count 600] [--man-root DIR] [--grpo STEPS [--seeds 0,1,2]] [--out FILE]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,24 +26,26 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { prepareEval } from '../src/cli/commands/eval.js';
 import { loadRunRows } from '../src/eval/compare.js';
-import { bootstrapMean, pairedBootstrap, type Interval } from '../src/eval/stats.js';
+import { bootstrapMean, pairedBootstrap, pairedBootstrapGrid, type Interval } from '../src/eval/stats.js';
 import { MUSIQUE_PLAN } from '../src/demo/demo.js';
 import { seededRandom } from '../src/random.js';
 import { buildIndex, openIndex } from '../src/search/index.js';
 import { ensureShippedIndex, readTaskSet, taskSetDir } from '../src/tasks/registry.js';
 import { goldChunkIds, hopsOf } from '../src/tasks/split.js';
 import { synthesizeTaskSet } from '../src/tasks/synthesize/synthesize.js';
-import { benchArgs, wholeFlag } from './args.js';
+import { badFlag, benchArgs, wholeFlag } from './args.js';
 import { DEFAULT_MAN_ROOT, manPassages } from './corpora/manpages.js';
 
-const USAGE = `usage: node dist/bench/synth-tasks.js [--count N] [--man-count N] [--man-root DIR] [--grpo STEPS] [--out FILE]`;
+const USAGE = `usage: node dist/bench/synth-tasks.js [--count N] [--man-count N] [--man-root DIR] [--grpo STEPS [--seeds 0,1,2]] [--out FILE]`;
 const { values } = benchArgs(
-  { count: { type: 'string', default: '300' }, 'man-count': { type: 'string', default: '600' }, 'man-root': { type: 'string', default: DEFAULT_MAN_ROOT }, grpo: { type: 'string', default: '0' }, out: { type: 'string', default: 'bench/results/synth-tasks.json' } },
+  { count: { type: 'string', default: '300' }, 'man-count': { type: 'string', default: '600' }, 'man-root': { type: 'string', default: DEFAULT_MAN_ROOT }, grpo: { type: 'string', default: '0' }, seeds: { type: 'string', default: '0' }, out: { type: 'string', default: 'bench/results/synth-tasks.json' } },
   USAGE,
 );
 const count = wholeFlag(values, 'count', 1);
 const manCount = wholeFlag(values, 'man-count', 1);
 const grpoSteps = wholeFlag(values, 'grpo', 0);
+const seeds = values.seeds!.split(',').map((x) => Number(x));
+if (seeds.some((x) => !Number.isInteger(x) || x < 0)) badFlag(`--seeds must be whole numbers, comma-separated, got '${values.seeds}'`);
 
 const round = (x: number, d = 3) => Number(x.toFixed(d));
 const load = () => round(loadavg()[0]!, 2);
@@ -174,23 +177,32 @@ async function grpoOnSynthesized(steps: number) {
     return (JSON.parse(readFileSync(join(sftDir, 'summary.json'), 'utf8')) as { best: { samplerPath: string } }).best.samplerPath;
   });
   /** GRPO from a model; the training evals on synthesized dev, as the run printed them. */
-  const grpoFrom = (model: string, name: string) =>
-    timed(`GRPO from ${name}, ${steps} steps`, async () => {
-      const out = sleuth(['train', '--config', TRAIN_CONFIG, '--tasks', 'mq-train', '--eval-split', 'dev', '--model', model, '--steps', String(steps), '--out', join(work, name)]);
+  const grpoFrom = (model: string, name: string, seed: number) =>
+    timed(`GRPO ${name}, ${steps} steps`, async () => {
+      const out = sleuth(['train', '--config', TRAIN_CONFIG, '--tasks', 'mq-train', '--eval-split', 'dev', '--model', model, '--steps', String(steps), '--seed', String(seed), '--out', join(work, name)]);
       return out.split('\n').filter((l) => l.startsWith('train: eval')).map((l) => l.replace(/\s+/g, ' ').trim());
     });
-  const fromBase = await grpoFrom('shipped', 'grpo-base');
-  const fromSft = await grpoFrom(sft.value, 'grpo-sft');
+  const fromBase = await grpoFrom('shipped', 'grpo-base', seeds[0]!);
+  const fromSft = [];
+  for (const seed of seeds) fromSft.push(await grpoFrom(sft.value, `grpo-sft-${seed}`, seed));
   const last = (name: string) => `local:${join(work, name, 'checkpoints', `sampler-${steps}.sampler.ckpt`)}`;
   const evals = await timed('eval four models on real MuSiQue test', async () => ({
     base: await testRewards('local:shipped', 'base-test'),
     sft: await testRewards(`local:${sft.value}`, 'sft-test'),
     grpo_from_base: await testRewards(last('grpo-base'), 'grpo-base-test'),
-    grpo_from_sft: await testRewards(last('grpo-sft'), 'grpo-sft-test'),
+    grpo_from_sft: await (async () => {
+      const out: Map<string, number>[] = [];
+      for (const seed of seeds) out.push(await testRewards(last(`grpo-sft-${seed}`), `grpo-sft-${seed}-test`));
+      return out;
+    })(),
   }));
   const ids = [...evals.value.base.keys()];
-  const scores = Object.fromEntries(Object.entries(evals.value).map(([k, m]) => [k, ids.map((id) => m.get(id)!)])) as Record<keyof typeof evals.value, number[]>;
+  const row = (m: Map<string, number>) => ids.map((id) => m.get(id)!);
+  const base = row(evals.value.base), sftTest = row(evals.value.sft), grpoBase = row(evals.value.grpo_from_base);
+  const grpoSft = evals.value.grpo_from_sft.map(row);
   const vs = (a: number[], b: number[]) => interval(pairedBootstrap(a, b, { seed: 0 }));
+  // GRPO from SFT over seeds x tasks: the base model and SFT are one model each, the same on every row.
+  const vsGrid = (a: number[]) => interval(pairedBootstrapGrid(grpoSft.map(() => a), grpoSft, { seed: 0 }));
   return {
     config: TRAIN_CONFIG,
     teacher: TEACHER,
@@ -199,15 +211,21 @@ async function grpoOnSynthesized(steps: number) {
     synthesis: { ...made.value.synthesis, ...made.timing },
     sft_timing: sft.timing,
     grpo_from_base: { timing: fromBase.timing, evals_on_synth_dev: fromBase.value },
-    grpo_from_sft: { timing: fromSft.timing, evals_on_synth_dev: fromSft.value },
+    grpo_from_sft: fromSft.map((r, i) => ({ seed: seeds[i], timing: r.timing, evals_on_synth_dev: r.value })),
     eval_timing: evals.timing,
     test_tasks: ids.length,
     rubric: 'f4-traj-format',
-    test: Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, interval(bootstrapMean(v, { seed: 0 }))])),
-    sft_minus_base: vs(scores.base, scores.sft),
-    grpo_from_base_minus_base: vs(scores.base, scores.grpo_from_base),
-    grpo_from_sft_minus_base: vs(scores.base, scores.grpo_from_sft),
-    grpo_from_sft_minus_sft: vs(scores.sft, scores.grpo_from_sft),
+    test: {
+      base: interval(bootstrapMean(base, { seed: 0 })),
+      sft: interval(bootstrapMean(sftTest, { seed: 0 })),
+      grpo_from_base: interval(bootstrapMean(grpoBase, { seed: 0 })),
+      grpo_from_sft_per_seed: grpoSft.map((r, i) => ({ seed: seeds[i], ...interval(bootstrapMean(r, { seed: 0 })) })),
+      grpo_from_sft_mean_of_seeds: round(grpoSft.flat().reduce((a, b) => a + b, 0) / grpoSft.flat().length),
+    },
+    sft_minus_base: vs(base, sftTest),
+    grpo_from_base_minus_base: vs(base, grpoBase),
+    grpo_from_sft_minus_base: vsGrid(base),
+    grpo_from_sft_minus_sft: vsGrid(sftTest),
   };
 }
 const grpo = grpoSteps > 0 ? await grpoOnSynthesized(grpoSteps) : undefined;
