@@ -13,8 +13,10 @@ if (!existsSync(MAIN)) {
 const { main } = await import(MAIN.href);
 
 // Exit as soon as the command is done (servers resolve only when stopped): a worker thread or a
-// handle that some library left open must not keep a finished command alive.
+// handle that some library left open must not keep a finished command alive. Into a pipe, stdout
+// is written asynchronously: exit once what was printed has been handed on (an empty write's
+// callback runs after every earlier write), or a --json document longer than 64 KiB is cut.
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => process.stdout.write('', () => process.exit(code)),
   (err) => { console.error(err?.stack ?? String(err)); process.exit(1); },
 );

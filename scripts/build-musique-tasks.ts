@@ -30,11 +30,18 @@ import { readChunks } from '../src/corpus/read.js';
 import type { Chunk } from '../src/corpus/chunk.js';
 import { coverageReport, requireCoverage } from '../src/tasks/check.js';
 import { loadMusique } from '../src/tasks/loaders/musique.js';
-import { devTestHalves, seededKey, splitSha256, withoutSplit, type SplitTask } from '../src/tasks/split.js';
+import { devTestHalves, hopsOf, splitByComponents as splitComponents, splitSha256, withoutSplit, type ComponentSplitOptions, type SplitTask } from '../src/tasks/split.js';
 import { packageRoot, readSplitTasks, shippedTasksPath, writeSplitTasks } from '../src/tasks/store.js';
 import type { Task } from '../src/tasks/task.js';
 
 export const MUSIQUE_SPLIT = { seed: 'sleuth-musique-v1', testFraction: 0.5, devFraction: 0.2 } as const;
+
+export { hopsOf };
+
+/** src/tasks/split.ts's splitByComponents with the shipped set's seed and fractions by default. */
+export function splitByComponents(tasks: Task[], options: ComponentSplitOptions = MUSIQUE_SPLIT): SplitTask[] {
+  return splitComponents(tasks, options);
+}
 
 /** Records in data/musique/sources/ that keep only some of their paragraphs: training questions only. */
 export const TRAIN_ONLY_SOURCES = ['dev-supporting-only.jsonl.gz', 'train-11.jsonl.gz'] as const;
@@ -44,48 +51,6 @@ async function main(): Promise<void> {
   const data = resolve(values.data ?? join(packageRoot(), '..', 'shared', 'data'));
   const out = resolve(values.out ?? join(packageRoot(), 'data', 'musique'));
   process.stdout.write(await buildMusiqueTasks(data, out, values.extra ?? []));
-}
-
-/** The hop count a task was loaded with. */
-export function hopsOf(task: Task): number {
-  return typeof task.meta?.['hops'] === 'number' ? task.meta['hops'] : task.facts.length;
-}
-
-/**
- * Deal held-out-source questions into train, dev and test: components of questions that share a
- * gold chunk stay together; within each hop count, components in seeded order fill test, then dev,
- * then train, by their share of that hop count's questions.
- */
-export function splitByComponents(tasks: Task[], options: { seed: string; testFraction: number; devFraction: number } = MUSIQUE_SPLIT): SplitTask[] {
-  const parent = tasks.map((_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
-  const owner = new Map<string, number>();
-  tasks.forEach((t, i) => {
-    for (const id of t.facts.flatMap((f) => f.chunkIds)) {
-      const j = owner.get(id);
-      if (j === undefined) owner.set(id, i);
-      else parent[find(i)] = find(j);
-    }
-  });
-  const components = new Map<number, Task[]>();
-  tasks.forEach((t, i) => components.set(find(i), [...(components.get(find(i)) ?? []), t]));
-  const split = new Map<string, string>();
-  const byHops = new Map<number, Task[][]>();
-  for (const c of components.values()) {
-    const hops = Math.max(...c.map(hopsOf));
-    byHops.set(hops, [...(byHops.get(hops) ?? []), c]);
-  }
-  for (const group of byHops.values()) {
-    const total = group.reduce((n, c) => n + c.length, 0);
-    group.sort((a, b) => (seededKey(options.seed, a[0]!.id) < seededKey(options.seed, b[0]!.id) ? -1 : 1));
-    let dealt = 0;
-    for (const c of group) {
-      const name = dealt < options.testFraction * total ? 'test' : dealt < (options.testFraction + options.devFraction) * total ? 'dev' : 'train';
-      for (const t of c) split.set(t.id, name);
-      dealt += c.length;
-    }
-  }
-  return tasks.map((t) => ({ ...t, split: split.get(t.id)! }));
 }
 
 /** Write tasks.jsonl.gz, corpus.jsonl.gz, SPLITS.md and ATTRIBUTION.md into `out`; returns SPLITS.md. */

@@ -36,6 +36,14 @@ describe('sleuth command', () => {
     expect(SUITE_KINDS).toContain('invoices');
   });
 
+  it('prints all of a large --json document into a pipe before it exits', () => {
+    // 465 tasks with their decompositions: several times a pipe's 64 KiB buffer.
+    const r = run('tasks', 'show', 'musique', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.length).toBeGreaterThan(65536);
+    expect(JSON.parse(r.stdout)).toHaveLength(465);
+  });
+
   it('rejects an unknown command with exit status 2, naming it', () => {
     const r = run('frobnicate');
     expect(r.status).toBe(2);

@@ -15,7 +15,7 @@ const COMMANDS: Record<string, string> = {
   grep: 'Python-syntax regex over the corpus: id, title, snippet',
   'ir-eval': 'nDCG, recall, MAP, MRR of a run against qrels, as trec_eval computes them',
   read: 'print one chunk by id',
-  tasks: 'task sets: list, show, subset (cheap ablations), import a dataset',
+  tasks: 'task sets: list, show, subset (cheap ablations), import a dataset, synthesize from an index',
   play: 'play the search environment yourself in the terminal',
   eval: 'run an agent on a task set, score every rollout, write a run directory',
   compare: 'compare run directories: metric table with paired bootstrap 95% intervals against the first run',

@@ -1,9 +1,8 @@
-import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
 import type { Chunk } from '../corpus/chunk.js';
 import { readCorpora, type CorpusFormat } from '../corpus/read.js';
 import { InputError } from '../errors.js';
-import { checkReplaceable, makeTempSibling, replaceDir } from '../files/owned-dir.js';
+import { checkReplaceable } from '../files/owned-dir.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { buildIndex } from '../search/index.js';
 import { beirFiles, loadBeir } from './loaders/beir.js';
@@ -12,9 +11,8 @@ import { loadHotpotQA, readHotpotQACorpusByTitle } from './loaders/hotpotqa.js';
 import { loadJsonlTasks } from './loaders/jsonl.js';
 import { loadMusique } from './loaders/musique.js';
 import type { LoadedTasks } from './loaders/types.js';
-import { TASKSET_DIR, TASKSET_FILES, splitCounts, type TaskSetManifest } from './registry.js';
-import { splitHashes, splitTasks, type SplitTask } from './split.js';
-import { writeSplitTasks } from './store.js';
+import { TASKSET_DIR, writeTaskSetDir } from './registry.js';
+import { splitTasks, type SplitTask } from './split.js';
 
 export const TASK_FORMATS = ['harness1', 'hotpotqa', 'musique', 'jsonl', 'beir'] as const;
 export type TaskFormat = (typeof TASK_FORMATS)[number];
@@ -117,30 +115,24 @@ export async function importTaskSet(name: string, dir: string, options: ImportOp
       ? loaded.tasks.map((t) => ({ split: own.get(t.id) as string, ...t }))
       : splitTasks(loaded.tasks, { evalFraction: options.evalFraction ?? 0.2, seed: options.seed ?? 'sleuth-split-v1' });
 
-  const tmp = makeTempSibling(dir);
-  try {
-    const ids = new Set<string>();
-    const stats = await buildIndex(recordIds(chunkSource(options, loaded), ids), join(tmp, TASKSET_FILES.index));
-    const coverage = coverageReport(loaded.tasks, (id) => ids.has(id));
-    requireCoverage(coverage, options.tasks, options.allowMissing ?? false);
-    writeSplitTasks(join(tmp, TASKSET_FILES.tasks), split);
-    const counts = splitCounts(split);
-    const manifest: TaskSetManifest = {
+  let coverage: CoverageReport | undefined;
+  const manifest = await writeTaskSetDir(
+    dir,
+    {
       name,
-      createdAt: new Date().toISOString(),
       origin: `import of ${options.format} ${options.tasks}`,
       options: { format: options.format, tasks: options.tasks, ...(options.corpus ? { corpus: options.corpus } : {}), ...(options.stage ? { stage: options.stage } : {}) },
-      counts,
-      sha256: splitHashes(split),
-      chunks: stats.docs,
-    };
-    writeFileSync(join(tmp, TASKSET_FILES.manifest), JSON.stringify(manifest, null, 2) + '\n');
-    replaceDir(tmp, dir);
-    return { name, dir, counts, chunks: stats.docs, skipped: loaded.skipped, coverage };
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+      tasks: split,
+    },
+    async (indexDir) => {
+      const ids = new Set<string>();
+      const stats = await buildIndex(recordIds(chunkSource(options, loaded), ids), indexDir);
+      coverage = coverageReport(loaded.tasks, (id) => ids.has(id));
+      requireCoverage(coverage, options.tasks, options.allowMissing ?? false);
+      return stats.docs;
+    },
+  );
+  return { name, dir, counts: manifest.counts, chunks: manifest.chunks, skipped: loaded.skipped, coverage: coverage! };
 }
 
 async function* recordIds(chunks: AsyncIterable<Chunk>, ids: Set<string>): AsyncGenerator<Chunk> {

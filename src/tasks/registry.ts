@@ -1,13 +1,13 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
-import type { OwnedDirKind } from '../files/owned-dir.js';
+import { makeTempSibling, replaceDir, type OwnedDirKind } from '../files/owned-dir.js';
 import { coverageReport, requireCoverage, type CoverageReport } from './check.js';
 import { ensureCorpusIndex, ensureDefaultIndex, openIndex } from '../search/index.js';
 import { describeZodError } from './records.js';
-import { devTestHalves, HELD_OUT_HALVES, withoutSplit, type SplitTask } from './split.js';
-import { isShippedTaskSet, readSplitTasks, shippedCorpusPaths, shippedTasksPath, sleuthHome, SHIPPED_TASK_SETS, type ShippedTaskSetName } from './store.js';
+import { devTestHalves, HELD_OUT_HALVES, splitHashes, withoutSplit, type SplitTask } from './split.js';
+import { isShippedTaskSet, readSplitTasks, writeSplitTasks, shippedCorpusPaths, shippedTasksPath, sleuthHome, SHIPPED_TASK_SETS, type ShippedTaskSetName } from './store.js';
 import type { Task } from './task.js';
 
 /** A named set of tasks with splits, and the index their fact chunk ids point into. */
@@ -106,6 +106,42 @@ export function readTaskSet(nameOrPath: string, options: TaskSetOptions = {}): S
   }
   const name = manifest?.name ?? basename(dir);
   return { name, location: dir, tasks: readSplitTasks(tasksPath), indexDir: join(dir, TASKSET_FILES.index), ...(manifest ? { manifest } : {}) };
+}
+
+/** What a new task set is, besides its index: what taskset.json records, and its tasks. */
+export interface NewTaskSet {
+  name: string;
+  origin: string;
+  options: Record<string, unknown>;
+  tasks: SplitTask[];
+}
+
+/**
+ * Write a task set into `dir`: `fillIndex` builds its index in the folder it is given and returns
+ * the number of chunks; the tasks and taskset.json go beside it. All of it is built in a temporary
+ * sibling and renamed into place, so an error or a crash never leaves half a set under the name.
+ */
+export async function writeTaskSetDir(dir: string, set: NewTaskSet, fillIndex: (indexDir: string) => Promise<number>): Promise<TaskSetManifest> {
+  const tmp = makeTempSibling(dir);
+  try {
+    const chunks = await fillIndex(join(tmp, TASKSET_FILES.index));
+    writeSplitTasks(join(tmp, TASKSET_FILES.tasks), set.tasks);
+    const manifest: TaskSetManifest = {
+      name: set.name,
+      createdAt: new Date().toISOString(),
+      origin: set.origin,
+      options: set.options,
+      counts: splitCounts(set.tasks),
+      sha256: splitHashes(set.tasks),
+      chunks,
+    };
+    writeFileSync(join(tmp, TASKSET_FILES.manifest), JSON.stringify(manifest, null, 2) + '\n');
+    replaceDir(tmp, dir);
+    return manifest;
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 /** Names of the task sets under HOME/tasks (not `default`), sorted. */

@@ -133,6 +133,62 @@ export function sampleTasks(tasks: Task[], n: number, seed: string | number): Ta
   return tasks.filter((t) => chosen.has(t.id));
 }
 
+/** The hop count a task was made with (`meta.hops`), else its number of facts. */
+export function hopsOf(task: Task): number {
+  return typeof task.meta?.['hops'] === 'number' ? task.meta['hops'] : task.facts.length;
+}
+
+export interface ComponentSplitOptions {
+  seed: string;
+  testFraction: number;
+  devFraction: number;
+  /** What links two tasks into one component (default: their gold chunk ids). */
+  keys?: (task: Task) => readonly string[];
+}
+
+/** A task's gold chunk ids: tasks sharing one must not sit in different splits. */
+export function goldChunkIds(task: Task): string[] {
+  return task.facts.flatMap((f) => f.chunkIds);
+}
+
+/**
+ * Deal tasks into train, dev and test without leaks: components of tasks that share a key (a gold
+ * chunk, by default) stay together; within each hop count, components in seeded order fill test,
+ * then dev, then train, by their share of that hop count's tasks. Input order does not matter.
+ */
+export function splitByComponents(tasks: Task[], options: ComponentSplitOptions): SplitTask[] {
+  const keys = options.keys ?? goldChunkIds;
+  const parent = tasks.map((_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  const owner = new Map<string, number>();
+  tasks.forEach((t, i) => {
+    for (const key of keys(t)) {
+      const j = owner.get(key);
+      if (j === undefined) owner.set(key, i);
+      else parent[find(i)] = find(j);
+    }
+  });
+  const components = new Map<number, Task[]>();
+  tasks.forEach((t, i) => components.set(find(i), [...(components.get(find(i)) ?? []), t]));
+  const split = new Map<string, string>();
+  const byHops = new Map<number, Task[][]>();
+  for (const c of components.values()) {
+    const hops = Math.max(...c.map(hopsOf));
+    byHops.set(hops, [...(byHops.get(hops) ?? []), c]);
+  }
+  for (const group of byHops.values()) {
+    const total = group.reduce((n, c) => n + c.length, 0);
+    group.sort((a, b) => cmp(seededKey(options.seed, a[0]!.id), seededKey(options.seed, b[0]!.id)));
+    let dealt = 0;
+    for (const c of group) {
+      const name = dealt < options.testFraction * total ? 'test' : dealt < (options.testFraction + options.devFraction) * total ? 'dev' : 'train';
+      for (const t of c) split.set(t.id, name);
+      dealt += c.length;
+    }
+  }
+  return tasks.map((t) => ({ ...t, split: split.get(t.id)! }));
+}
+
 function groupBySource(tasks: Task[]): Map<string, Task[]> {
   const bySource = new Map<string, Task[]>();
   for (const task of tasks) {

@@ -1,12 +1,10 @@
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Chunk } from '../corpus/chunk.js';
 import { InputError } from '../errors.js';
-import { checkReplaceable, makeTempSibling, replaceDir } from '../files/owned-dir.js';
+import { checkReplaceable } from '../files/owned-dir.js';
 import { buildIndex, openIndex, type SearchIndex } from '../search/index.js';
-import { TASKSET_DIR, TASKSET_FILES, splitCounts, type TaskSet, type TaskSetManifest } from './registry.js';
-import { sampleTasks, seededKey, splitHashes, type SplitTask } from './split.js';
-import { writeSplitTasks } from './store.js';
+import { TASKSET_DIR, writeTaskSetDir, type TaskSet } from './registry.js';
+import { sampleTasks, seededKey, type SplitTask } from './split.js';
 
 export type DistractorMode = 'bm25' | 'random';
 
@@ -61,27 +59,12 @@ export async function buildSubset(from: TaskSet, name: string, dir: string, opti
     else addRandomDistractors(source, `${seed}:${task.id}`, perQuery, keep);
   }
 
-  const tmp = makeTempSibling(dir);
-  try {
-    writeSplitTasks(join(tmp, TASKSET_FILES.tasks), chosen);
-    const stats = await buildIndex(readKept(source, keep), join(tmp, TASKSET_FILES.index));
-    const counts = splitCounts(chosen);
-    const manifest: TaskSetManifest = {
-      name,
-      createdAt: new Date().toISOString(),
-      origin: `subset of ${from.name}`,
-      options: { train: options.train, eval: options.eval, distractors: perQuery, distractorMode: mode, seed },
-      counts,
-      sha256: splitHashes(chosen),
-      chunks: stats.docs,
-    };
-    writeFileSync(join(tmp, TASKSET_FILES.manifest), JSON.stringify(manifest, null, 2) + '\n');
-    replaceDir(tmp, dir);
-    return { name, dir, counts, goldChunks, distractorChunks: keep.size - goldChunks, chunks: stats.docs };
-  } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  const manifest = await writeTaskSetDir(
+    dir,
+    { name, origin: `subset of ${from.name}`, options: { train: options.train, eval: options.eval, distractors: perQuery, distractorMode: mode, seed }, tasks: chosen },
+    async (indexDir) => (await buildIndex(readKept(source, keep), indexDir)).docs,
+  );
+  return { name, dir, counts: manifest.counts, goldChunks, distractorChunks: keep.size - goldChunks, chunks: manifest.chunks };
 }
 
 /** The top BM25 hits of the query that are not already kept: near misses that make the search hard. */

@@ -7,6 +7,20 @@ import { formatHeadroom } from '../../eval/report.js';
 import { outputWidth } from '../../text/width.js';
 import { parseFlags, printJson, intFlag, type Command } from '../command.js';
 import { EVAL_FLAGS, evalFlagsUsage, prepareEval } from './eval.js';
+import { pairedBootstrap } from '../../eval/stats.js';
+import { readTaskSet } from '../../tasks/registry.js';
+import { recordedRecalls } from '../../tasks/synthesize/synthesize.js';
+
+/**
+ * A synthesized set records, per task, the recall of the question's own top 10 and of the hop
+ * oracle: the room between them is what searching beyond one query can win, known before any run.
+ */
+function recordedRoom(tasksName: string, taskIds: ReadonlySet<string>, seed: number) {
+  const tasks = readTaskSet(tasksName).tasks.filter((t) => taskIds.has(t.id));
+  const { question, oracle } = recordedRecalls(tasks);
+  if (question.length === 0) return undefined;
+  return { tasks: question.length, questionRecall: question.reduce((a, b) => a + b, 0) / question.length, oracleRecall: oracle.reduce((a, b) => a + b, 0) / oracle.length, room: pairedBootstrap(question, oracle, { seed }) };
+}
 
 /** A file-name-safe slug of the eval's identity, so a repeated headroom run resumes its own directory. */
 function slug(...parts: (string | number | undefined)[]): string {
@@ -41,9 +55,14 @@ ${evalFlagsUsage(DEFAULT_SAMPLES)}
     const { rows } = loadRunRows(dir);
     const metrics = suiteOf(result.summary.scoring).headline;
     const hs = metrics.map((m) => headroom(rows, m, { seed })).filter((h): h is Headroom => h !== undefined);
-    if (values.json) printJson({ dir, agent: prepared.agent, samples, headroom: hs });
+    const recorded = recordedRoom(prepared.tasks, new Set(rows.map((r) => r.taskId)), seed);
+    if (values.json) printJson({ dir, agent: prepared.agent, samples, headroom: hs, ...(recorded ? { recorded } : {}) });
     else {
       console.log(formatHeadroom(hs, outputWidth()));
+      if (recorded) {
+        const { lo, hi } = recorded.room;
+        console.log(`\nRecorded at synthesis (${recorded.tasks} tasks): the question's own top 10 finds ${recorded.questionRecall.toFixed(3)} of the gold chunks, the hop oracle ${recorded.oracleRecall.toFixed(3)}: room ${(recorded.oracleRecall - recorded.questionRecall).toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}] of recall for searching beyond one query.`);
+      }
       if (hs.every((h) => h.gain.lo === 0 && h.gain.hi === 0)) {
         console.log(`\nEvery task scored the same on all ${samples} samples: ${prepared.agent} behaves deterministically, so best-of-N equals best-of-1.`);
       }

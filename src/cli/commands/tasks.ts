@@ -17,6 +17,8 @@ import {
 import { splitHashes, withoutSplit } from '../../tasks/split.js';
 import { buildSubset, type DistractorMode } from '../../tasks/subset.js';
 import { terminalSafe } from '../safe-text.js';
+import { SYNTHESIZE_USAGE, synthesizeCommand } from './tasks-synthesize.js';
+import { describeDrops, type SynthesisCounts } from '../../tasks/synthesize/synthesize.js';
 
 const USAGE = `usage:
   sleuth tasks list [--json]
@@ -38,6 +40,7 @@ const USAGE = `usage:
       a BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/test.tsv ...): one task per judged
       query in the split its qrels file names, its relevant documents as facts, the graded
       judgements kept for \`sleuth ir-eval --tasks NEW --split test\`
+${SYNTHESIZE_USAGE}
 
 NAME is 'default', a name under .sleuth/tasks/ ($SLEUTH_HOME/tasks/), or a task-set directory.`;
 
@@ -51,7 +54,7 @@ export const command: Command = {
   },
 };
 
-const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = { list, show, subset, import: importCmd };
+const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = { list, show, subset, import: importCmd, synthesize: synthesizeCommand };
 
 function noPositionals(positionals: string[], what: string): void {
   if (positionals.length > 0) throw new InputError(`tasks ${what}: unexpected argument '${positionals[0]}'`);
@@ -63,7 +66,8 @@ async function list(argv: string[]): Promise<number> {
   const rows = [...Object.keys(SHIPPED_TASK_SETS), ...listTaskSetNames()].map((name) => {
     const set = readTaskSet(name);
     const origin = set.manifest?.origin ?? (isShippedTaskSet(name) ? SHIPPED_TASK_SETS[name].origin : set.location);
-    return { name, tasks: set.tasks.length, splits: splitCounts(set.tasks), origin, location: set.location, sha256: splitHashes(set.tasks) };
+    const synthesis = set.manifest?.options['synthesis'] as SynthesisCounts | undefined;
+    return { name, tasks: set.tasks.length, splits: splitCounts(set.tasks), origin, location: set.location, sha256: splitHashes(set.tasks), ...(synthesis ? { synthesis } : {}) };
   });
   if (values.json) {
     printJson(rows);
@@ -73,6 +77,8 @@ async function list(argv: string[]): Promise<number> {
   for (const r of rows) {
     console.log(`${r.name}  ${r.tasks} tasks: ${Object.entries(r.splits).map(([split, n]) => `${split} ${n} (${r.sha256[split]!.slice(0, 12)})`).join(', ')}`);
     console.log(`  ${r.origin}`);
+    // A synthesized set's provenance: what its chains became, and what each check dropped.
+    if (r.synthesis) console.log(`  ${r.synthesis.kept} kept of ${r.synthesis.chains} chains; dropped: ${describeDrops(r.synthesis)}`);
   }
   return 0;
 }
