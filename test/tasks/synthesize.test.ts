@@ -158,6 +158,9 @@ async function runCli(cmd: { run(argv: string[]): Promise<number> }, home: strin
   }
 }
 
+/** The kinds of reply the test writer gives (above). */
+const KINDS = 7;
+
 describe('the writer, over a local OpenAI-compatible server', () => {
   let server: Server;
   let url: string;
@@ -165,7 +168,8 @@ describe('the writer, over a local OpenAI-compatible server', () => {
 
   beforeAll(async () => {
     // Replies by the first passage's title: a good question, one naming the bridge, junk, slow
-    // once, always slow, or one that copies the last passage (one search finds everything).
+    // once, always slow, one that copies the last passage (one search finds everything), or one
+    // whose answer is in no passage (it may not be answerable from them).
     server = createServer((req, res) => {
       let body = '';
       req.on('data', (c) => (body += c));
@@ -176,16 +180,19 @@ describe('the writer, over a local OpenAI-compatible server', () => {
         const last = user.split('\n\n').filter((p) => p.startsWith('Passage ')).at(-1)!;
         const n = (tries.get(first) ?? 0) + 1;
         tries.set(first, n);
-        const kind = [...first].reduce((h, ch) => h + ch.charCodeAt(0), 0) % 6;
+        const kind = [...first].reduce((h, ch) => h + ch.charCodeAt(0), 0) % KINDS;
+        // An answer copied from the last passage: its words after the title line.
+        const answer = last.split('\n')[1]!.split(/\s+/).slice(0, 2).join(' ');
         const reply = (content: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }] }));
-        const good = () => reply(JSON.stringify({ question: `What became of the place that ${first} was given to?`, answer: 'old' }));
+        const good = () => reply(JSON.stringify({ question: `What became of the place that ${first} was given to?`, answer }));
         if (kind === 0) good();
         else if (kind === 1) reply(JSON.stringify({ question: `What is ${bridge} known for?` }));
         else if (kind === 2) reply('Sure! Here is a question: what is it?');
         else if (kind === 3 && n === 1) setTimeout(good, 2500);
         else if (kind === 3) good();
         else if (kind === 4) setTimeout(good, 2500);
-        else reply(JSON.stringify({ question: `${first} ${last.split(bridge).join('it').replace(/\s+/g, ' ')}` }));
+        else if (kind === 5) reply(JSON.stringify({ question: `${first} ${last.split(bridge).join('it').replace(/\s+/g, ' ')}`, answer }));
+        else reply(JSON.stringify({ question: `What became of the place that ${first} was given to?`, answer: 'the Zanzibar accord of 1873' }));
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -204,13 +211,14 @@ describe('the writer, over a local OpenAI-compatible server', () => {
     const s = set.manifest!.options['synthesis'] as { chains: number; kept: number; oneSearch: number; writer: Record<string, number> };
     const kinds = new Map<number, number>();
     for (const first of tries.keys()) {
-      const kind = [...first].reduce((h, ch) => h + ch.charCodeAt(0), 0) % 6;
+      const kind = [...first].reduce((h, ch) => h + ch.charCodeAt(0), 0) % KINDS;
       kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     }
-    expect(kinds.size, 'every kind of reply was exercised').toBe(6);
+    expect(kinds.size, 'every kind of reply was exercised').toBe(KINDS);
     expect(s.kept).toBeGreaterThan(0);
     expect(s.writer['namesBridge']).toBe(kinds.get(1) ?? 0);
     expect(s.writer['junk']).toBe(kinds.get(2) ?? 0);
+    expect(s.writer['unanswerable']).toBe(kinds.get(6) ?? 0);
     // Slow once: one retry each, then kept or verified; always slow: two timeouts, then given up.
     expect(s.writer['failed']).toBe(kinds.get(4) ?? 0);
     expect(s.writer['retries']).toBe((kinds.get(3) ?? 0) + (kinds.get(4) ?? 0));
@@ -222,7 +230,7 @@ describe('the writer, over a local OpenAI-compatible server', () => {
     const list = await tasksCli(home, 'list');
     expect(list.out).toMatch(new RegExp(`^w {2}${s.kept} tasks: train \\d+ \\([0-9a-f]{12}\\)`, 'm'));
     expect(list.out).toContain(`writer openai:m@${url}`);
-    expect(list.out).toMatch(/junk replies \d+, writer gave up \d+ \(timeouts \d+, errors 0, retries \d+\)/);
+    expect(list.out).toMatch(/junk replies \d+, answer not in the passages \d+, writer gave up \d+ \(timeouts \d+, errors 0, retries \d+\)/);
   }, 60_000);
 
   it('shows the writer the part of a long passage that names the bridge', () => {
@@ -243,7 +251,7 @@ describe('the writer, over a local OpenAI-compatible server', () => {
 describe('sleuth tasks synthesize', () => {
   it('writes a set that tasks list shows with its provenance and split hashes', async () => {
     const home = join(dir, 'home-cli');
-    const r = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'kw', '--count', '5', '--hops', '2,3');
+    const r = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'kw', '--count', '5', '--hops', '2..3');
     expect(r.status, r.error).toBe(0);
     expect(r.out).toMatch(/task set kw: train \d+ \([0-9a-f]{12}\)/);
     const set = readTaskSet('kw', { home });
@@ -277,18 +285,53 @@ describe('sleuth tasks synthesize', () => {
     expect(readdirSync(join(home, 'tasks'))).toEqual([]);
   });
 
+  it('adds known-item tasks on request: one chunk each, found by its own words, none of a multi-hop task', async () => {
+    const home = join(dir, 'home-known');
+    const r = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'ki', '--count', '5', '--known-items', '6');
+    expect(r.status, r.error).toBe(0);
+    expect(r.out).toContain('known-item tasks: 6 of --known-items 6');
+    const tasks = readTaskSet('ki', { home }).tasks;
+    const known = tasks.filter((t) => t.meta?.['kind'] === 'known-item');
+    const multi = new Set(tasks.filter((t) => t.meta?.['kind'] !== 'known-item').flatMap(goldChunkIds));
+    expect(known).toHaveLength(6);
+    for (const t of known) {
+      const [id] = goldChunkIds(t);
+      expect(multi.has(id!)).toBe(false);
+      expect(index.search(t.query, 10).map((h) => h.id)).toContain(id);
+      // The title's words are not the question's: the chunk is found by what it says.
+      const title = index.read(id!)!.title;
+      for (const w of index.analyzer.terms(title)) expect(index.analyzer.terms(t.query)).not.toContain(w);
+    }
+  });
+
+  it('makes what the index allows when --count asks for more, and says so', async () => {
+    const home = join(dir, 'home-count');
+    const r = await tasksCli(home, 'synthesize', '--index', indexDir, '--name', 'all', '--count', '5000');
+    expect(r.status, r.error).toBe(0);
+    const kept = readTaskSet('all', { home }).tasks.length;
+    expect(kept).toBeGreaterThanOrEqual(10);
+    expect(r.out).toContain(`  ${kept} of --count 5000: the index's`);
+  });
+
   it('refuses bad input with exit 2 naming it, and writes nothing', async () => {
     const home = join(dir, 'home-bad');
+    // A corpus whose texts name no title: no chains at all.
+    const lonely = join(dir, 'lonely-index');
+    await buildIndex((async function* () {
+      for (let i = 0; i < 40; i++) yield { id: `l${i}`, title: `Place ${i}`, text: `a quiet field with grass number ${i * 7919}` };
+    })(), lonely);
     const cases: [string[], RegExp][] = [
       [['--index', indexDir], /--name NEW is required/],
       [['--index', join(dir, 'absent'), '--name', 'x'], /absent/],
       [['--index', indexDir, '--name', 'x', '--hops', '5'], /--hops must be hop counts from 2 to 4/],
+      [['--index', indexDir, '--name', 'x', '--hops', '3..2'], /--hops must be hop counts from 2 to 4, comma-separated or a range/],
+      [['--index', indexDir, '--name', 'x', '--hops', '2..5'], /--hops must be hop counts from 2 to 4/],
       [['--index', indexDir, '--name', 'x', '--writer', 'local:shipped'], /--writer 'local:shipped': a writer is openai:MODEL/],
       [['--index', indexDir, '--name', 'x', '--count', '0'], /--count must be a whole number/],
       [['--index', indexDir, '--name', 'x', '--exclude-gold', 'nosuchset'], /unknown task set 'nosuchset'/],
       [['--index', indexDir, '--name', 'x', '--test-fraction', '0.7', '--dev-fraction', '0.5'], /add up to more than 1/],
       [['--index', indexDir, '--name', 'x', '--writer', 'openai:m@http://127.0.0.1:9/v1', '--writer-retries', '0'], /--writer openai:m@http:\/\/127\.0\.0\.1:9\/v1: no usable question in its first 16 replies .*errors 16, retries 0.*nothing was written/],
-      [['--index', indexDir, '--name', 'x', '--count', '5000'], /found \d+ chains of 2 chunks, fewer than --count 5000; a chain is a chunk whose text names another chunk's title.*nothing was written/s],
+      [['--index', lonely, '--name', 'x'], /found 0 chains of 2 chunks and 0 passed verification \(.*\), fewer than the 10 a task set needs; a chain is a chunk whose text names another chunk's title.*nothing was written/s],
     ];
     for (const [args, message] of cases) {
       const r = await tasksCli(home, 'synthesize', ...args);

@@ -9,16 +9,20 @@ import { intFlag, numberFlag, parseFlags, printJson } from '../command.js';
 import { INDEX_FLAGS, indexDirOf } from '../index-flag.js';
 import { liveProgress } from '../progress.js';
 
-export const SYNTHESIZE_USAGE = `  sleuth tasks synthesize [--index DIR | --tasks NAME] --name NEW [--count N] [--hops 2|3|2,3]
+export const SYNTHESIZE_USAGE = `  sleuth tasks synthesize [--index DIR | --tasks NAME] --name NEW [--count N] [--hops 2|2,3|2..4]
                           [--writer openai:MODEL[@URL]] [--writer-timeout S] [--writer-retries N]
                           [--writer-concurrency N] [--api-key-env NAME] [--test-fraction F]
-                          [--dev-fraction F] [--exclude-gold NAME[:SPLIT]]... [--seed S] [--force] [--json]
+                          [--dev-fraction F] [--exclude-gold NAME[:SPLIT]]... [--known-items N] [--seed S]
+                          [--force] [--json]
       multi-hop search tasks from an index alone (default: the default index; --tasks NAME, a task
       set's, its questions unused): chains of chunks where one's text names the next one's title,
       asked without the bridge names (keywords of the first and last chunk; with --writer, a
       model's question). Kept only when the question's own top 10 misses a gold chunk and the hop
       oracle finds them all; splits train/dev/test by hop count, no chunk or bridge in two.
-      --count N tasks (default 500); fewer chains than that in the index: exit 2, nothing written.
+      --count N tasks (default 500); when the index's chains run out first, the set holds what
+      they made and says so (fewer than 10, or than --count if smaller: exit 2, nothing written).
+      --known-items N: also N one-chunk tasks, each asked by its chunk's four most distinctive words
+      and kept when they find it (one search is enough for these, by design; default 0).
       --exclude-gold: no chunk that is gold in that task set (split) is used, so tasks made over a
       held-out set's pool never train on its answers. --writer-timeout: seconds per call (default
       60), then up to --writer-retries more tries (default 2), each counted`;
@@ -27,6 +31,7 @@ const FLAGS = {
   ...INDEX_FLAGS,
   name: { type: 'string' },
   count: { type: 'string' },
+  'known-items': { type: 'string' },
   hops: { type: 'string' },
   writer: { type: 'string' },
   'writer-timeout': { type: 'string' },
@@ -41,11 +46,12 @@ const FLAGS = {
   json: { type: 'boolean' },
 } as const;
 
-/** `--hops 2`, `--hops 2,3`: hop counts from 2 to 4. */
-function parseHops(value: string | undefined): number[] {
+/** `--hops 2`, `--hops 2,3`, `--hops 2..4`: hop counts from 2 to 4. */
+export function parseHops(value: string | undefined): number[] {
   if (value === undefined) return [2];
-  const hops = value.split(',').map((h) => Number(h.trim()));
-  if (hops.length === 0 || hops.some((h) => !Number.isInteger(h) || h < 2 || h > 4)) throw new InputError(`--hops must be hop counts from 2 to 4, comma-separated (e.g. 2 or 2,3), got '${value}'`);
+  const range = /^\s*(\d+)\s*\.\.\s*(\d+)\s*$/u.exec(value);
+  const hops = range ? Array.from({ length: Math.max(0, Number(range[2]) - Number(range[1]) + 1) }, (_, i) => Number(range[1]) + i) : value.split(',').map((h) => Number(h.trim()));
+  if (hops.length === 0 || hops.some((h) => !Number.isInteger(h) || h < 2 || h > 4)) throw new InputError(`--hops must be hop counts from 2 to 4, comma-separated or a range (e.g. 2, 2,3 or 2..4), got '${value}'`);
   return [...new Set(hops)];
 }
 
@@ -89,6 +95,7 @@ export async function synthesizeCommand(argv: string[]): Promise<number> {
   if (values.name === undefined) throw new InputError('tasks synthesize: --name NEW is required');
   checkNewTaskSetName(values.name);
   const count = intFlag(values.count, 'count', 500, 1, 1_000_000);
+  const knownItems = intFlag(values['known-items'], 'known-items', 0, 0, 1_000_000);
   const hops = parseHops(values.hops);
   const testFraction = numberFlag(values['test-fraction'], 'test-fraction', 0.2, 0, 1);
   const devFraction = numberFlag(values['dev-fraction'], 'dev-fraction', 0.2, 0, 1);
@@ -107,6 +114,7 @@ export async function synthesizeCommand(argv: string[]): Promise<number> {
     ...(values.seed !== undefined ? { seed: values.seed } : {}),
     ...(writer ? { writer } : {}),
     ...(exclude.size ? { exclude } : {}),
+    ...(knownItems ? { knownItems } : {}),
     force: values.force ?? false,
     onProgress: (kept) => progress.update(kept, { total: count }),
   });
@@ -116,7 +124,9 @@ export async function synthesizeCommand(argv: string[]): Promise<number> {
     const s = summary.synthesis;
     console.log(`task set ${summary.name}: ${Object.entries(summary.counts).map(([split, n]) => `${split} ${n} (${summary.sha256[split]!.slice(0, 12)})`).join(', ')}; corpus ${summary.chunks} chunks, in ${summary.dir}`);
     console.log(`  ${s.kept} tasks kept of ${s.chains} chains in ${((Date.now() - started) / 1000).toFixed(1)} s; dropped: ${describeDrops(s)}`);
-    if (s.kept < count) console.log(`  ${count - s.kept} fewer than --count ${count}: the index's chains ran out`);
+    const multiHop = s.kept - (s.knownItems?.kept ?? 0);
+    if (multiHop < count) console.log(`  ${multiHop} of --count ${count}: the index's ${s.chains} chains ran out (a chain is a chunk whose text names another's title)`);
+    if (s.knownItems) console.log(`  known-item tasks: ${s.knownItems.kept} of --known-items ${knownItems} (one search finds each: they teach the first move)`);
   }
   return 0;
 }

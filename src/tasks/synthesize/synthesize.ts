@@ -5,7 +5,7 @@ import { InputError } from '../../errors.js';
 import { checkReplaceable } from '../../files/owned-dir.js';
 import type { SearchIndex } from '../../search/index.js';
 import { TASKSET_DIR, writeTaskSetDir } from '../registry.js';
-import { goldChunkIds, splitByComponents, type SplitTask } from '../split.js';
+import { goldChunkIds, seededKey, splitByComponents, type SplitTask } from '../split.js';
 import type { Task } from '../task.js';
 import { findChains, keywords, type Chain } from './chains.js';
 import { emptyWriterCounts, namesABridge, writeQuestion, type WriterCounts, type WriterOptions } from './writer.js';
@@ -35,6 +35,11 @@ export interface SynthesisOptions {
   devFraction?: number;
   /** Chunk ids no task may use as gold (a held-out split's gold chunks). */
   exclude?: ReadonlySet<string>;
+  /**
+   * Known-item tasks to add (default 0): one chunk each, asked by its most distinctive words. One
+   * search finds them (that is checked instead), so they teach the first move, not the hops.
+   */
+  knownItems?: number;
   /** A model writes the questions; without one they are keywords. */
   writer?: WriterOptions;
   force?: boolean;
@@ -53,6 +58,8 @@ export interface SynthesisCounts {
   oneSearch: number;
   /** The hop oracle missed a gold chunk: the task may not be answerable. */
   oracleMisses: number;
+  /** Known-item tasks kept, and those whose question's top 10 missed their chunk (dropped). */
+  knownItems?: { kept: number; missed: number };
   writer?: WriterCounts;
 }
 
@@ -74,6 +81,9 @@ export interface SynthMeta {
 }
 
 const TOP = 10;
+
+/** The fewest tasks a set is written with (unless --count asks for fewer): a train, dev and test split of a few each. */
+export const MIN_TASKS = 10;
 
 /** The question words of each hop: the first hop's entity and keywords, the later hops' keywords. */
 function hopWords(index: SearchIndex, chain: Chain): string[][] {
@@ -201,14 +211,56 @@ export async function synthesizeTasks(index: SearchIndex, options: SynthesisOpti
     options.onProgress?.(tasks.length, counts.chains);
     // A writer that has not written one usable question in its first 16 chains is misconfigured
     // (a wrong model or URL, a model that cannot follow the format): stop before spending more.
-    written += made.filter(Boolean).length + (counts.writer?.namesBridge ?? 0);
+    written += made.filter(Boolean).length + (counts.writer?.namesBridge ?? 0) + (counts.writer?.unanswerable ?? 0);
     if (options.writer && written === 0 && counts.chains >= 16) {
       throw new InputError(`--writer ${options.writer.spec}: no usable question in its first ${counts.chains} replies (${describeDrops(counts)}); check the model and URL (nothing was written)`);
     }
     if (tasks.length >= options.count) break;
   }
+  if (options.knownItems) addKnownItems(index, tasks, counts, options.knownItems, seed, options.exclude);
   counts.kept = tasks.length;
   return { tasks, counts };
+}
+
+/**
+ * Words of a known-item question: the chunk's most distinctive (tf x idf), in at most 2% of chunks
+ * (at least 5), none of its title's; up to 4, and a chunk with fewer than 2 such words is passed over.
+ */
+const KNOWN_ITEM_WORDS = 4;
+const KNOWN_ITEM_MIN_WORDS = 2;
+
+/**
+ * Add up to `wanted` known-item tasks over chunks no task uses yet (nor `exclude`), in a seeded
+ * order: the question is the chunk's most distinctive words, kept when its top 10 holds the chunk.
+ */
+function addKnownItems(index: SearchIndex, tasks: Task[], counts: SynthesisCounts, wanted: number, seed: string, exclude?: ReadonlySet<string>): void {
+  const used = new Set([...tasks.flatMap(goldChunkIds), ...(exclude ?? [])]);
+  const order = Array.from({ length: index.size }, (_, doc) => doc)
+    .filter((doc) => !used.has(index.store.id(doc)))
+    .map((doc) => ({ doc, key: seededKey(`${seed}:known-item`, index.store.id(doc)) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const known = { kept: 0, missed: 0 };
+  const rare = Math.max(5, Math.round(index.size * 0.02));
+  for (const { doc } of order) {
+    if (known.kept >= wanted) break;
+    const title = index.store.title(doc);
+    const words = keywords(index, doc, new Set(index.analyzer.terms(title)), KNOWN_ITEM_WORDS, 1, rare);
+    if (words.length < KNOWN_ITEM_MIN_WORDS) continue;
+    const id = index.store.id(doc);
+    const query = `Which passage mentions ${words.join(', ')}?`;
+    if (!topIds(index, query, TOP).has(id)) {
+      known.missed += 1;
+      continue;
+    }
+    known.kept += 1;
+    tasks.push({
+      id: `synth-ki-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`,
+      query,
+      facts: [{ text: `${title}: ${words.join(', ')}`, chunkIds: [id], isFinalAnswer: true }],
+      meta: { source: 'synth', kind: 'known-item', hops: 1, bridges: [], decomposition: [{ question: words.join(' '), answer: title }], synth: { questionRecall: 1, oracleRecall: 1 } },
+    });
+  }
+  counts.knownItems = known;
 }
 
 /** Splits that cannot leak: tasks sharing a gold chunk or a bridge entity fall in one split; stratified by hop count. */
@@ -226,15 +278,16 @@ export async function synthesizeTaskSet(index: SearchIndex, indexDir: string, na
   const hops = options.hops ?? [2];
   const seed = options.seed ?? 'sleuth-synth-v1';
   const { tasks, counts } = await synthesizeTasks(index, options);
-  if (counts.chains < options.count) {
+  // Fewer tasks than asked are written (the CLI says so); fewer than a set needs, never.
+  const enough = Math.min(options.count, MIN_TASKS);
+  if (tasks.length < enough) {
     throw new InputError(
-      `index ${indexDir}: found ${counts.chains} chains of ${hops.join(' or ')} chunks, fewer than --count ${options.count}; ` +
+      `index ${indexDir}: found ${counts.chains} chains of ${hops.join(' or ')} chunks and ${tasks.length} passed verification (${describeDrops(counts)}), fewer than the ${enough} a task set needs; ` +
         `a chain is a chunk whose text names another chunk's title (a Wikipedia title, a man page's name(section)), ` +
         `and each chunk and bridge is used once, so a corpus of ${index.size} chunks whose titles its texts rarely name has few. ` +
-        `Lower --count or index a corpus with titles (nothing was written)`,
+        `Index a larger corpus, or one with titles its texts name (nothing was written)`,
     );
   }
-  if (tasks.length === 0) throw new InputError(`index ${indexDir}: none of ${counts.chains} chains passed verification (${describeDrops(counts)}); nothing was written`);
   const split = synthSplits(tasks, { seed, testFraction: options.testFraction ?? 0.2, devFraction: options.devFraction ?? 0.2 });
   const manifest = await writeTaskSetDir(
     dir,
@@ -255,6 +308,7 @@ export async function synthesizeTaskSet(index: SearchIndex, indexDir: string, na
 /** One line of what verification and the writer dropped: "one search 12, oracle misses 3, ...". */
 export function describeDrops(c: SynthesisCounts): string {
   const parts = [`one search finds all ${c.oneSearch}`, `hop oracle misses ${c.oracleMisses}`, `names a bridge ${c.namesBridge + (c.writer?.namesBridge ?? 0)}`];
-  if (c.writer) parts.push(`junk replies ${c.writer.junk}`, `writer gave up ${c.writer.failed} (timeouts ${c.writer.timeouts}, errors ${c.writer.errors}, retries ${c.writer.retries})`);
+  if (c.knownItems) parts.push(`known-item questions that missed their chunk ${c.knownItems.missed}`);
+  if (c.writer) parts.push(`junk replies ${c.writer.junk}`, `answer not in the passages ${c.writer.unanswerable}`, `writer gave up ${c.writer.failed} (timeouts ${c.writer.timeouts}, errors ${c.writer.errors}, retries ${c.writer.retries})`);
   return parts.join(', ');
 }

@@ -32,12 +32,17 @@ export interface WriterCounts {
   junk: number;
   /** Questions that named a bridge entity (so one search would find every hop). */
   namesBridge: number;
+  /**
+   * Replies with no answer, or an answer the chain's passages do not hold: the question may not be
+   * answerable from the gold chunks alone (the answer's presence is the check).
+   */
+  unanswerable: number;
   /** Chains given up after every try timed out or failed. */
   failed: number;
 }
 
 export function emptyWriterCounts(): WriterCounts {
-  return { calls: 0, retries: 0, timeouts: 0, errors: 0, junk: 0, namesBridge: 0, failed: 0 };
+  return { calls: 0, retries: 0, timeouts: 0, errors: 0, junk: 0, namesBridge: 0, unanswerable: 0, failed: 0 };
 }
 
 /** Characters of each passage shown to the writer: enough for the facts, bounded for small contexts. */
@@ -47,6 +52,7 @@ const SYSTEM = [
   'You write one search question that needs every passage below, in order.',
   'The question names the subject of passage 1 and asks for something only the last passage says.',
   'It must not name any of the entities listed as bridges: a reader finds them only by reading the passages.',
+  'The answer is words copied from the last passage.',
   'Reply with one JSON object and nothing else: {"question": "...", "answer": "..."}.',
 ].join(' ');
 
@@ -83,6 +89,17 @@ export function parseWriterReply(reply: string): { question: string; answer?: st
   return typeof answer === 'string' && answer.trim() ? { question: q, answer: answer.trim() } : { question: q };
 }
 
+/** Text compared for an answer's presence: lower case, runs of white space as one space. */
+function normalised(text: string): string {
+  return text.toLowerCase().replace(/\s+/gu, ' ').trim();
+}
+
+/** Whether `answer` is in one of the chain's passages (its title or text, whole, not the excerpt the writer saw). */
+export function answerInChain(answer: string, chain: Chain, text: (doc: number) => string): boolean {
+  const a = normalised(answer);
+  return a.length > 0 && chain.nodes.some((n) => normalised(`${n.title} ${text(n.doc)}`).includes(a));
+}
+
 /** Whether a question names any bridge of the chain (case-insensitively, as a whole word). */
 export function namesABridge(question: string, chain: Chain): boolean {
   return chain.nodes.slice(1).some((n) => namesEntity(question, n.entity, true));
@@ -100,7 +117,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /**
  * The writer's question for a chain, or undefined (counted) when every try failed, the reply was
- * junk, or the question named a bridge.
+ * junk, the question named a bridge, or its answer is not in the chain's passages.
  */
 export async function writeQuestion(chain: Chain, text: (doc: number) => string, options: WriterOptions, counts: WriterCounts): Promise<{ question: string; answer?: string } | undefined> {
   const request = writerRequest(chain, text);
@@ -126,6 +143,10 @@ export async function writeQuestion(chain: Chain, text: (doc: number) => string,
     }
     if (namesABridge(parsed.question, chain)) {
       counts.namesBridge += 1;
+      return undefined;
+    }
+    if (parsed.answer === undefined || !answerInChain(parsed.answer, chain, text)) {
+      counts.unanswerable += 1;
       return undefined;
     }
     return parsed;
