@@ -95,7 +95,7 @@ export function verifyCheckpointFiles(dir: string, record: CheckpointPaths & { s
     }
     const got = checksumOf(bytes);
     if (got !== want) {
-      throw new DamagedCheckpoint(path, `checkpoint ${path}: damaged (its xxh32 is ${got}; ${runPath(dir, 'checkpoints')} recorded ${want} when step ${String(record.step)} wrote it): restore the file from a copy, or use another checkpoint`);
+      throw new DamagedCheckpoint(path, `checkpoint ${path}: corrupted (its xxh32 is ${got}; ${runPath(dir, 'checkpoints')} recorded ${want} when step ${String(record.step)} wrote it): restore the file from a copy, or use another checkpoint`);
     }
   }
   return checked;

@@ -56,10 +56,10 @@ describe('checkpoint files', () => {
     const at = readFileSync(sampler).indexOf('"name":"') + 8;
     setByte(sampler, at, 'X');
     expect(() => loadSampler(sampler)).not.toThrow();
-    expect(() => verifyRecordedCheckpoint(sampler)).toThrow(/sampler-2\.sampler\.ckpt: damaged \(its xxh32 is [0-9a-f]{8}; .*checkpoints\.jsonl recorded [0-9a-f]{8} when step 2 wrote it\)/u);
+    expect(() => verifyRecordedCheckpoint(sampler)).toThrow(/sampler-2\.sampler\.ckpt: corrupted \(its xxh32 is [0-9a-f]{8}; .*checkpoints\.jsonl recorded [0-9a-f]{8} when step 2 wrote it\)/u);
     const served = sleuth(['serve', '--checkpoint', sampler, '--port', '0']);
     expect(served.status).toBe(2);
-    expect(served.stderr).toContain(`checkpoint ${sampler}: damaged`);
+    expect(served.stderr).toContain(`checkpoint ${sampler}: corrupted`);
   });
 
   it('a resume from a state checkpoint changed by one byte is refused, naming the file (exit 2)', () => {
@@ -69,7 +69,7 @@ describe('checkpoint files', () => {
     setByte(state, at, 'X');
     const r = sleuth(['train', '--resume', dir, '--steps', '3']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`checkpoint ${state}: damaged`);
+    expect(r.stderr).toContain(`checkpoint ${state}: corrupted`);
     expect(readCheckpoints<CheckpointRecord>(dir).map((c) => c.step)).toEqual([0, 1, 2]);
   });
 });
