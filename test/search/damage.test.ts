@@ -173,7 +173,8 @@ describe('an index without checksums', () => {
     expect(report).toMatchObject({ checksums: true, problems: [] });
     expect(report.files).toBe(readdirSync(dir).length - 1);
     // Two ids swapped in ids.order by a writer that also rewrote the checksums.
-    const order = readFileSync(join(dir, 'ids.order'));
+    const clean = readFileSync(join(dir, 'ids.order'));
+    const order = Buffer.from(clean);
     const first = order.readUInt32LE(0);
     order.writeUInt32LE(order.readUInt32LE(4), 0);
     order.writeUInt32LE(first, 4);
@@ -181,5 +182,12 @@ describe('an index without checksums', () => {
     reseal(dir);
     const lie = await verifyIndex(dir);
     expect(lie.problems).toEqual([{ file: 'ids.order', offset: 4, problem: 'the ids at ranks 0 and 1 are not in ascending order' }]);
+    // Put back, then a block's score bound lowered (block 1: one checked without its postings' norms).
+    writeFileSync(join(dir, 'ids.order'), clean);
+    const max = readFileSync(join(dir, 'block.max'));
+    max.writeFloatLE(0, 4);
+    writeFileSync(join(dir, 'block.max'), max);
+    reseal(dir);
+    expect((await verifyIndex(dir)).problems).toMatchObject([{ file: 'block.max', offset: 4 }]);
   });
 });
