@@ -34,11 +34,12 @@ import { ensureShippedIndex, readTaskSet, taskSetDir } from '../src/tasks/regist
 import { goldChunkIds, hopsOf } from '../src/tasks/split.js';
 import { synthesizeTaskSet } from '../src/tasks/synthesize/synthesize.js';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
+import { guardLoad, LOAD_FLAG } from './load.js';
 import { DEFAULT_MAN_ROOT, manPassages } from './corpora/manpages.js';
 
 const USAGE = `usage: node dist/bench/synth-tasks.js [--count N] [--man-count N] [--man-root DIR] [--grpo STEPS [--seeds 0,1,2]] [--out FILE]`;
 const { values } = benchArgs(
-  { count: { type: 'string', default: '300' }, 'man-count': { type: 'string', default: '600' }, 'man-root': { type: 'string', default: DEFAULT_MAN_ROOT }, grpo: { type: 'string', default: '0' }, seeds: { type: 'string', default: '0' }, out: { type: 'string', default: 'bench/results/synth-tasks.json' } },
+  { count: { type: 'string', default: '300' }, 'man-count': { type: 'string', default: '600' }, 'man-root': { type: 'string', default: DEFAULT_MAN_ROOT }, grpo: { type: 'string', default: '0' }, seeds: { type: 'string', default: '0' }, out: { type: 'string', default: 'bench/results/synth-tasks.json' }, ...LOAD_FLAG },
   USAGE,
 );
 const count = wholeFlag(values, 'count', 1);
@@ -46,6 +47,7 @@ const manCount = wholeFlag(values, 'man-count', 1);
 const grpoSteps = wholeFlag(values, 'grpo', 0);
 const seeds = values.seeds!.split(',').map((x) => Number(x));
 if (seeds.some((x) => !Number.isInteger(x) || x < 0)) badFlag(`--seeds must be whole numbers, comma-separated, got '${values.seeds}'`);
+const guard = guardLoad('bench:synth-tasks', values['allow-loaded']);
 
 const round = (x: number, d = 3) => Number(x.toFixed(d));
 const load = () => round(loadavg()[0]!, 2);
@@ -230,6 +232,16 @@ async function grpoOnSynthesized(steps: number) {
 }
 const grpo = grpoSteps > 0 ? await grpoOnSynthesized(grpoSteps) : undefined;
 
+/** Without --grpo, the GRPO section of the file's earlier run stays, with the date it was measured. */
+function previousGrpo(out: string): Record<string, unknown> {
+  try {
+    const before = JSON.parse(readFileSync(out, 'utf8')) as { date?: string; grpo_on_synthesized?: unknown; grpo_on_synthesized_date?: string };
+    return before.grpo_on_synthesized ? { grpo_on_synthesized: before.grpo_on_synthesized, grpo_on_synthesized_date: before.grpo_on_synthesized_date ?? before.date } : {};
+  } catch {
+    return {};
+  }
+}
+
 const strip = ({ diffs: _d, ...rest }: { diffs: number[] } & Record<string, unknown>) => rest;
 const result = {
   bench: 'synth-tasks',
@@ -254,7 +266,8 @@ const result = {
     synthesis: { ...man.value.synthesis, counts: man.value.counts, sha256: man.value.sha256, ...man.timing },
     sample,
   },
-  ...(grpo ? { grpo_on_synthesized: grpo } : {}),
+  ...(grpo ? { grpo_on_synthesized: grpo } : previousGrpo(values.out!)),
+  ...guard.fields(),
 };
 writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
 rmSync(work, { recursive: true, force: true });
