@@ -12,7 +12,7 @@ import { Grow, PairChunks, Utf8Sink, type PostingPairs } from './buffers.js';
 import { WordTable } from './tokenize.js';
 import { WordKernel } from './word-loops.js';
 import { checksumOf } from '../files/checksum.js';
-import { BLOCK_BYTES, CHECKSUM_ALGORITHM, sealJson, sumFiles, SUMS_FILE } from './checksums.js';
+import { BLOCK_BYTES, CHECKSUM_ALGORITHM, fileChecksums, sealJson, sumFiles, SUMS_FILE } from './checksums.js';
 import { COMPRESSED_INDEX_VERSION, INDEX_FORMAT, INDEX_VERSION, SEGMENTS_FORMAT, TEXT_SHARD_BYTES, writeWhole, type Manifest } from './format.js';
 import { TEXT_CODEC } from './compressed-texts.js';
 import { BlockPostingsWriter, MAX_POSTING_TF } from './block-postings.js';
@@ -608,7 +608,7 @@ async function buildInto(cursor: ChunkCursor, dir: string, analyzer: Analyzer, k
       format: INDEX_FORMAT,
       version: compress ? COMPRESSED_INDEX_VERSION : INDEX_VERSION,
       endianness: 'LE',
-      checksums: { algorithm: CHECKSUM_ALGORITHM, blockBytes: BLOCK_BYTES, file: SUMS_FILE, sum: checksumOf(new Uint8Array(sums.buffer, sums.byteOffset, sums.byteLength)) },
+      checksums: { algorithm: CHECKSUM_ALGORITHM, blockBytes: BLOCK_BYTES, file: SUMS_FILE, sum: checksumOf(new Uint8Array(sums.buffer, sums.byteOffset, sums.byteLength)), files: fileChecksums(files, sums) },
       ...(compress ? { textCodec: TEXT_CODEC } : {}),
       analyzer: analyzer.config,
       bm25: { k1, b },

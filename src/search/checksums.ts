@@ -122,6 +122,18 @@ export class IndexSums {
   }
 }
 
+/** Each file's one checksum: the xxHash32 of its blocks' checksums in `table` (SUMS_FILE's order). */
+export function fileChecksums(files: Record<string, number>, table: Uint32Array): Record<string, string> {
+  const out: Record<string, string> = {};
+  let first = 0;
+  for (const name of summedFiles(files)) {
+    const blocks = table.subarray(first, first + blocksIn(files[name]!));
+    out[name] = checksumOf(new Uint8Array(blocks.buffer, blocks.byteOffset, blocks.byteLength));
+    first += blocks.length;
+  }
+  return out;
+}
+
 /**
  * Build SUMS_FILE's table for the files of dir (sorted, all but SUMS_FILE; `files` gives their
  * sizes), by reading them back from disk.

@@ -61,6 +61,8 @@ const Checksums = z.object({
   blockBytes: z.literal(BLOCK_BYTES),
   file: z.literal(SUMS_FILE),
   sum: Hex8,
+  /** Per file, the checksum of its blocks' checksums: one value per file, to compare a file alone. */
+  files: z.record(z.string(), Hex8).optional(),
 });
 
 export const Manifest = z.object({

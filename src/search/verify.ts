@@ -4,7 +4,7 @@ import { DamagedIndexError, InputError } from '../errors.js';
 import { checksumOf } from '../files/checksum.js';
 import { Analyzer } from './analyzer.js';
 import { BLOCK, blockOffsets, blockWidths, MAX_POSTING_TF } from './block-postings.js';
-import { blockSums, BLOCK_BYTES, fileBlockSums, IndexSums, SUMS_FILE, summedFiles } from './checksums.js';
+import { blockSums, BLOCK_BYTES, fileBlockSums, fileChecksums, IndexSums, SUMS_FILE, summedFiles } from './checksums.js';
 import { indexKind, readManifest, readSegmentsManifest, readWhole, type Manifest } from './format.js';
 import { openIndex } from './open.js';
 
@@ -136,6 +136,11 @@ function checkBlocks(dir: string, m: Manifest, bad: Set<string>, held: Map<strin
   } catch (err) {
     bad.add(SUMS_FILE);
     return add(SUMS_FILE, problemOf(err, SUMS_FILE).problem);
+  }
+  // The manifest's one checksum per file against the blocks' checksums it sums.
+  const perFile = m.checksums!.files ? fileChecksums(m.files, new Uint32Array(table.buffer, table.byteOffset, table.byteLength / 4)) : undefined;
+  for (const [name, sum] of Object.entries(perFile ?? {})) {
+    if (m.checksums!.files![name] !== sum) add(SUMS_FILE, `${name}'s block checksums sum to ${sum}, the manifest records ${m.checksums!.files![name] ?? 'none'}`);
   }
   for (const name of summedFiles(m.files)) {
     if (bad.has(name)) continue;

@@ -172,6 +172,10 @@ describe('an index without checksums', () => {
     const report = await verifyIndex(dir);
     expect(report).toMatchObject({ checksums: true, problems: [] });
     expect(report.files).toBe(readdirSync(dir).length - 1);
+    // One checksum per file in the manifest (of its blocks' checksums), every file but sums.bin.
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { files: Record<string, number>; checksums: { files: Record<string, string> } };
+    expect(Object.keys(manifest.checksums.files).sort()).toEqual(Object.keys(manifest.files).filter((f) => f !== 'sums.bin').sort());
+    expect(Object.values(manifest.checksums.files).every((h) => /^[0-9a-f]{8}$/u.test(h))).toBe(true);
     // Two ids swapped in ids.order by a writer that also rewrote the checksums.
     const clean = readFileSync(join(dir, 'ids.order'));
     const order = Buffer.from(clean);

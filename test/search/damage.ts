@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checksumOf } from '../../src/files/checksum.js';
-import { sealJson, sumFiles } from '../../src/search/checksums.js';
+import { fileChecksums, sealJson, sumFiles } from '../../src/search/checksums.js';
 import { rng } from './bm25-reference.js';
 
 /** Make an index as sleuth built it before checksums: no sums.bin, no checksums in its manifest. */
@@ -49,10 +49,11 @@ export function damageFile(path: string, damage: Damage, seed = 1): boolean {
 /** Write an index's checksums and seal again over its files as they are now (a second writer's). */
 export function reseal(dir: string): void {
   const path = join(dir, 'manifest.json');
-  const m = JSON.parse(readFileSync(path, 'utf8')) as { checksums: { sum: string }; checksum?: string; files: Record<string, number> };
+  const m = JSON.parse(readFileSync(path, 'utf8')) as { checksums: { sum: string; files?: Record<string, string> }; checksum?: string; files: Record<string, number> };
   const sums = sumFiles(dir, m.files);
   writeFileSync(join(dir, 'sums.bin'), sums);
   m.checksums.sum = checksumOf(new Uint8Array(sums.buffer, sums.byteOffset, sums.byteLength));
+  m.checksums.files = fileChecksums(m.files, sums);
   delete m.checksum;
   writeFileSync(path, sealJson(m));
 }
