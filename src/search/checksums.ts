@@ -37,11 +37,8 @@ export function blockSums(bytes: Uint8Array): Uint32Array {
 /** Bytes read at a time when a file is summed from disk (a whole number of blocks). */
 const STREAM_BYTES = 1 << 24;
 
-/**
- * Each block's checksum of the file at `path`, read a piece at a time (a text shard is up to
- * 1 GiB). `onPiece` sees each piece (bytes, offset in the file) before the next is read.
- */
-export function fileBlockSums(path: string, size: number, onPiece?: (bytes: Uint8Array, offset: number) => void): Uint32Array {
+/** Each block's checksum of the file at `path`, read a piece at a time (a text shard is up to 1 GiB). */
+export function fileBlockSums(path: string, size: number): Uint32Array {
   const sums = new Uint32Array(blocksIn(size));
   const piece = new Uint8Array(Math.min(STREAM_BYTES, Math.max(size, 1)));
   const fd = openSync(path, 'r');
@@ -56,7 +53,6 @@ export function fileBlockSums(path: string, size: number, onPiece?: (bytes: Uint
       }
       const bytes = piece.subarray(0, got);
       sums.set(blockSums(bytes), at / BLOCK_BYTES);
-      onPiece?.(bytes, at);
       if (got < want) return sums.subarray(0, blocksIn(at + got));
       at += got;
     }
@@ -95,7 +91,7 @@ export class FileSums {
   }
 
   /** The error for block [from, to), whose bytes sum to `sum`. */
-  damaged(from: number, to: number, sum: number): DamagedIndexError {
+  private damaged(from: number, to: number, sum: number): DamagedIndexError {
     return new DamagedIndexError(this.dir, this.name, `bytes ${from}..${to} have checksum ${checksumHex(sum)}, the index recorded ${checksumHex(this.sums[from / BLOCK_BYTES]!)}`);
   }
 }

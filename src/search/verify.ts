@@ -316,7 +316,9 @@ async function checkTexts(dir: string, m: Manifest, add: (file: string, problem:
       if (n !== lens[d]) return add('doclen', `document ${d} (${index.store.id(d)}) has ${n} terms in its title and text, doclen says ${lens[d]}`, d * 4);
     }
   } catch (err) {
-    const p = problemOf(err, 'text');
+    // Texts that cannot be read are damage too (an index without checksums gets as far as the
+    // decoder): a problem to report, not a crash of the check.
+    const p = err instanceof DamagedIndexError || err instanceof InputError ? problemOf(err, 'texts') : { file: 'texts', problem: `a text cannot be read: ${(err as Error).message}` };
     add(p.file, p.problem);
   } finally {
     index.close();
