@@ -254,6 +254,7 @@ read path before them), in the same run, recorded as "unchecked".`,
   let unchecked: Record<string, number> | undefined;
   if (values['unchecked-too']) {
     const plain = `${index}-unchecked`;
+    if (existsSync(plain) && !existsSync(join(plain, 'manifest.json'))) badFlag(`${plain} exists and is not an index: remove it or pass another --work`);
     rmSync(plain, { recursive: true, force: true });
     uncheckedCopy(index, plain);
     settleDisk();
