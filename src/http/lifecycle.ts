@@ -42,23 +42,26 @@ function startedByNpm(): boolean {
  * afterwards removes the pid file (only while it still holds this process's id).
  */
 export async function serveUntilStopped(name: string, close: () => Promise<void>, pidFile?: string): Promise<void> {
+  // The handlers are in place before the PID is told: a caller that reads the PID and signals at
+  // once (a script, a test, a process manager) must never meet the default action, which kills.
+  let done!: (why: string) => void;
+  const stopped = new Promise<string>((resolve) => (done = resolve));
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const parent = process.ppid;
+  const watch = startedByNpm() ? setInterval(() => process.ppid !== parent && stop('its npm parent exited'), 250) : undefined;
+  watch?.unref();
+  function stop(why: string) {
+    for (const s of signals) process.off(s, onSignal);
+    if (watch) clearInterval(watch);
+    done(why);
+  }
+  function onSignal(signal: NodeJS.Signals) {
+    stop(signal);
+  }
+  for (const s of signals) process.on(s, onSignal);
   if (pidFile) writeFileAtomic(pidFile, `${process.pid}\n`);
   process.stderr.write(`${name}: pid ${process.pid} (stop it with kill ${process.pid}${pidFile ? ` or kill $(cat ${pidFile})` : ''})\n`);
-  const reason = await new Promise<string>((done) => {
-    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-    const parent = process.ppid;
-    const watch = startedByNpm() ? setInterval(() => process.ppid !== parent && stop('its npm parent exited'), 250) : undefined;
-    watch?.unref();
-    function stop(why: string) {
-      for (const s of signals) process.off(s, onSignal);
-      if (watch) clearInterval(watch);
-      done(why);
-    }
-    function onSignal(signal: NodeJS.Signals) {
-      stop(signal);
-    }
-    for (const s of signals) process.on(s, onSignal);
-  });
+  const reason = await stopped;
   process.stderr.write(`${name}: stopping (${reason})\n`);
   try {
     await close();
