@@ -86,7 +86,7 @@ describe('WASM SIMD kernels', () => {
       const T = 23, S = 24;
       const qkvValues = rand(T * 3 * C, 21).map((v) => v * 3), doutValues = rand(T * C, 22);
       const [[yw, dw], [yj, dj]] = [w, j].map((k) => {
-        const qkv = fill(k, qkvValues), att = k.heap.f32(NH * S * S), y = k.heap.f32(T * C), dqkv = k.heap.f32(T * 3 * C), scratch = k.heap.f32(S), dout = fill(k, doutValues);
+        const qkv = fill(k, qkvValues), att = k.heap.f32(NH * S * S), y = k.heap.f32(T * C), dqkv = k.heap.f32(T * 3 * C), scratch = k.heap.f32(2 * S), dout = fill(k, doutValues);
         k.attentionForward(y, att, qkv, 0, T, C, NH, S);
         k.attentionBackward(dqkv, scratch, dout, qkv, att, 0, T, C, NH, S);
         return [Float32Array.from(y.a), Float32Array.from(dqkv.a)];
@@ -97,6 +97,26 @@ describe('WASM SIMD kernels', () => {
       const qkv = fill(w, qkvValues), att = w.heap.f32(NH * S * S), y = w.heap.f32(T * C);
       w.attentionForward(y, att, qkv, T - 1, T, C, NH, S);
       expect(Array.from(y.a.subarray((T - 1) * C))).toEqual(Array.from(yw.subarray((T - 1) * C)));
+      // Rows from t0 on (a shared prefix's continuation: pairs of rows, and a row alone, from odd and
+      // even starts): every row's output, and every row one at a time, the same bits as the whole.
+      for (const [t0, n] of [[1, 23], [6, 23], [7, 12], [0, 1], [0, 2], [0, 3], [21, 23]] as const) {
+        const part = w.heap.f32(n * C), dpart = w.heap.f32(n * 3 * C);
+        w.attentionForward(part, att, qkv, t0, n, C, NH, S);
+        const single = w.heap.f32(n * C);
+        for (let t = t0; t < n; t++) w.attentionForward(single, att, qkv, t, t + 1, C, NH, S);
+        const whole = w.heap.f32(n * C);
+        w.attentionForward(whole, att, qkv, 0, n, C, NH, S);
+        expect(Array.from(part.a.subarray(t0 * C)), `rows ${t0}..${n}`).toEqual(Array.from(whole.a.subarray(t0 * C)));
+        expect(Array.from(single.a.subarray(t0 * C)), `rows ${t0}..${n} one by one`).toEqual(Array.from(whole.a.subarray(t0 * C)));
+        // The backward pass of rows t0..n against the reference's, on the same probabilities.
+        const dout = fill(w, doutValues.subarray(0, n * C)), sw = w.heap.f32(2 * S);
+        w.attentionForward(whole, att, qkv, 0, n, C, NH, S);
+        w.attentionBackward(dpart, sw, dout, qkv, att, t0, n, C, NH, S);
+        const qj = fill(j, qkvValues), attj = j.heap.f32(NH * S * S), yj2 = j.heap.f32(n * C), dj2 = j.heap.f32(n * 3 * C), doutj = fill(j, doutValues.subarray(0, n * C));
+        j.attentionForward(yj2, attj, qj, 0, n, C, NH, S);
+        j.attentionBackward(dj2, j.heap.f32(2 * S), doutj, qj, attj, t0, n, C, NH, S);
+        close(dpart.a, dj2.a, 1e-4);
+      }
     });
   }
 
@@ -108,7 +128,7 @@ describe('WASM SIMD kernels', () => {
       const ln = k.heap.f32(T * C), mean = k.heap.f32(T), rstd = k.heap.f32(T), dx = k.heap.f32(T * C), dlw = k.heap.f32(C), dlb = k.heap.f32(C);
       k.layernormForward(ln, mean, rstd, x, lw, lb, T, C);
       k.layernormBackward(dx, dlw, dlb, dout, x, lw, mean, rstd, T, C);
-      const qkv = fill(k, rand(T * 3 * C, 11)), att = k.heap.f32(NH * S * S), y = k.heap.f32(T * C), dqkv = k.heap.f32(T * 3 * C), scratch = k.heap.f32(S);
+      const qkv = fill(k, rand(T * 3 * C, 11)), att = k.heap.f32(NH * S * S), y = k.heap.f32(T * C), dqkv = k.heap.f32(T * 3 * C), scratch = k.heap.f32(2 * S);
       k.attentionForward(y, att, qkv, 0, T, C, NH, S);
       k.attentionBackward(dqkv, scratch, dout, qkv, att, 0, T, C, NH, S);
       const gl = k.heap.f32(T * C), dgl = k.heap.f32(T * C);

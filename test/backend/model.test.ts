@@ -23,10 +23,15 @@ describe('local model gradients', () => {
     logprobs: lpNow.map((lp, t) => (t < n / 3 ? 0 : lp + [0.5, 0, -0.4, 0.05][t % 4]!)),
   });
 
-  // Every loss of the loss table.
-  for (const lossFn of LOSS_NAMES) {
-    it(`${lossFn}: analytic gradient matches central finite differences for every parameter tensor`, () => {
-      const b = tinyBackend(tok, { context: 32, dModel: 8, nLayers: 2, nHeads: 2 });
+  // Every loss of the loss table, with heads of 4 (the general attention kernels); and with heads
+  // of 32 (the shipped sizes' kernels, whose query rows go in pairs and alone), two losses.
+  const cases = [
+    ...LOSS_NAMES.map((lossFn) => ({ lossFn, dModel: 8 })),
+    ...(['cross_entropy', 'importance_sampling'] as const).map((lossFn) => ({ lossFn, dModel: 64 })),
+  ];
+  for (const { lossFn, dModel } of cases) {
+    it(`${lossFn}, heads of ${dModel / 2}: analytic gradient matches central finite differences for every parameter tensor`, () => {
+      const b = tinyBackend(tok, { context: 32, dModel, nLayers: 2, nHeads: 2 });
       const m = b.model;
       const base = datumFor(ids);
       const lpNow = b.forwardBackwardSync([base], 'cross_entropy').logprobs[0]!;
@@ -81,8 +86,12 @@ describe('sampler', () => {
   const tok = tinyTokenizer();
   const ids = tok.encode(TEXTS[2]!);
 
-  it.each(['wasm-simd', 'js'] as const)("sampler logprobs equal the learner's forward logprobs bit for bit, at temperature 1 (%s kernels)", async (kernels) => {
-    const b = createLocalBackend({ tokenizer: tok, config: { context: 64, dModel: 16, nLayers: 2, nHeads: 2 }, seed: 7, kernels, dir: tinyBackend(tok).dir });
+  it.each([
+    ['wasm-simd', 16],
+    ['js', 16],
+    ['wasm-simd', 64],
+  ] as const)("sampler logprobs equal the learner's forward logprobs bit for bit, at temperature 1 (%s kernels, dModel %i)", async (kernels, dModel) => {
+    const b = createLocalBackend({ tokenizer: tok, config: { context: 64, dModel, nLayers: 2, nHeads: 2 }, seed: 7, kernels, dir: tinyBackend(tok).dir });
     const sampler = await b.saveWeightsForSampler('parity');
     const prompt = ids.slice(0, 5);
     const [seq] = await sampler.sample(prompt, { maxTokens: 20, temperature: 1, seed: 42 });

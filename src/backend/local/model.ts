@@ -167,7 +167,8 @@ export class Model {
     const perLayer = S * (D * 3 + 3 * D + D + D + D + D + 4 * D * 2 + D + D) + 4 * S;
     // Sampling needs one attention buffer in all; training keeps each layer's for the backward pass.
     const attFloats = H * S * S * (opts.training ? L : 1);
-    const gradFloats = opts.training ? this.nParams + S * (D * 3 + 3 * D + 8 * D) + S + 2 * S * D + L * S * 3 * D : 0;
+    // The attention backward's scratch: 2 S (two query rows' score gradients at a time).
+    const gradFloats = opts.training ? this.nParams + S * (D * 3 + 3 * D + 8 * D) + 2 * S + 2 * S * D + L * S * 3 * D : 0;
     const nSlots = opts.kvSlots ?? 0;
     const slotFloats = nSlots > 0 ? nSlots * L * S * 3 * D + S * 3 * D + S * D : 0;
     const floats = this.nParams + gradFloats + S * D + L * perLayer + attFloats + S * D + 2 * S + S * V + 4 * S + V + slotFloats;
@@ -203,7 +204,7 @@ export class Model {
     this.rowScratch = h.f32(V);
     this.rowLse = h.f32(1);
     this.d = opts.training
-      ? { dres: h.f32(S * D), dln: h.f32(S * D), datty: h.f32(S * D), dqkv: h.f32(S * 3 * D), dfch: h.f32(S * 4 * D), dfchGelu: h.f32(S * 4 * D), scratch: h.f32(S) }
+      ? { dres: h.f32(S * D), dln: h.f32(S * D), datty: h.f32(S * D), dqkv: h.f32(S * 3 * D), dfch: h.f32(S * 4 * D), dfchGelu: h.f32(S * 4 * D), scratch: h.f32(2 * S) }
       : null;
     this.lossLnf = opts.training ? h.f32(S * D) : null;
     this.dLossLnf = opts.training ? h.f32(S * D) : null;

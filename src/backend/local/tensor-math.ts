@@ -65,6 +65,7 @@ export interface Kernels {
   layernormForward(out: Tensor, mean: Tensor, rstd: Tensor, inp: Tensor, w: Tensor, b: Tensor, T: number, C: number): void;
   layernormBackward(dinp: Tensor, dw: Tensor, db: Tensor, dout: Tensor, inp: Tensor, w: Tensor, mean: Tensor, rstd: Tensor, T: number, C: number): void;
   attentionForward(out: Tensor, att: Tensor, qkv: Tensor, t0: number, T: number, C: number, NH: number, S: number): void;
+  /** scratch: 2 S floats (the WebAssembly kernel scores two query rows at a time). */
   attentionBackward(dqkv: Tensor, scratch: Tensor, dout: Tensor, qkv: Tensor, att: Tensor, t0: number, T: number, C: number, NH: number, S: number): void;
   geluForward(out: Tensor, inp: Tensor, N: number): void;
   geluBackward(dinp: Tensor, inp: Tensor, dout: Tensor, N: number): void;

@@ -258,7 +258,9 @@ export function layernorm_backward(dinp: usize, dw: usize, db: usize, dout: usiz
  * true value); arguments are clamped to [-87, 88], where exp stays a normal f32.
  */
 @inline function exp4(x: v128): v128 {
-  const c = f32x4.max(f32x4.min(x, f32x4.splat(88)), f32x4.splat(-87));
+  // pmin/pmax (one x86 instruction each; min/max's NaN and signed-zero rules cost V8 a handful):
+  // the same clamp, and a NaN stays NaN.
+  const c = f32x4.pmax(f32x4.pmin(x, f32x4.splat(88)), f32x4.splat(-87));
   const n = f32x4.nearest(f32x4.mul(c, f32x4.splat(1.44269504088896341)));
   // c - n ln2, with ln2 split in two so that n ln2's rounding does not reach f.
   const f = f32x4.sub(f32x4.sub(c, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
@@ -269,8 +271,10 @@ export function layernorm_backward(dinp: usize, dw: usize, db: usize, dout: usiz
   p = f32x4.add(f32x4.mul(p, f), f32x4.splat(1.6666665459e-1));
   p = f32x4.add(f32x4.mul(p, f), f32x4.splat(5.0000001201e-1));
   p = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, f), f), f), f32x4.splat(1));
-  // 2^n (n in -126..127) into the exponent bits.
-  return f32x4.mul(p, i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23));
+  // 2^n (n in -126..127) into the exponent bits. n + 1.5 * 2^23 is exact and holds n in its low
+  // bits: the integer n with two integer ops (V8 spends seven on trunc_sat's range checks).
+  const nBits = i32x4.sub(f32x4.add(n, f32x4.splat(12582912)), i32x4.splat(0x4B400000 - 127));
+  return f32x4.mul(p, i32x4.shl(nBits, 23));
 }
 
 /**
@@ -330,7 +334,7 @@ export function attention_forward(out: usize, att: usize, qkv: usize, t0: i32, T
 
 /**
  * Gradient of attention_forward for query rows [t0, T), accumulated into dqkv (the keys and values
- * of rows before t0 get their share too: a shared prefix's); scratch holds S floats.
+ * of rows before t0 get their share too: a shared prefix's); scratch holds 2 S floats.
  */
 export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32): void {
   const hs = C / NH;
@@ -428,22 +432,175 @@ export function attention_backward(dqkv: usize, scratch: usize, dout: usize, qkv
   store32(dst, a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
+/**
+ * The hsums of four accumulators, as one vector: lane j is hsum(a_j), added in hsum's order
+ * ((l0 + l1) + (l2 + l3)), so that each score equals innerProduct32's bit for bit.
+ */
+@inline function hsum4(a0: v128, a1: v128, a2: v128, a3: v128): v128 {
+  // [a0.l0+a0.l1, a0.l2+a0.l3, a1.l0+a1.l1, a1.l2+a1.l3], and the same for a2, a3.
+  const p01 = f32x4.add(v128.shuffle<f32>(a0, a1, 0, 2, 4, 6), v128.shuffle<f32>(a0, a1, 1, 3, 5, 7));
+  const p23 = f32x4.add(v128.shuffle<f32>(a2, a3, 0, 2, 4, 6), v128.shuffle<f32>(a2, a3, 1, 3, 5, 7));
+  return f32x4.add(v128.shuffle<f32>(p01, p23, 0, 2, 4, 6), v128.shuffle<f32>(p01, p23, 1, 3, 5, 7));
+}
+
+/** The head of 32 floats at p times r0..r7 lane by lane, summed from +0 in innerProduct32's order, not yet hsummed. */
+@inline function dotLanes32(r0: v128, r1: v128, r2: v128, r3: v128, r4: v128, r5: v128, r6: v128, r7: v128, p: usize): v128 {
+  const low = mulAdd4(f32x4.splat(0), r0, r1, r2, r3, v128.load(p), v128.load(p + 16), v128.load(p + 32), v128.load(p + 48));
+  return mulAdd4(low, r4, r5, r6, r7, v128.load(p + 64), v128.load(p + 80), v128.load(p + 96), v128.load(p + 112));
+}
+
+/**
+ * out[t2] = innerProduct32(r, the head at rows + t2 * rowStride) * scale for t2 = 0..t, four keys
+ * at a time (one hsum4 instead of four hsums), the rest one by one; returns the largest.
+ */
+@inline function scores32(out: usize, r0: v128, r1: v128, r2: v128, r3: v128, r4: v128, r5: v128, r6: v128, r7: v128, rows: usize, rowStride: usize, t: i32, scale: f32): f32 {
+  const sv = f32x4.splat(scale);
+  let mv = f32x4.splat(-Infinity);
+  let t2 = 0;
+  for (; t2 + 4 <= t + 1; t2 += 4) {
+    const k = rows + <usize>t2 * rowStride;
+    const a0 = dotLanes32(r0, r1, r2, r3, r4, r5, r6, r7, k);
+    const a1 = dotLanes32(r0, r1, r2, r3, r4, r5, r6, r7, k + rowStride);
+    const a2 = dotLanes32(r0, r1, r2, r3, r4, r5, r6, r7, k + 2 * rowStride);
+    const a3 = dotLanes32(r0, r1, r2, r3, r4, r5, r6, r7, k + 3 * rowStride);
+    const s = f32x4.mul(hsum4(a0, a1, a2, a3), sv);
+    v128.store(out + (<usize>t2 << 2), s);
+    mv = f32x4.pmax(mv, s);
+  }
+  let maxv = Mathf.max(Mathf.max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), Mathf.max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
+  for (; t2 <= t; t2++) {
+    const s = innerProduct32(r0, r1, r2, r3, r4, r5, r6, r7, rows + <usize>t2 * rowStride) * scale;
+    store<f32>(out + (<usize>t2 << 2), s);
+    if (s > maxv) maxv = s;
+  }
+  return maxv;
+}
+
+/** The largest of a[0..t], four at a time (pmax, as scores32 takes it), then the rest. */
+@inline function rowMax(a: usize, t: i32): f32 {
+  let mv = f32x4.splat(-Infinity);
+  let t2 = 0;
+  for (; t2 + 4 <= t + 1; t2 += 4) mv = f32x4.pmax(mv, v128.load(a + (<usize>t2 << 2)));
+  let maxv = Mathf.max(Mathf.max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), Mathf.max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
+  for (; t2 <= t; t2++) {
+    const s = load<f32>(a + (<usize>t2 << 2));
+    if (s > maxv) maxv = s;
+  }
+  return maxv;
+}
+
+/**
+ * Scores of two query heads (32 floats at qa and qb) against keys t2 = 0..n-1 (n a multiple of 4;
+ * the key head at rows + t2 * rowStride), four keys at a time: oa[t2] and ob[t2] get
+ * innerProduct32(q, k) * scale, bit for bit (each a chain of lane products from +0 over the head's
+ * eight quarters, then hsum). The two rows share every key load (eight accumulators).
+ */
+@inline function scoresPair32(oa: usize, ob: usize, qa: usize, qb: usize, rows: usize, rowStride: usize, n: i32, scale: f32): void {
+  const sv = f32x4.splat(scale);
+  for (let t2 = 0; t2 < n; t2 += 4) {
+    const k0 = rows + <usize>t2 * rowStride, k1 = k0 + rowStride, k2 = k1 + rowStride, k3 = k2 + rowStride;
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+    for (let c: usize = 0; c < 128; c += 16) {
+      const x = v128.load(qa + c), y = v128.load(qb + c);
+      const w0 = v128.load(k0 + c), w1 = v128.load(k1 + c), w2 = v128.load(k2 + c), w3 = v128.load(k3 + c);
+      a0 = f32x4.add(a0, f32x4.mul(x, w0)); a1 = f32x4.add(a1, f32x4.mul(x, w1));
+      a2 = f32x4.add(a2, f32x4.mul(x, w2)); a3 = f32x4.add(a3, f32x4.mul(x, w3));
+      b0 = f32x4.add(b0, f32x4.mul(y, w0)); b1 = f32x4.add(b1, f32x4.mul(y, w1));
+      b2 = f32x4.add(b2, f32x4.mul(y, w2)); b3 = f32x4.add(b3, f32x4.mul(y, w3));
+    }
+    v128.store(oa + (<usize>t2 << 2), f32x4.mul(hsum4(a0, a1, a2, a3), sv));
+    v128.store(ob + (<usize>t2 << 2), f32x4.mul(hsum4(b0, b1, b2, b3), sv));
+  }
+}
+
+/** o[t2] = innerProduct32(the head at q, the head at rows + t2 * rowStride) * scale for t2 = from..t. */
+@inline function scoresTail32(o: usize, q: usize, rows: usize, rowStride: usize, from: i32, t: i32, scale: f32): void {
+  if (from > t) return;
+  const q0 = v128.load(q), q1 = v128.load(q + 16), q2 = v128.load(q + 32), q3 = v128.load(q + 48);
+  const q4 = v128.load(q + 64), q5 = v128.load(q + 80), q6 = v128.load(q + 96), q7 = v128.load(q + 112);
+  for (let t2 = from; t2 <= t; t2++) store<f32>(o + (<usize>t2 << 2), innerProduct32(q0, q1, q2, q3, q4, q5, q6, q7, rows + <usize>t2 * rowStride) * scale);
+}
+
+/**
+ * Scores of query rows ta and ta + 1 (heads at qa, qa + qStride) against keys 0..ta and
+ * 0..ta + 1, into rows oa and ob: the keys both see in blocks of four, shared; the rest row by row.
+ */
+@inline function scoresRowPair32(oa: usize, ob: usize, qa: usize, qStride: usize, rows: usize, rowStride: usize, ta: i32, scale: f32): void {
+  const n4 = ((ta + 1) >> 2) << 2;
+  scoresPair32(oa, ob, qa, qa + qStride, rows, rowStride, n4, scale);
+  scoresTail32(oa, qa, rows, rowStride, n4, ta, scale);
+  scoresTail32(ob, qa + qStride, rows, rowStride, n4, ta + 1, scale);
+}
+
+/**
+ * Two heads of 32, at da and db (= da + dStride), += the weighted sums of the heads at
+ * rows + t2 * rowStride: da with wa[t2] for t2 = 0..ta, db with wb[t2] for t2 = 0..ta + 1, each
+ * added in key order (as addWeightedRows32 adds, with wScale 1). Half a head at a time, so that the
+ * two rows share each value load in eight registers.
+ */
+@inline function addWeightedRowPair32(da: usize, dStride: usize, wa: usize, wb: usize, rows: usize, rowStride: usize, ta: i32): void {
+  const db = da + dStride;
+  for (let half: usize = 0; half < 128; half += 64) {
+    const pa = da + half, pb = db + half;
+    let a0 = v128.load(pa), a1 = v128.load(pa + 16), a2 = v128.load(pa + 32), a3 = v128.load(pa + 48);
+    let b0 = v128.load(pb), b1 = v128.load(pb + 16), b2 = v128.load(pb + 32), b3 = v128.load(pb + 48);
+    let r = rows + half;
+    for (let t2 = 0; t2 <= ta; t2++, r += rowStride) {
+      const sa = v128.load32_splat(wa + (<usize>t2 << 2)), sb = v128.load32_splat(wb + (<usize>t2 << 2));
+      const x0 = v128.load(r), x1 = v128.load(r + 16), x2 = v128.load(r + 32), x3 = v128.load(r + 48);
+      a0 = f32x4.add(a0, f32x4.mul(sa, x0)); a1 = f32x4.add(a1, f32x4.mul(sa, x1));
+      a2 = f32x4.add(a2, f32x4.mul(sa, x2)); a3 = f32x4.add(a3, f32x4.mul(sa, x3));
+      b0 = f32x4.add(b0, f32x4.mul(sb, x0)); b1 = f32x4.add(b1, f32x4.mul(sb, x1));
+      b2 = f32x4.add(b2, f32x4.mul(sb, x2)); b3 = f32x4.add(b3, f32x4.mul(sb, x3));
+    }
+    // Row b's last key, ta + 1 (r is there now).
+    const sb = v128.load32_splat(wb + (<usize>(ta + 1) << 2));
+    b0 = f32x4.add(b0, f32x4.mul(sb, v128.load(r))); b1 = f32x4.add(b1, f32x4.mul(sb, v128.load(r + 16)));
+    b2 = f32x4.add(b2, f32x4.mul(sb, v128.load(r + 32))); b3 = f32x4.add(b3, f32x4.mul(sb, v128.load(r + 48)));
+    v128.store(pa, a0); v128.store(pa + 16, a1); v128.store(pa + 32, a2); v128.store(pa + 48, a3);
+    v128.store(pb, b0); v128.store(pb + 16, b1); v128.store(pb + 32, b2); v128.store(pb + 48, b3);
+  }
+}
+
+/** a[0..t] *= s, four at a time, then the rest (each product as addWeightedRows32 rounds it). */
+@inline function scaleRow(a: usize, t: i32, s: f32): void {
+  const sv = f32x4.splat(s);
+  let t2 = 0;
+  for (; t2 + 4 <= t + 1; t2 += 4) v128.store(a + (<usize>t2 << 2), f32x4.mul(v128.load(a + (<usize>t2 << 2)), sv));
+  for (; t2 <= t; t2++) store<f32>(a + (<usize>t2 << 2), load<f32>(a + (<usize>t2 << 2)) * s);
+}
+
+/**
+ * Heads of 32. Query rows two at a time share their key and value loads (scoresRowPair32,
+ * addWeightedRowPair32); a row left over, and the sampler's single row, go alone. Either way each
+ * probability and output is the same sum in the same order, so the two agree bit for bit.
+ */
 function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32, scale: f32): void {
   const row3 = <usize>(3 * C) << 2;
+  const rowS = <usize>S << 2;
   const kOff = <usize>C << 2, vOff = <usize>(2 * C) << 2;
-  for (let t = t0; t < T; t++) {
-    for (let h = 0; h < NH; h++) {
-      const hb = <usize>h << 7;
+  for (let h = 0; h < NH; h++) {
+    const hb = <usize>h << 7;
+    let t = t0;
+    for (; t + 2 <= T; t += 2) {
+      const aa = att + (<usize>h * S + t) * rowS, ab = aa + rowS;
+      scoresRowPair32(aa, ab, qkv + <usize>t * row3 + hb, row3, qkv + kOff + hb, row3, t, scale);
+      scaleRow(aa, t, 1 / expScoresAndSum(aa, t, rowMax(aa, t)));
+      scaleRow(ab, t + 1, 1 / expScoresAndSum(ab, t + 1, rowMax(ab, t + 1)));
+      const o = out + (<usize>t * C << 2) + hb;
+      for (let i: usize = 0; i < 128; i += 16) {
+        v128.store(o + i, f32x4.splat(0));
+        v128.store(o + (<usize>C << 2) + i, f32x4.splat(0));
+      }
+      addWeightedRowPair32(o, <usize>C << 2, aa, ab, qkv + vOff + hb, row3, t);
+    }
+    for (; t < T; t++) {
       const q = qkv + <usize>t * row3 + hb;
       const q0 = v128.load(q), q1 = v128.load(q + 16), q2 = v128.load(q + 32), q3 = v128.load(q + 48);
       const q4 = v128.load(q + 64), q5 = v128.load(q + 80), q6 = v128.load(q + 96), q7 = v128.load(q + 112);
-      const a = att + ((<usize>h * S + t) * S << 2);
-      let maxv: f32 = -Infinity;
-      for (let t2 = 0; t2 <= t; t2++) {
-        const s = innerProduct32(q0, q1, q2, q3, q4, q5, q6, q7, qkv + <usize>t2 * row3 + kOff + hb) * scale;
-        store<f32>(a + (<usize>t2 << 2), s);
-        if (s > maxv) maxv = s;
-      }
+      const a = att + (<usize>h * S + t) * rowS;
+      const maxv = scores32(a, q0, q1, q2, q3, q4, q5, q6, q7, qkv + kOff + hb, row3, t, scale);
       const inv: f32 = 1 / expScoresAndSum(a, t, maxv);
       const o = out + (<usize>t * C << 2) + hb;
       for (let i: usize = 0; i < 128; i += 16) v128.store(o + i, f32x4.splat(0));
@@ -452,39 +609,122 @@ function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: 
   }
 }
 
+/** p . dp over keys 0..t, in key order. */
+@inline function rowDot(a: usize, dp: usize, t: i32): f32 {
+  let dot: f32 = 0;
+  for (let t2 = 0; t2 <= t; t2++) dot += load<f32>(a + (<usize>t2 << 2)) * load<f32>(dp + (<usize>t2 << 2));
+  return dot;
+}
+
+/** dp[0..t] becomes ds = p (dp - dot) scale, four at a time, then the rest (each as the scalar expression rounds it). */
+@inline function scoreGradients(dp: usize, a: usize, t: i32, dot: f32, scale: f32): void {
+  const dotv = f32x4.splat(dot), sv = f32x4.splat(scale);
+  let t2 = 0;
+  for (; t2 + 4 <= t + 1; t2 += 4) {
+    const k = <usize>t2 << 2;
+    v128.store(dp + k, f32x4.mul(f32x4.mul(v128.load(a + k), f32x4.sub(v128.load(dp + k), dotv)), sv));
+  }
+  for (; t2 <= t; t2++) {
+    const k = <usize>t2 << 2;
+    store<f32>(dp + k, load<f32>(a + k) * (load<f32>(dp + k) - dot) * scale);
+  }
+}
+
+/**
+ * For key rows t2 = 0..ta, the head of 32 at dst + t2 * dstStride += wa[t2] * (the head at xa),
+ * then += wb[t2] * (the head at xb); and for t2 = ta + 1, += wb[t2] * xb alone: query row ta's
+ * additions, then row ta + 1's, as adding the two rows one after the other into memory would, with
+ * one load and store of each key's head. With skipZero, a zero weight adds nothing.
+ */
+@inline function addScaledPair32(dst: usize, dstStride: usize, wa: usize, xa: usize, wb: usize, xb: usize, ta: i32, skipZero: bool): void {
+  for (let half: usize = 0; half < 128; half += 64) {
+    const ya0 = v128.load(xa + half), ya1 = v128.load(xa + half + 16), ya2 = v128.load(xa + half + 32), ya3 = v128.load(xa + half + 48);
+    const yb0 = v128.load(xb + half), yb1 = v128.load(xb + half + 16), yb2 = v128.load(xb + half + 32), yb3 = v128.load(xb + half + 48);
+    let d = dst + half;
+    for (let t2 = 0; t2 <= ta; t2++, d += dstStride) {
+      const ga = load<f32>(wa + (<usize>t2 << 2)), gb = load<f32>(wb + (<usize>t2 << 2));
+      let v0 = v128.load(d), v1 = v128.load(d + 16), v2 = v128.load(d + 32), v3 = v128.load(d + 48);
+      if (!skipZero || ga != 0) {
+        const s = f32x4.splat(ga);
+        v0 = f32x4.add(v0, f32x4.mul(s, ya0)); v1 = f32x4.add(v1, f32x4.mul(s, ya1));
+        v2 = f32x4.add(v2, f32x4.mul(s, ya2)); v3 = f32x4.add(v3, f32x4.mul(s, ya3));
+      }
+      if (!skipZero || gb != 0) {
+        const s = f32x4.splat(gb);
+        v0 = f32x4.add(v0, f32x4.mul(s, yb0)); v1 = f32x4.add(v1, f32x4.mul(s, yb1));
+        v2 = f32x4.add(v2, f32x4.mul(s, yb2)); v3 = f32x4.add(v3, f32x4.mul(s, yb3));
+      }
+      v128.store(d, v0); v128.store(d + 16, v1); v128.store(d + 32, v2); v128.store(d + 48, v3);
+    }
+    const gb = load<f32>(wb + (<usize>(ta + 1) << 2));
+    if (!skipZero || gb != 0) {
+      const s = f32x4.splat(gb);
+      v128.store(d, f32x4.add(v128.load(d), f32x4.mul(s, yb0)));
+      v128.store(d + 16, f32x4.add(v128.load(d + 16), f32x4.mul(s, yb1)));
+      v128.store(d + 32, f32x4.add(v128.load(d + 32), f32x4.mul(s, yb2)));
+      v128.store(d + 48, f32x4.add(v128.load(d + 48), f32x4.mul(s, yb3)));
+    }
+  }
+}
+
+/**
+ * One query row's share of attention_backward_hs32 once dp (dout . v) is in scratch row dp: v's
+ * gradient (p dout, added into memory key by key), then ds = p (dp - p . dp) scale in place of dp,
+ * and k's gradient (ds q). q's gradient is left to the caller (the sum of ds k).
+ */
+@inline function backwardRow32(dqkv: usize, dp: usize, dO: usize, qkv: usize, a: usize, t: i32, row3: usize, hb: usize, kOff: usize, vOff: usize, scale: f32): void {
+  const d0 = v128.load(dO), d1 = v128.load(dO + 16), d2 = v128.load(dO + 32), d3 = v128.load(dO + 48);
+  const d4 = v128.load(dO + 64), d5 = v128.load(dO + 80), d6 = v128.load(dO + 96), d7 = v128.load(dO + 112);
+  let dot: f32 = 0;
+  for (let t2 = 0; t2 <= t; t2++) {
+    const p = load<f32>(a + (<usize>t2 << 2));
+    dot += p * load<f32>(dp + (<usize>t2 << 2));
+    addScaled32(dqkv + <usize>t2 * row3 + vOff + hb, f32x4.splat(p), d0, d1, d2, d3, d4, d5, d6, d7);
+  }
+  const q = qkv + <usize>t * row3 + hb;
+  const q0 = v128.load(q), q1 = v128.load(q + 16), q2 = v128.load(q + 32), q3 = v128.load(q + 48);
+  const q4 = v128.load(q + 64), q5 = v128.load(q + 80), q6 = v128.load(q + 96), q7 = v128.load(q + 112);
+  for (let t2 = 0; t2 <= t; t2++) {
+    const p = load<f32>(a + (<usize>t2 << 2));
+    const ds = p * (load<f32>(dp + (<usize>t2 << 2)) - dot) * scale;
+    store<f32>(dp + (<usize>t2 << 2), ds);
+    if (ds != 0) addScaled32(dqkv + <usize>t2 * row3 + kOff + hb, f32x4.splat(ds), q0, q1, q2, q3, q4, q5, q6, q7);
+  }
+}
+
+/**
+ * Heads of 32; scratch holds 2 S floats. Query rows two at a time: dp = dout . v with shared
+ * loads, the two rows' ds, then v's and k's gradients with one load and store of each key for both
+ * rows, and q's (the sum of ds k) with shared loads. A row left over goes alone (backwardRow32).
+ * Every gradient element is the same sum in the same order as adding row after row into memory.
+ */
 function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: usize, att: usize, t0: i32, T: i32, C: i32, NH: i32, S: i32, scale: f32): void {
   const row3 = <usize>(3 * C) << 2;
+  const rowC = <usize>C << 2;
+  const rowS = <usize>S << 2;
   const kOff = <usize>C << 2, vOff = <usize>(2 * C) << 2;
-  for (let t = t0; t < T; t++) {
-    for (let h = 0; h < NH; h++) {
-      const hb = <usize>h << 7;
-      const a = att + ((<usize>h * S + t) * S << 2);
-      const dO = dout + (<usize>t * C << 2) + hb;
-      const d0 = v128.load(dO), d1 = v128.load(dO + 16), d2 = v128.load(dO + 32), d3 = v128.load(dO + 48);
-      const d4 = v128.load(dO + 64), d5 = v128.load(dO + 80), d6 = v128.load(dO + 96), d7 = v128.load(dO + 112);
-      // d(probability) = dout . v, and v's gradient.
-      let dot: f32 = 0;
-      for (let t2 = 0; t2 <= t; t2++) {
-        const vr = <usize>t2 * row3 + vOff + hb;
-        const dp = innerProduct32(d0, d1, d2, d3, d4, d5, d6, d7, qkv + vr);
-        const p = load<f32>(a + (<usize>t2 << 2));
-        store<f32>(scratch + (<usize>t2 << 2), dp);
-        dot += p * dp;
-        addScaled32(dqkv + vr, f32x4.splat(p), d0, d1, d2, d3, d4, d5, d6, d7);
-      }
-      // Softmax backward: scratch becomes the score's gradient ds, added into k's gradient as ds q,
-      // then into q's as the sum of ds k.
-      const qr = <usize>t * row3 + hb;
-      const q = qkv + qr;
-      const q0 = v128.load(q), q1 = v128.load(q + 16), q2 = v128.load(q + 32), q3 = v128.load(q + 48);
-      const q4 = v128.load(q + 64), q5 = v128.load(q + 80), q6 = v128.load(q + 96), q7 = v128.load(q + 112);
-      for (let t2 = 0; t2 <= t; t2++) {
-        const p = load<f32>(a + (<usize>t2 << 2));
-        const ds = p * (load<f32>(scratch + (<usize>t2 << 2)) - dot) * scale;
-        store<f32>(scratch + (<usize>t2 << 2), ds);
-        if (ds != 0) addScaled32(dqkv + <usize>t2 * row3 + kOff + hb, f32x4.splat(ds), q0, q1, q2, q3, q4, q5, q6, q7);
-      }
-      addWeightedRows32(dqkv + qr, scratch, 1, qkv + kOff + hb, row3, t);
+  const dpa = scratch, dpb = scratch + rowS;
+  for (let h = 0; h < NH; h++) {
+    const hb = <usize>h << 7;
+    let t = t0;
+    for (; t + 2 <= T; t += 2) {
+      const aa = att + (<usize>h * S + t) * rowS, ab = aa + rowS;
+      const dO = dout + <usize>t * rowC + hb;
+      scoresRowPair32(dpa, dpb, dO, rowC, qkv + vOff + hb, row3, t, 1);
+      const dotA = rowDot(aa, dpa, t), dotB = rowDot(ab, dpb, t + 1);
+      addScaledPair32(dqkv + vOff + hb, row3, aa, dO, ab, dO + rowC, t, false);
+      scoreGradients(dpa, aa, t, dotA, scale);
+      scoreGradients(dpb, ab, t + 1, dotB, scale);
+      const q = qkv + <usize>t * row3 + hb;
+      addScaledPair32(dqkv + kOff + hb, row3, dpa, q, dpb, q + row3, t, true);
+      addWeightedRowPair32(dqkv + <usize>t * row3 + hb, row3, dpa, dpb, qkv + kOff + hb, row3, t);
+    }
+    for (; t < T; t++) {
+      const a = att + (<usize>h * S + t) * rowS;
+      const dO = dout + <usize>t * rowC + hb;
+      scoresTail32(dpa, dO, qkv + vOff + hb, row3, 0, t, 1);
+      backwardRow32(dqkv, dpa, dO, qkv, a, t, row3, hb, kOff, vOff, scale);
+      addWeightedRows32(dqkv + <usize>t * row3 + hb, dpa, 1, qkv + kOff + hb, row3, t);
     }
   }
 }
@@ -500,7 +740,7 @@ const GELU_K: f32 = 0.7978845608028654; // sqrt(2/pi)
 
 @inline function tanh4(u: v128): v128 {
   // Past 2|u| = 20, 1 - tanh is below f32's resolution at 1: the result is +-1 exactly.
-  const e = exp4(f32x4.min(f32x4.add(f32x4.abs(u), f32x4.abs(u)), f32x4.splat(20)));
+  const e = exp4(f32x4.pmin(f32x4.add(f32x4.abs(u), f32x4.abs(u)), f32x4.splat(20)));
   const t = f32x4.sub(f32x4.splat(1), f32x4.div(f32x4.splat(2), f32x4.add(e, f32x4.splat(1))));
   return v128.or(t, v128.and(u, i32x4.splat(0x80000000)));
 }

@@ -1,0 +1,38 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checksumHex, xxh32 } from '../../src/files/checksum.js';
+import { datumFor, ensureWasm, tinyBackend, tinyTokenizer, TEXTS } from './helpers.js';
+
+beforeAll(ensureWasm);
+
+/**
+ * The kernels' exact bits, pinned. Faster kernels (issue 47) must compute the same sums in the same
+ * order, so that every committed learning curve, checkpoint and seed reproduces: this is the
+ * checksum of one model's logprobs, gradients and greedy samples, taken with the kernels before
+ * that work (commit 250aff1). Heads of 32 (the shipped sizes' kernels), rows in pairs and alone,
+ * a shared prefix (attention from a row t0 > 0), zero-weight rows, and the sampler's KV cache.
+ * WebAssembly's SIMD arithmetic is IEEE single precision, the same on every machine.
+ */
+const PINNED = { logprobs: '26f0c1d5', grads: '44faeb64', samples: 'b63b6954' };
+
+const bitsOf = (values: ArrayLike<number>) => checksumHex(xxh32(new Uint8Array(Float32Array.from(values).buffer)));
+
+describe('kernel bits', () => {
+  it("the model's logprobs, gradients and greedy samples are bit-identical to the kernels' before the speed work", async () => {
+    const tok = tinyTokenizer();
+    const ids = tok.encode(TEXTS.join(' ')).slice(0, 47);
+    const b = tinyBackend(tok, { context: 64, dModel: 64, nLayers: 2, nHeads: 2 }, 5);
+    // Two datums sharing a 17-token prefix; 46 and 30 rows (pairs, and a row alone after a prefix of odd length).
+    const d1 = datumFor(ids, { weights: ids.slice(1).map((_, t) => (t % 5 === 0 ? 0 : 1 + (t % 3) / 2)) });
+    const d2 = datumFor([...ids.slice(0, 17), ...ids.slice(30, 44).reverse()]);
+    const r = b.forwardBackwardSync([d1, d2], 'cross_entropy');
+    const sampler = b.saveWeightsForLocalSampler('bits');
+    const samples = await sampler.sample(ids.slice(0, 21), { maxTokens: 24, temperature: 0 });
+    const got = {
+      logprobs: bitsOf(r.logprobs.flat()),
+      grads: bitsOf(b.model.grads!.a),
+      samples: bitsOf(samples.flatMap((s) => [...s.tokens, ...(s.logprobs ?? [])])),
+    };
+    await b.close();
+    expect(got).toEqual(PINNED);
+  });
+});
