@@ -41,6 +41,64 @@
   }
 }
 
+/**
+ * addScaled4 for two rows that share src: dst += g0 src0 + ... + g3 src3 (g at g, 4 apart), and
+ * dst + dstStride the same with the g at g + gStride, each added in that order, one load of src
+ * for both. A row whose four g are 0 is left alone, as addScaled4 leaves it.
+ */
+@inline function addScaled4Pair(dst: usize, dstStride: usize, g: usize, gStride: usize, src: usize, srcStride: usize): void {
+  const g0 = load<f32>(g), g1 = load<f32>(g + 4), g2 = load<f32>(g + 8), g3 = load<f32>(g + 12);
+  const h0 = load<f32>(g + gStride), h1 = load<f32>(g + gStride + 4), h2 = load<f32>(g + gStride + 8), h3 = load<f32>(g + gStride + 12);
+  const zeroA = g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0, zeroB = h0 == 0 && h1 == 0 && h2 == 0 && h3 == 0;
+  if (zeroA || zeroB) {
+    if (!zeroA) addScaled4(dst, g, 4, src, srcStride, dstStride);
+    if (!zeroB) addScaled4(dst + dstStride, g + gStride, 4, src, srcStride, dstStride);
+    return;
+  }
+  const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
+  const r0 = f32x4.splat(h0), r1 = f32x4.splat(h1), r2 = f32x4.splat(h2), r3 = f32x4.splat(h3);
+  for (let c: usize = 0; c < dstStride; c += 16) {
+    const x0 = v128.load(src + c), x1 = v128.load(src + srcStride + c), x2 = v128.load(src + 2 * srcStride + c), x3 = v128.load(src + 3 * srcStride + c);
+    addScaledLanes4(dst + c, s0, s1, s2, s3, x0, x1, x2, x3);
+    addScaledLanes4(dst + dstStride + c, r0, r1, r2, r3, x0, x1, x2, x3);
+  }
+}
+
+/** Whether any of the four rows' two gradients at g, g + 4 (rows gStride apart) is not 0. */
+@inline function anyNonZero8(g: usize, gStride: usize): bool {
+  return load<f32>(g) != 0 || load<f32>(g + gStride) != 0 || load<f32>(g + 2 * gStride) != 0 || load<f32>(g + 3 * gStride) != 0 ||
+    load<f32>(g + 4) != 0 || load<f32>(g + gStride + 4) != 0 || load<f32>(g + 2 * gStride + 4) != 0 || load<f32>(g + 3 * gStride + 4) != 0;
+}
+
+/**
+ * matmul_backward's dw step: two dw rows (at dwr, dwr + rowIn) += the four input rows at i0 times
+ * their gradients (row k's at g + k * gStride and g + k * gStride + 4), added in row order.
+ */
+@inline function addScaledRows4x2(dwr: usize, rowIn: usize, g: usize, gStride: usize, i0: usize): void {
+  const s0 = v128.load32_splat(g), s1 = v128.load32_splat(g + gStride), s2 = v128.load32_splat(g + 2 * gStride), s3 = v128.load32_splat(g + 3 * gStride);
+  const r0 = v128.load32_splat(g + 4), r1 = v128.load32_splat(g + gStride + 4), r2 = v128.load32_splat(g + 2 * gStride + 4), r3 = v128.load32_splat(g + 3 * gStride + 4);
+  for (let c: usize = 0; c < rowIn; c += 16) {
+    const x0 = v128.load(i0 + c), x1 = v128.load(i0 + rowIn + c), x2 = v128.load(i0 + 2 * rowIn + c), x3 = v128.load(i0 + 3 * rowIn + c);
+    addScaledLanes4(dwr + c, s0, s1, s2, s3, x0, x1, x2, x3);
+    addScaledLanes4(dwr + rowIn + c, r0, r1, r2, r3, x0, x1, x2, x3);
+  }
+}
+
+/** addScaledRows4x2 for four dw rows (gradients at g, g + 4, g + 8, g + 12 of each input row). */
+@inline function addScaledRows4x4(dwr: usize, rowIn: usize, g: usize, gStride: usize, i0: usize): void {
+  const s0 = v128.load32_splat(g), s1 = v128.load32_splat(g + gStride), s2 = v128.load32_splat(g + 2 * gStride), s3 = v128.load32_splat(g + 3 * gStride);
+  const r0 = v128.load32_splat(g + 4), r1 = v128.load32_splat(g + gStride + 4), r2 = v128.load32_splat(g + 2 * gStride + 4), r3 = v128.load32_splat(g + 3 * gStride + 4);
+  const u0 = v128.load32_splat(g + 8), u1 = v128.load32_splat(g + gStride + 8), u2 = v128.load32_splat(g + 2 * gStride + 8), u3 = v128.load32_splat(g + 3 * gStride + 8);
+  const v0 = v128.load32_splat(g + 12), v1 = v128.load32_splat(g + gStride + 12), v2 = v128.load32_splat(g + 2 * gStride + 12), v3 = v128.load32_splat(g + 3 * gStride + 12);
+  for (let c: usize = 0; c < rowIn; c += 16) {
+    const x0 = v128.load(i0 + c), x1 = v128.load(i0 + rowIn + c), x2 = v128.load(i0 + 2 * rowIn + c), x3 = v128.load(i0 + 3 * rowIn + c);
+    addScaledLanes4(dwr + c, s0, s1, s2, s3, x0, x1, x2, x3);
+    addScaledLanes4(dwr + rowIn + c, r0, r1, r2, r3, x0, x1, x2, x3);
+    addScaledLanes4(dwr + 2 * rowIn + c, u0, u1, u2, u3, x0, x1, x2, x3);
+    addScaledLanes4(dwr + 3 * rowIn + c, v0, v1, v2, v3, x0, x1, x2, x3);
+  }
+}
+
 /** addScaled4's step, four lanes at p: p += s0 x0 + s1 x1 + s2 x2 + s3 x3, added in that order. */
 @inline function addScaledLanes4(p: usize, s0: v128, s1: v128, s2: v128, s3: v128, x0: v128, x1: v128, x2: v128, x3: v128): void {
   v128.store(p, mulAdd4(v128.load(p), s0, s1, s2, s3, x0, x1, x2, x3));
@@ -152,7 +210,19 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
   const rowIn = <usize>C << 2;
   const rowOut = <usize>OC << 2;
   if (dinp) {
-    for (let t = 0; t < T; t++) {
+    // Two rows at a time share the loads of w; each row's sum runs as in the one-row loop below.
+    let t = 0;
+    for (; t + 2 <= T; t += 2) {
+      const d = dout + <usize>t * rowOut;
+      const di = dinp + <usize>t * rowIn;
+      let o = 0;
+      for (; o + 4 <= OC; o += 4) addScaled4Pair(di, rowIn, d + (<usize>o << 2), rowOut, w + <usize>o * rowIn, rowIn);
+      for (; o < OC; o++) {
+        addScaled(di, f32x4.splat(load<f32>(d + (<usize>o << 2))), w + <usize>o * rowIn, rowIn);
+        addScaled(di + rowIn, f32x4.splat(load<f32>(d + rowOut + (<usize>o << 2))), w + <usize>o * rowIn, rowIn);
+      }
+    }
+    for (; t < T; t++) {
       const d = dout + <usize>t * rowOut;
       const di = dinp + <usize>t * rowIn;
       let o = 0;
@@ -174,20 +244,19 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
     const i0 = inp + <usize>t * rowIn;
     const d0 = dout + <usize>t * rowOut;
     let o = 0;
-    for (; o + 2 <= OC; o += 2) {
-      const oo = <usize>o << 2;
-      const g0 = load<f32>(d0 + oo), g1 = load<f32>(d0 + rowOut + oo), g2 = load<f32>(d0 + 2 * rowOut + oo), g3 = load<f32>(d0 + 3 * rowOut + oo);
-      const h0 = load<f32>(d0 + oo + 4), h1 = load<f32>(d0 + rowOut + oo + 4), h2 = load<f32>(d0 + 2 * rowOut + oo + 4), h3 = load<f32>(d0 + 3 * rowOut + oo + 4);
-      if (g0 == 0 && g1 == 0 && g2 == 0 && g3 == 0 && h0 == 0 && h1 == 0 && h2 == 0 && h3 == 0) continue;
-      const s0 = f32x4.splat(g0), s1 = f32x4.splat(g1), s2 = f32x4.splat(g2), s3 = f32x4.splat(g3);
-      const r0 = f32x4.splat(h0), r1 = f32x4.splat(h1), r2 = f32x4.splat(h2), r3 = f32x4.splat(h3);
+    // Four rows of dw at a time share each input load; a pair whose eight gradients are all 0 is
+    // skipped, as the two-row step skips it.
+    for (; o + 4 <= OC; o += 4) {
+      const g = d0 + (<usize>o << 2);
+      const liveA = anyNonZero8(g, rowOut), liveB = anyNonZero8(g + 8, rowOut);
       const dwr = dw + <usize>o * rowIn;
-      const dwr1 = dwr + rowIn;
-      for (let c: usize = 0; c < rowIn; c += 16) {
-        const x0 = v128.load(i0 + c), x1 = v128.load(i0 + rowIn + c), x2 = v128.load(i0 + 2 * rowIn + c), x3 = v128.load(i0 + 3 * rowIn + c);
-        addScaledLanes4(dwr + c, s0, s1, s2, s3, x0, x1, x2, x3);
-        addScaledLanes4(dwr1 + c, r0, r1, r2, r3, x0, x1, x2, x3);
-      }
+      if (liveA && liveB) addScaledRows4x4(dwr, rowIn, g, rowOut, i0);
+      else if (liveA) addScaledRows4x2(dwr, rowIn, g, rowOut, i0);
+      else if (liveB) addScaledRows4x2(dwr + 2 * rowIn, rowIn, g + 8, rowOut, i0);
+    }
+    for (; o + 2 <= OC; o += 2) {
+      const g = d0 + (<usize>o << 2);
+      if (anyNonZero8(g, rowOut)) addScaledRows4x2(dw + <usize>o * rowIn, rowIn, g, rowOut, i0);
     }
     // The column the two-wide loop above left over (OC odd).
     for (; o < OC; o++) addScaled4(dw + <usize>o * rowIn, d0 + (<usize>o << 2), rowOut, i0, rowIn, rowIn);
