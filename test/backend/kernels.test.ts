@@ -29,19 +29,28 @@ function close(a: Float32Array, b: Float32Array, tol = 1e-4) {
 }
 
 describe('WASM SIMD kernels', () => {
-  it('matmul forward and backward equal the TypeScript reference (including odd row counts)', () => {
-    const [w, j] = pair();
-    const T = 7, C = 12, OC = 21;
-    const x = rand(T * C, 1), W = rand(OC * C, 2), b = rand(OC, 3), g = rand(T * OC, 4);
-    const outs = [w, j].map((k) => {
-      const out = k.heap.f32(T * OC), dinp = k.heap.f32(T * C), dw = k.heap.f32(OC * C), db = k.heap.f32(OC);
-      const [xi, Wi, bi, gi] = [x, W, b, g].map((v) => fill(k, v)) as [Tensor, Tensor, Tensor, Tensor];
-      k.matmulForward(out, xi, Wi, bi, T, C, OC);
-      k.matmulBackward(dinp, dw, db, gi, xi, Wi, T, C, OC);
-      return [out.a, dinp.a, dw.a, db.a];
+  // Rows x inputs x outputs: odd row counts (the backward takes rows in pairs and in fours, then
+  // alone), outputs not a multiple of 4 or of 2, a single row (the sampler's).
+  for (const [T, C, OC] of [[7, 12, 21], [5, 4, 3], [9, 20, 5], [4, 8, 8], [1, 16, 6], [6, 36, 7], [13, 8, 10], [2, 4, 1]] as const) {
+    it(`matmul forward and backward equal the TypeScript reference, ${T} x ${C} x ${OC}, with zero gradients and sums already begun`, () => {
+      const [w, j] = pair();
+      const x = rand(T * C, 1), W = rand(OC * C, 2), b = rand(OC, 3), g = rand(T * OC, 4);
+      // Zero gradients where the kernels skip work: whole rows (masked tokens), whole pairs of
+      // output columns (a dw pair skipped beside a live one), and a row's first four outputs.
+      for (let t = 0; t < T; t++) {
+        for (let o = 0; o < OC; o++) if (t % 3 === 1 || (o >> 1) % 3 === 1 || (t % 4 === 2 && o < 4)) g[t * OC + o] = 0;
+      }
+      const start = rand(Math.max(T * C, OC * C), 9);
+      const outs = [w, j].map((k) => {
+        const out = k.heap.f32(T * OC), dinp = fill(k, start.subarray(0, T * C)), dw = fill(k, start.subarray(0, OC * C)), db = k.heap.f32(OC);
+        const [xi, Wi, bi, gi] = [x, W, b, g].map((v) => fill(k, v)) as [Tensor, Tensor, Tensor, Tensor];
+        k.matmulForward(out, xi, Wi, bi, T, C, OC);
+        k.matmulBackward(dinp, dw, db, gi, xi, Wi, T, C, OC);
+        return [out.a, dinp.a, dw.a, db.a];
+      });
+      for (let i = 0; i < 4; i++) close(outs[0]![i]!, outs[1]![i]!);
     });
-    for (let i = 0; i < 4; i++) close(outs[0]![i]!, outs[1]![i]!);
-  });
+  }
 
   it('a row computed alone equals the same row computed in a block of four (sampler/learner parity)', () => {
     const [k] = pair();
