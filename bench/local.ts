@@ -14,6 +14,9 @@
  *    CPU time of all threads, and the share of the cores left idle;
  *  - where one training pass's time goes by kernel (matmul, attention, GELU, layer norm, softmax,
  *    the rest), with the GFLOP/s of matmul and attention;
+ *  - the kernels before issue 47 (commit KERNELS_BEFORE, compiled from git history) against this
+ *    build's, alternating, GFLOP/s per kernel on the long model's shapes, and whether every output
+ *    is the same bit for bit (bench/kernels-then.ts);
  *  - a C reference (bench/peers/ref_decoder.c, built with the system C compiler when there is one):
  *    whole-sequence forward and decode tokens/s against sleuth's single-sequence sampler;
  *  - grpo_step_s of real GRPO steps at the demo's configuration (configs/local-demo.json), old path
@@ -27,6 +30,7 @@ import { dirname, join } from 'node:path';
 import { loadNow } from './measure.js';
 import { benchArgs } from './args.js';
 import { guardLoad, LOAD_FLAG } from './load.js';
+import { compareKernels } from './kernels-then.js';
 import { fileURLToPath } from 'node:url';
 import { createLocalBackend, DEFAULT_MODEL, LONG_MODEL, type LocalBackend } from '../src/backend/local/backend.js';
 import type { Sampler } from '../src/backend/types.js';
@@ -43,6 +47,8 @@ import { BpeTokenizer } from '../src/protocol/compact/bpe.js';
 import { SPECIALS } from '../src/protocol/compact/renderer.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The last commit before issue 47's kernel work: the kernels this build's are measured against. */
+const KERNELS_BEFORE = '250aff1';
 
 /** Episode shapes: the prompt, then turns of a written call and an inserted tool result. */
 interface Episode {
@@ -452,6 +458,20 @@ for (const [label, config] of [['demo', { ...DEFAULT_MODEL, context: 1024 }], ['
   console.log(`\n${label} (${(size.params / 1e6).toFixed(2)}M, context ${size.config.context}), synthetic GRPO step of ${ROLLOUTS} rollouts, load ${loadBefore.join(' ')}:`);
   console.table(Object.fromEntries(PATHS.flatMap((p) => Object.entries(size[p].breakdown).map(([k, v]) => [`${p} ${k}`, v]))));
   console.log('kernels (one training pass, one thread):', JSON.stringify(size.kernels), '\nBLAS peak:', JSON.stringify(peak), '\nC reference:', JSON.stringify(c), '\nsleuth:', JSON.stringify(own));
+}
+// The kernels before issue 47's work (commit 250aff1) against this build's, alternating, on the
+// long model's shapes at the reference sequence's length.
+{
+  const T = DEMO_EPISODE.prompt + DEMO_EPISODE.turns * (DEMO_EPISODE.sampledPerTurn + DEMO_EPISODE.insertedPerTurn);
+  const D = LONG_MODEL.dModel;
+  const ab = await compareKernels(root, KERNELS_BEFORE, { T, C: D, NH: LONG_MODEL.nHeads, S: LONG_MODEL.context, matmuls: [[D, 4 * D], [4 * D, D], [D, 3 * D], [D, D]] }, 10);
+  result['kernels_then_and_now'] = ab;
+  save();
+  if ('gflops_now' in ab) {
+    const then = ab['gflops_then'] as Record<string, number>, now = ab['gflops_now'] as Record<string, number>;
+    console.log(`\nkernels GFLOP/s, ${KERNELS_BEFORE} against this build, alternating (bit-identical: ${ab['bit_identical']}):`);
+    console.table(Object.fromEntries(Object.keys(now).map((k) => [k, { then: then[k], now: now[k], ratio: +(now[k]! / then[k]!).toFixed(2) }])));
+  } else console.log(`\nkernels then and now: skipped (${ab['skipped']})`);
 }
 const demoSteps_ = Number(process.env['BENCH_DEMO_STEPS'] ?? 3);
 if (demoSteps_ > 1) {
