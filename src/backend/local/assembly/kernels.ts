@@ -850,27 +850,95 @@ export function gelu_backward(dinp: usize, inp: usize, dout: usize, N: i32): voi
   }
 }
 
+// AssemblyScript's Mathf.exp (expf_lut: ARM's optimized-routines expf, as in musl) in four lanes,
+// bit for bit: its table, and its double-precision steps in f64x2 halves. The softmax's two passes
+// over the vocabulary took one scalar call per logit each (about 45% of a forward pass of the
+// demo's model, vocabulary 2,048). Lanes at |x| >= 88, NaN or infinite, take Mathf.exp itself.
+// The table: exp2f_data_tab[i] = uint(2^(i/32)) - (i << 47), from AssemblyScript's std/assembly/util/math.ts.
+const EXPF_TAB = memory.data<u64>([
+  0x3FF0000000000000, 0x3FEFD9B0D3158574, 0x3FEFB5586CF9890F, 0x3FEF9301D0125B51,
+  0x3FEF72B83C7D517B, 0x3FEF54873168B9AA, 0x3FEF387A6E756238, 0x3FEF1E9DF51FDEE1,
+  0x3FEF06FE0A31B715, 0x3FEEF1A7373AA9CB, 0x3FEEDEA64C123422, 0x3FEECE086061892D,
+  0x3FEEBFDAD5362A27, 0x3FEEB42B569D4F82, 0x3FEEAB07DD485429, 0x3FEEA47EB03A5585,
+  0x3FEEA09E667F3BCD, 0x3FEE9F75E8EC5F74, 0x3FEEA11473EB0187, 0x3FEEA589994CCE13,
+  0x3FEEACE5422AA0DB, 0x3FEEB737B0CDC5E5, 0x3FEEC49182A3F090, 0x3FEED503B23E255D,
+  0x3FEEE89F995AD3AD, 0x3FEEFF76F2FB5E47, 0x3FEF199BDD85529C, 0x3FEF3720DCEF9069,
+  0x3FEF5818DCFBA487, 0x3FEF7C97337B9B5F, 0x3FEFA4AFA2A490DA, 0x3FEFD0765B6E4540,
+]);
+
+/** expf_lut's steps on two lanes already in double precision. */
+@inline function expfPair(xd: v128): v128 {
+  const shift = reinterpret<f64>(0x4338000000000000);
+  const InvLn2N = reinterpret<f64>(0x3FF71547652B82FE) * 32;
+  const C0 = reinterpret<f64>(0x3FAC6AF84B912394) / 32 / 32 / 32;
+  const C1 = reinterpret<f64>(0x3FCEBFCE50FAC4F3) / 32 / 32;
+  const C2 = reinterpret<f64>(0x3FE62E42FF0C52D6) / 32;
+  const z = f64x2.mul(f64x2.splat(InvLn2N), xd);
+  const kd = f64x2.add(z, f64x2.splat(shift));
+  const r = f64x2.sub(z, f64x2.sub(kd, f64x2.splat(shift)));
+  // 2^(k/32): the table's entry for k mod 32, with k added into the exponent.
+  const t0 = load<u64>(EXPF_TAB + ((<usize>i64x2.extract_lane(kd, 0) & 31) << 3));
+  const t1 = load<u64>(EXPF_TAB + ((<usize>i64x2.extract_lane(kd, 1) & 31) << 3));
+  const s = i64x2.add(i64x2.replace_lane(i64x2.splat(t0), 1, t1), i64x2.shl(kd, 47));
+  const zz = f64x2.add(f64x2.mul(f64x2.splat(C0), r), f64x2.splat(C1));
+  let y = f64x2.add(f64x2.mul(f64x2.splat(C2), r), f64x2.splat(1));
+  y = f64x2.add(y, f64x2.mul(zz, f64x2.mul(r, r)));
+  return f64x2.mul(y, s);
+}
+
+/** Mathf.exp of each lane, bit for bit. */
+@inline function expfExact4(x: v128): v128 {
+  // |x| >= 88 (the bits of 88 are 0x42B00000), or NaN or infinite: Mathf.exp's special cases.
+  const big = i32x4.ge_u(v128.and(x, i32x4.splat(0x7FF00000)), i32x4.splat(0x42B00000));
+  if (v128.any_true(big)) {
+    return f32x4.replace_lane(f32x4.replace_lane(f32x4.replace_lane(f32x4.splat(Mathf.exp(f32x4.extract_lane(x, 0))), 1, Mathf.exp(f32x4.extract_lane(x, 1))), 2, Mathf.exp(f32x4.extract_lane(x, 2))), 3, Mathf.exp(f32x4.extract_lane(x, 3)));
+  }
+  const lo = f32x4.demote_f64x2_zero(expfPair(f64x2.promote_low_f32x4(x)));
+  const hi = f32x4.demote_f64x2_zero(expfPair(f64x2.promote_low_f32x4(v128.shuffle<f32>(x, x, 2, 3, 0, 1))));
+  return v128.shuffle<f32>(lo, hi, 0, 1, 4, 5);
+}
+
 /**
  * Row-wise log-softmax of logits (T x V), in place into probabilities; writes the logprob of each
  * row's target (targets: i32, < 0 = none), each row's entropy in nats, and (if lseOut is not 0)
- * each row's log-sum-exp, so that any token's logprob is logit - lse, rounded to f32.
+ * each row's log-sum-exp, so that any token's logprob is logit - lse, rounded to f32. The sums run
+ * over the vocabulary in order, one term at a time; the exps are Mathf.exp's, four at a time.
  */
 export function softmax_rows(logits: usize, targets: usize, lp: usize, entropy: usize, lseOut: usize, T: i32, V: i32): void {
+  const V4 = V & ~3;
   for (let t = 0; t < T; t++) {
     const r = logits + (<usize>t * V << 2);
-    let maxv: f32 = -Infinity;
-    for (let v = 0; v < V; v++) {
-      const x = load<f32>(r + (<usize>v << 2));
-      if (x > maxv) maxv = x;
-    }
+    const maxv = rowMax(r, V - 1);
+    const mv = f32x4.splat(maxv);
     let sum: f32 = 0;
-    for (let v = 0; v < V; v++) sum += Mathf.exp(load<f32>(r + (<usize>v << 2)) - maxv);
+    let v = 0;
+    for (; v < V4; v += 4) {
+      const e = expfExact4(f32x4.sub(v128.load(r + (<usize>v << 2)), mv));
+      sum += f32x4.extract_lane(e, 0);
+      sum += f32x4.extract_lane(e, 1);
+      sum += f32x4.extract_lane(e, 2);
+      sum += f32x4.extract_lane(e, 3);
+    }
+    for (; v < V; v++) sum += Mathf.exp(load<f32>(r + (<usize>v << 2)) - maxv);
     const lse = maxv + Mathf.log(sum);
     if (lseOut) store<f32>(lseOut + (<usize>t << 2), lse);
     const tgt = load<i32>(targets + (<usize>t << 2));
     store<f32>(lp + (<usize>t << 2), tgt >= 0 ? load<f32>(r + (<usize>tgt << 2)) - lse : 0);
+    const lv = f32x4.splat(lse);
     let px: f32 = 0;
-    for (let v = 0; v < V; v++) {
+    v = 0;
+    for (; v < V4; v += 4) {
+      const k = r + (<usize>v << 2);
+      const x = v128.load(k);
+      const p = expfExact4(f32x4.sub(x, lv));
+      const xp = f32x4.mul(p, x);
+      px += f32x4.extract_lane(xp, 0);
+      px += f32x4.extract_lane(xp, 1);
+      px += f32x4.extract_lane(xp, 2);
+      px += f32x4.extract_lane(xp, 3);
+      v128.store(k, p);
+    }
+    for (; v < V; v++) {
       const x = load<f32>(r + (<usize>v << 2));
       const p = Mathf.exp(x - lse);
       px += p * x;
