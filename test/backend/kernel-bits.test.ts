@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createKernels } from '../../src/backend/local/tensor-math.js';
 import { checksumHex, xxh32 } from '../../src/files/checksum.js';
 import { datumFor, ensureWasm, tinyBackend, tinyTokenizer, TEXTS } from './helpers.js';
 
@@ -13,6 +14,8 @@ beforeAll(ensureWasm);
  * WebAssembly's SIMD arithmetic is IEEE single precision, the same on every machine.
  */
 const PINNED = { logprobs: '26f0c1d5', grads: '44faeb64', samples: 'b63b6954' };
+
+const PINNED_SOFTMAX = { probabilities: 'a25f411e', rows: '9e1ca831' };
 
 const bitsOf = (values: ArrayLike<number>) => checksumHex(xxh32(new Uint8Array(Float32Array.from(values).buffer)));
 
@@ -34,5 +37,18 @@ describe('kernel bits', () => {
     };
     await b.close();
     expect(got).toEqual(PINNED);
+  });
+
+  it("softmax rows over a vocabulary's worth of logits, from 0 down past exp's underflow, with -0, -Infinity and a row length not a multiple of 4, are bit-identical too", () => {
+    const k = createKernels(1 << 22, 'wasm-simd');
+    const T = 3, V = 4099;
+    const logits = k.heap.f32(T * V), targets = k.heap.i32(T), lp = k.heap.f32(T), entropy = k.heap.f32(T), lse = k.heap.f32(T);
+    for (let i = 0; i < T * V; i++) logits.a[i] = -120 * ((i * 7919) % (T * V)) / (T * V) + (i % 3 === 0 ? 0.37 : 0);
+    logits.a[10] = -0;
+    logits.a[V + 11] = -Infinity;
+    logits.a[2 * V + 12] = -88;
+    targets.a.set([5, V - 1, -1]);
+    k.softmaxRows(logits, targets, lp, entropy, lse, T, V);
+    expect({ probabilities: bitsOf(logits.a), rows: bitsOf([...lp.a, ...entropy.a, ...lse.a]) }).toEqual(PINNED_SOFTMAX);
   });
 });
