@@ -50,10 +50,27 @@ export class Heap {
   }
 }
 
-/** A window of rows [row, row + rows) of a row-major tensor with `width` columns. */
+/**
+ * A window of rows [row, row + rows) of a row-major tensor with `width` columns. Its view is made
+ * when first read: the WebAssembly kernels take the offset alone, and a decoding step opens a few
+ * dozen windows per token, whose views were most of the sampler's garbage.
+ */
 export function rows(t: Tensor, row: number, rowsCount: number, width: number): Tensor {
   const start = row * width;
-  return { a: t.a.subarray(start, start + rowsCount * width), p: t.p + start * 4 };
+  return new RowWindow(t.a, start, start + rowsCount * width, t.p + start * 4);
+}
+
+class RowWindow implements Tensor {
+  private view: Float32Array | undefined;
+  constructor(
+    private readonly base: Float32Array,
+    private readonly start: number,
+    private readonly end: number,
+    readonly p: number,
+  ) {}
+  get a(): Float32Array {
+    return (this.view ??= this.base.subarray(this.start, this.end));
+  }
 }
 
 /** The shared kernel set; the WebAssembly and TypeScript versions compute the same things. */
