@@ -26,7 +26,7 @@ interface KernelExports {
 /** The kernels of `commit`, compiled to WebAssembly; a reason instead where git or the commit is missing. */
 async function kernelsAt(root: string, commit: string): Promise<Uint8Array | { skipped: string }> {
   const src = spawnSync('git', ['show', `${commit}:${KERNELS_SOURCE}`], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (src.status !== 0) return { skipped: `git show ${commit}:${KERNELS_SOURCE} failed (${(src.stderr || String(src.error)).trim()}): a clone without that commit` };
+  if (src.status !== 0) return { skipped: `git show ${commit}:${KERNELS_SOURCE} failed (${(src.stderr || String(src.error)).trim()}): no such revision in this clone` };
   const dir = mkdtempSync(join(tmpdir(), 'sleuth-kernels-then-'));
   try {
     writeFileSync(join(dir, 'kernels.ts'), src.stdout);
