@@ -678,13 +678,6 @@ function attention_forward_hs32(out: usize, att: usize, qkv: usize, t0: i32, T: 
   }
 }
 
-/** p . dp over keys 0..t, in key order. */
-@inline function rowDot(a: usize, dp: usize, t: i32): f32 {
-  let dot: f32 = 0;
-  for (let t2 = 0; t2 <= t; t2++) dot += load<f32>(a + (<usize>t2 << 2)) * load<f32>(dp + (<usize>t2 << 2));
-  return dot;
-}
-
 /** dp[0..t] becomes ds = p (dp - dot) scale, four at a time, then the rest (each as the scalar expression rounds it). */
 @inline function scoreGradients(dp: usize, a: usize, t: i32, dot: f32, scale: f32): void {
   const dotv = f32x4.splat(dot), sv = f32x4.splat(scale);
@@ -780,7 +773,15 @@ function attention_backward_hs32(dqkv: usize, scratch: usize, dout: usize, qkv: 
       const aa = att + (<usize>h * S + t) * rowS, ab = aa + rowS;
       const dO = dout + <usize>t * rowC + hb;
       scoresRowPair32(dpa, dpb, dO, rowC, qkv + vOff + hb, row3, t, 1);
-      const dotA = rowDot(aa, dpa, t), dotB = rowDot(ab, dpb, t + 1);
+      // p . dp of both rows, in key order: two independent chains in one loop (each add waits on
+      // the one before it in its own row only).
+      let dotA: f32 = 0, dotB: f32 = 0;
+      for (let t2 = 0; t2 <= t; t2++) {
+        const k = <usize>t2 << 2;
+        dotA += load<f32>(aa + k) * load<f32>(dpa + k);
+        dotB += load<f32>(ab + k) * load<f32>(dpb + k);
+      }
+      dotB += load<f32>(ab + (<usize>(t + 1) << 2)) * load<f32>(dpb + (<usize>(t + 1) << 2));
       addScaledPair32(dqkv + vOff + hb, row3, aa, dO, ab, dO + rowC, t, false);
       scoreGradients(dpa, aa, t, dotA, scale);
       scoreGradients(dpb, ab, t + 1, dotB, scale);
