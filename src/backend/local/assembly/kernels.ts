@@ -232,7 +232,25 @@ export function matmul_backward(dinp: usize, dw: usize, db: usize, dout: usize, 
     }
   }
   if (db) {
-    for (let o = 0; o < OC; o++) {
+    // Each output's sum over t runs in one lane, from +0 in t order, as the scalar loop below adds
+    // it; sixteen outputs at a time, so that sixteen chains run side by side along dout's rows.
+    let o = 0;
+    for (; o + 16 <= OC; o += 16) {
+      let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+      let d = dout + (<usize>o << 2);
+      for (let t = 0; t < T; t++, d += rowOut) {
+        s0 = f32x4.add(s0, v128.load(d));
+        s1 = f32x4.add(s1, v128.load(d + 16));
+        s2 = f32x4.add(s2, v128.load(d + 32));
+        s3 = f32x4.add(s3, v128.load(d + 48));
+      }
+      const b0 = db + (<usize>o << 2);
+      v128.store(b0, f32x4.add(v128.load(b0), s0));
+      v128.store(b0 + 16, f32x4.add(v128.load(b0 + 16), s1));
+      v128.store(b0 + 32, f32x4.add(v128.load(b0 + 32), s2));
+      v128.store(b0 + 48, f32x4.add(v128.load(b0 + 48), s3));
+    }
+    for (; o < OC; o++) {
       let bsum: f32 = 0;
       for (let t = 0; t < T; t++) bsum += load<f32>(dout + <usize>t * rowOut + (<usize>o << 2));
       store<f32>(db + (<usize>o << 2), load<f32>(db + (<usize>o << 2)) + bsum);
