@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WA } from '../src/wasm.js';
 import { wasmPath } from '../src/backend/local/tensor-math.js';
+import { LONG_MODEL } from '../src/backend/local/backend.js';
 
 const KERNELS_SOURCE = 'src/backend/local/assembly/kernels.ts';
 const PAGE = 65536;
@@ -62,6 +63,12 @@ export interface KernelShapes {
   S: number;
   /** Matmul shapes: inner x outputs, at T rows. */
   matmuls: [number, number][];
+}
+
+/** The 1.32M model's shapes at T rows: its attention, and the four matmuls of a block. */
+export function longModelShapes(T: number): KernelShapes {
+  const D = LONG_MODEL.dModel;
+  return { T, C: D, NH: LONG_MODEL.nHeads, S: LONG_MODEL.context, matmuls: [[D, 4 * D], [4 * D, D], [D, 3 * D], [D, D]] };
 }
 
 /** GFLOP/s of each kernel, then and now, and whether they agree bit for bit. */

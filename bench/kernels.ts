@@ -11,7 +11,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { badFlag, benchArgs, wholeFlag } from './args.js';
-import { compareKernels } from './kernels-then.js';
+import { compareKernels, longModelShapes } from './kernels-then.js';
 import { guardLoad, LOAD_FLAG } from './load.js';
 import { LONG_MODEL } from '../src/backend/local/backend.js';
 
@@ -26,8 +26,7 @@ const rows = wholeFlag(values, 'rows', 2);
 const rounds = wholeFlag(values, 'rounds', 1);
 if (rows > LONG_MODEL.context) badFlag(`--rows must be at most the model's context of ${LONG_MODEL.context}, got ${rows}`);
 guardLoad('bench:kernels', values['allow-loaded']);
-const D = LONG_MODEL.dModel;
-const result = await compareKernels(root, values.against!, { T: rows, C: D, NH: LONG_MODEL.nHeads, S: LONG_MODEL.context, matmuls: [[D, 4 * D], [4 * D, D], [D, 3 * D], [D, D]] }, rounds);
+const result = await compareKernels(root, values.against!, longModelShapes(rows), rounds);
 if (!('gflops_now' in result)) badFlag(`--against ${values.against}: ${String(result['skipped'])}`);
 const then = result['gflops_then'] as Record<string, number>, now = result['gflops_now'] as Record<string, number>;
 console.log(`kernels GFLOP/s, ${values.against} against this build, ${rounds} alternating rounds, ${rows} rows; bit-identical: ${result['bit_identical'] ? 'yes' : 'NO'}`);

@@ -30,7 +30,7 @@ import { dirname, join } from 'node:path';
 import { loadNow } from './measure.js';
 import { benchArgs } from './args.js';
 import { guardLoad, LOAD_FLAG } from './load.js';
-import { compareKernels } from './kernels-then.js';
+import { compareKernels, longModelShapes } from './kernels-then.js';
 import { fileURLToPath } from 'node:url';
 import { createLocalBackend, DEFAULT_MODEL, LONG_MODEL, type LocalBackend } from '../src/backend/local/backend.js';
 import type { Sampler } from '../src/backend/types.js';
@@ -463,8 +463,7 @@ for (const [label, config] of [['demo', { ...DEFAULT_MODEL, context: 1024 }], ['
 // long model's shapes at the reference sequence's length.
 {
   const T = DEMO_EPISODE.prompt + DEMO_EPISODE.turns * (DEMO_EPISODE.sampledPerTurn + DEMO_EPISODE.insertedPerTurn);
-  const D = LONG_MODEL.dModel;
-  const ab = await compareKernels(root, KERNELS_BEFORE, { T, C: D, NH: LONG_MODEL.nHeads, S: LONG_MODEL.context, matmuls: [[D, 4 * D], [4 * D, D], [D, 3 * D], [D, D]] }, 10);
+  const ab = await compareKernels(root, KERNELS_BEFORE, longModelShapes(T), 10);
   result['kernels_then_and_now'] = ab;
   save();
   if ('gflops_now' in ab) {
